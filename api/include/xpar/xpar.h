@@ -1,0 +1,465 @@
+/*
+ * xpar — data-parallel primitives (reduce, scan, elementwise, dot) that run on
+ * an NVIDIA GPU or on the CPU behind one C API, choosing the place per call.
+ *
+ * Conventions used by every function in this header:
+ *  - Every function returns an xpar_status; results travel through
+ *    out-parameters.  XPAR_OK is 0.
+ *  - On any status other than XPAR_OK nothing has been written to any output
+ *    (array or scalar), and xpar_last_error_detail() says exactly what was
+ *    wrong.  The detail message is thread-local.
+ *  - n = 0 is valid for every operation; pointers may then be NULL.
+ *  - Arrays are passed as plain pointers: host memory (pageable or pinned),
+ *    host arrays mapped with xpar_map(), raw device pointers from cudaMalloc,
+ *    or managed memory.  xpar classifies each pointer itself (see
+ *    "Where data lives" below); device pointers are never dereferenced on the
+ *    host.
+ *  - Integer sums, scans, axpy and dot wrap modulo 2^bits, identically on
+ *    every backend (no signed-overflow undefined behaviour anywhere).
+ *  - Floats are accumulated in their own type, except for
+ *    xpar_reduce_sum_wide().  Parallel tiers combine partial results in a
+ *    different order than the serial tiers, so float results differ from the
+ *    serial result by rounding; the serial tiers (cpu-serial and cuda-serial)
+ *    agree with each other bit for bit.
+ *
+ * Thread safety: a context may be used by one thread at a time.  Use one
+ * context per thread for concurrent work (each has its own CUDA stream,
+ * scratch and staging).  A call on a context that another thread is using at
+ * that moment is refused with XPAR_ERR_CONTEXT_BUSY (nothing is written).
+ * Functions that take no context are thread-safe.
+ */
+#ifndef XPAR_XPAR_H
+#define XPAR_XPAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(XPAR_STATIC_DEFINE)
+#define XPAR_API
+#elif defined(_WIN32)
+#if defined(XPAR_BUILDING)
+#define XPAR_API __declspec(dllexport)
+#else
+#define XPAR_API __declspec(dllimport)
+#endif
+#else
+#define XPAR_API __attribute__((visibility("default")))
+#endif
+
+#define XPAR_VERSION_MAJOR 0
+#define XPAR_VERSION_MINOR 1
+#define XPAR_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * X(name, value, description).  Grouped by range:
+ *   1xx  bad arguments          2xx  environment and configuration
+ *   3xx  device (GPU) problems  4xx  not supported    5xx  host resources
+ */
+#define XPAR_STATUS_MAP(X)                                                      \
+  X(OK, 0, "success")                                                           \
+  X(ERR_NULL_CONTEXT, 100, "the context is NULL")                               \
+  X(ERR_NULL_POINTER, 101, "a required pointer is NULL")                        \
+  X(ERR_INVALID_ENUM, 102, "an enum argument has an unknown value")             \
+  X(ERR_SIZE_OVERFLOW, 103, "the array size in bytes overflows size_t")         \
+  X(ERR_OVERLAP, 104, "input and output ranges partially overlap")              \
+  X(ERR_INVALID_ARGUMENT, 105, "an argument is invalid")                        \
+  X(ERR_NOT_MAPPED, 106, "the pointer is not inside a mapped range")            \
+  X(ERR_ALREADY_MAPPED, 107, "the range overlaps an existing mapping")          \
+  X(ERR_CONTEXT_BUSY, 108, "the context is in use by another thread")           \
+  X(ERR_INVALID_ENV, 200, "an environment variable has an invalid value")       \
+  X(ERR_PROFILE, 201, "the calibration profile is invalid")                     \
+  X(ERR_IO, 202, "a file could not be read or written")                         \
+  X(ERR_NO_DEVICE, 300, "no usable GPU, and offload is mandatory")              \
+  X(ERR_DEVICE, 301, "the CUDA runtime reported an error")                      \
+  X(ERR_DEVICE_OUT_OF_MEMORY, 302, "the GPU is out of memory")                  \
+  X(ERR_DEVICE_STICKY, 303, "an earlier CUDA error corrupted the GPU context")  \
+  X(ERR_NOT_SUPPORTED, 400, "the operation is not supported by this backend")   \
+  X(ERR_OUT_OF_MEMORY, 500, "host memory allocation failed")                    \
+  X(ERR_INTERNAL, 900, "internal error")
+
+typedef enum xpar_status {
+#define XPAR_STATUS_ENUM_(name, value, text) XPAR_##name = value,
+  XPAR_STATUS_MAP(XPAR_STATUS_ENUM_)
+#undef XPAR_STATUS_ENUM_
+} xpar_status;
+
+/** Static text describing a status ("the context is NULL"); never NULL. */
+XPAR_API const char *xpar_status_string(xpar_status status);
+/** The status's name without prefix ("ERR_NULL_CONTEXT"); never NULL. */
+XPAR_API const char *xpar_status_name(xpar_status status);
+/**
+ * The detail message of the last failed call on this thread, e.g.
+ * "n * sizeof(double) overflows size_t (n = 2305843009213693952)".  Empty
+ * string when the last call succeeded.  Valid until the next xpar call on
+ * this thread.  Never NULL.
+ */
+XPAR_API const char *xpar_last_error_detail(void);
+
+/* ------------------------------------------------------------------------ */
+/* Enumerations                                                              */
+/* ------------------------------------------------------------------------ */
+
+/** Element types.  X(ENUM, c type, short name, size in bytes). */
+#define XPAR_DTYPE_MAP(X)                \
+  X(INT32, int32_t, "int32", 4)          \
+  X(INT64, int64_t, "int64", 8)          \
+  X(UINT32, uint32_t, "uint32", 4)       \
+  X(UINT64, uint64_t, "uint64", 8)       \
+  X(FLOAT, float, "float", 4)            \
+  X(DOUBLE, double, "double", 8)
+
+typedef enum xpar_dtype {
+#define XPAR_DTYPE_ENUM_(e, ctype, name, size) XPAR_##e,
+  XPAR_DTYPE_MAP(XPAR_DTYPE_ENUM_)
+#undef XPAR_DTYPE_ENUM_
+  XPAR_DTYPE_COUNT_
+} xpar_dtype;
+
+/** The combining operator of a reduce or scan. */
+typedef enum xpar_reduction {
+  XPAR_SUM = 0,
+  XPAR_MIN = 1,
+  XPAR_MAX = 2,
+  XPAR_REDUCTION_COUNT_
+} xpar_reduction;
+
+typedef enum xpar_scan_kind {
+  XPAR_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i]                     */
+  XPAR_EXCLUSIVE = 1, /* out[0] = identity, out[i] = in[0] op ... in[i-1]   */
+  XPAR_SCAN_KIND_COUNT_
+} xpar_scan_kind;
+
+/** Operations, as used in thresholds and decision records. */
+typedef enum xpar_op {
+  XPAR_OP_REDUCE = 0, /* xpar_reduce and xpar_reduce_sum_wide */
+  XPAR_OP_SCAN = 1,
+  XPAR_OP_AXPY = 2,
+  XPAR_OP_ADD = 3,
+  XPAR_OP_FILL = 4,
+  XPAR_OP_DOT = 5,
+  XPAR_OP_COUNT_
+} xpar_op;
+
+/** Where a context runs its calls. */
+typedef enum xpar_backend {
+  XPAR_BACKEND_AUTO = 0,        /* choose per call (default)                 */
+  XPAR_BACKEND_CPU = 1,         /* CPU: serial below its threshold, else OpenMP */
+  XPAR_BACKEND_CPU_SERIAL = 2,  /* CPU, one thread, in element order         */
+  XPAR_BACKEND_CUDA = 3,        /* GPU                                       */
+  XPAR_BACKEND_CUDA_SERIAL = 4, /* GPU kernels with grid = block = 1         */
+  XPAR_BACKEND_COUNT_
+} xpar_backend;
+
+/** OpenMP's OMP_TARGET_OFFLOAD, for xpar. */
+typedef enum xpar_offload {
+  XPAR_OFFLOAD_DEFAULT = 0,   /* use the GPU when it pays and is usable      */
+  XPAR_OFFLOAD_DISABLED = 1,  /* never touch the GPU (no CUDA call at all)   */
+  XPAR_OFFLOAD_MANDATORY = 2, /* every call runs on the GPU, or fails with
+                                 XPAR_ERR_NO_DEVICE: no silent CPU fallback  */
+  XPAR_OFFLOAD_COUNT_
+} xpar_offload;
+
+/** The tier that actually ran a call. */
+typedef enum xpar_tier {
+  XPAR_TIER_NONE = 0, /* no call yet, or the last call failed before running */
+  XPAR_TIER_CPU_SERIAL = 1,
+  XPAR_TIER_CPU_OPENMP = 2,
+  XPAR_TIER_CUDA = 3,
+  XPAR_TIER_CUDA_SERIAL = 4,
+  XPAR_TIER_COUNT_
+} xpar_tier;
+
+/**
+ * Crossover thresholds (in elements).  A call with n >= threshold takes the
+ * faster-for-large-n side.
+ *  OPENMP            serial loop -> OpenMP, on the CPU.
+ *  GPU_DEVICE_DATA   CPU -> GPU when the data is valid on both sides (mapped
+ *                    and in sync) or managed: no transfer either way.
+ *  GPU_PINNED_DATA   CPU -> GPU for pinned host data (transfers included).
+ *  GPU_PAGEABLE_DATA CPU -> GPU for pageable host data (transfers included).
+ * Data that is valid only on the device (raw device pointers, mapped arrays
+ * written by the GPU since) runs on the GPU in AUTO: moving it would cost
+ * more than any kernel.
+ */
+typedef enum xpar_threshold {
+  XPAR_THRESHOLD_OPENMP = 0,
+  XPAR_THRESHOLD_GPU_DEVICE_DATA = 1,
+  XPAR_THRESHOLD_GPU_PINNED_DATA = 2,
+  XPAR_THRESHOLD_GPU_PAGEABLE_DATA = 3,
+  XPAR_THRESHOLD_COUNT_
+} xpar_threshold;
+
+/** A threshold value meaning "never switch". */
+#define XPAR_NEVER SIZE_MAX
+
+XPAR_API const char *xpar_dtype_name(xpar_dtype dtype);     /* "int32" or "?" */
+XPAR_API size_t xpar_dtype_size(xpar_dtype dtype);          /* 0 if unknown   */
+XPAR_API const char *xpar_op_name(xpar_op op);              /* "reduce"       */
+XPAR_API const char *xpar_backend_name(xpar_backend b);     /* "cuda-serial"  */
+XPAR_API const char *xpar_tier_name(xpar_tier tier);        /* "cpu-openmp"   */
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct xpar_context xpar_context;
+
+/**
+ * Create a context.  Reads the environment once, here:
+ *   XPAR_BACKEND   auto | cpu | serial | cuda | cuda-serial
+ *   XPAR_OFFLOAD   default | disabled | mandatory
+ *   XPAR_DEVICE    CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
+ *   XPAR_VERBOSE   0 | 1   (1: log every decision to stderr)
+ *   XPAR_<OP>_<KIND>_THRESHOLD, OP in REDUCE SCAN AXPY ADD FILL DOT ALL,
+ *       KIND in OPENMP GPU GPU_PINNED GPU_PAGEABLE: an element count, a
+ *       power of two written 2^k, or "never"; sets the threshold for every
+ *       dtype of that op (e.g. XPAR_SCAN_GPU_THRESHOLD=65536).
+ *   OMP_NUM_THREADS is honoured by the OpenMP tier (through the runtime).
+ * An invalid value makes creation fail with XPAR_ERR_INVALID_ENV and a
+ * detail naming the variable and value; it is never silently replaced.
+ * Creating a context does not initialise CUDA; the GPU is probed on the first
+ * call that would run there.
+ *
+ * @param[out] out  the new context (set to NULL on failure)
+ * @return XPAR_OK, XPAR_ERR_NULL_POINTER, XPAR_ERR_INVALID_ENV,
+ *         XPAR_ERR_OUT_OF_MEMORY
+ */
+XPAR_API xpar_status xpar_context_create(xpar_context **out);
+
+/**
+ * Destroy a context, releasing its GPU scratch, staging and mappings (the
+ * device copies of mapped arrays are released without copying back).  Waits
+ * for the context's outstanding GPU work first.  NULL is a no-op (XPAR_OK).
+ */
+XPAR_API xpar_status xpar_context_destroy(xpar_context *ctx);
+
+/** Set / get the backend policy (overrides XPAR_BACKEND). */
+XPAR_API xpar_status xpar_context_set_backend(xpar_context *ctx, xpar_backend backend);
+XPAR_API xpar_status xpar_context_get_backend(const xpar_context *ctx, xpar_backend *out);
+
+/** Set / get the offload policy (overrides XPAR_OFFLOAD). */
+XPAR_API xpar_status xpar_context_set_offload(xpar_context *ctx, xpar_offload offload);
+XPAR_API xpar_status xpar_context_get_offload(const xpar_context *ctx, xpar_offload *out);
+
+/**
+ * Set / get one crossover threshold for one op and dtype (overrides the
+ * built-in default, the calibration profile and the environment).  n is an
+ * element count; XPAR_NEVER disables the switch.
+ */
+XPAR_API xpar_status xpar_context_set_threshold(xpar_context *ctx, xpar_op op, xpar_dtype dtype,
+                                                xpar_threshold which, size_t n);
+XPAR_API xpar_status xpar_context_get_threshold(const xpar_context *ctx, xpar_op op,
+                                                xpar_dtype dtype, xpar_threshold which,
+                                                size_t *out);
+
+/** OpenMP threads for this context's OpenMP tier; 0 = the runtime's default
+ *  (OMP_NUM_THREADS or the core count). */
+XPAR_API xpar_status xpar_context_set_num_threads(xpar_context *ctx, int num_threads);
+
+/** Log every decision of this context to stderr (as XPAR_VERBOSE=1). */
+XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
+
+/**
+ * Choose the CUDA device (an ordinal as CUDA numbers them after
+ * CUDA_VISIBLE_DEVICES).  Only allowed while the context has no mappings;
+ * releases the context's GPU scratch.
+ */
+XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
+
+/**
+ * Run this context's GPU work on the application's CUDA stream (a
+ * cudaStream_t passed as void *); NULL returns to the context's own stream.
+ * The application keeps ownership of its stream.
+ */
+XPAR_API xpar_status xpar_context_set_stream(xpar_context *ctx, void *cuda_stream);
+
+/**
+ * Debugging and testing: launch GPU kernels with this grid and block size
+ * (0 = xpar's choice).  Kernels are grid-stride loops, correct at any shape;
+ * the cuda-serial backend is grid = block = 1.
+ */
+XPAR_API xpar_status xpar_context_set_launch_shape(xpar_context *ctx, unsigned grid,
+                                                   unsigned block);
+
+/* ------------------------------------------------------------------------ */
+/* Introspection                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** What happened in the last call on a context. */
+typedef struct xpar_decision {
+  xpar_op op;
+  xpar_dtype dtype;
+  size_t n;
+  xpar_tier tier;            /* the tier that ran it (XPAR_TIER_NONE: none) */
+  size_t bytes_to_device;    /* transfers the call made                      */
+  size_t bytes_to_host;
+  char reason[192];          /* e.g. "n=1000 below openmp threshold 16384" */
+} xpar_decision;
+
+/** The decision record of the context's last call. */
+XPAR_API xpar_status xpar_last_decision(const xpar_context *ctx, xpar_decision *out);
+
+typedef struct xpar_device_info {
+  int usable;          /* 1 if xpar can run on the GPU                        */
+  int built_with_cuda; /* 1 if this library contains the CUDA backend         */
+  int device_count;    /* devices visible (after CUDA_VISIBLE_DEVICES)        */
+  int device;          /* ordinal described below (-1 if none)                */
+  char name[128];      /* e.g. "NVIDIA H100 80GB HBM3"                        */
+  int compute_major, compute_minor;
+  int multiprocessors;
+  size_t total_memory;
+  char reason[192];    /* why not usable: "built without CUDA", "no CUDA
+                          driver (cudaErrorInsufficientDriver)", "no device",
+                          "no code for sm_80 in this binary (built for 90)" */
+} xpar_device_info;
+
+/**
+ * Whether a GPU is usable and, if not, why.  Describes XPAR_DEVICE (or device
+ * 0).  Never fails for a missing GPU or driver: that is reported in the
+ * struct with XPAR_OK.
+ */
+XPAR_API xpar_status xpar_device_query(xpar_device_info *out);
+
+/* ------------------------------------------------------------------------ */
+/* Operations (synchronous: results are complete when the call returns)      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Reduce n elements of dtype with SUM, MIN or MAX into *result (a host
+ * scalar of dtype).  Min of nothing is the type's largest value (+infinity
+ * for floats), max of nothing the smallest (-infinity); sum of nothing is 0.
+ * Min/max of floats ignore NaN only as fmin/fmax do not: a NaN input gives an
+ * unspecified choice between NaN and a number, as in CUB.
+ */
+XPAR_API xpar_status xpar_reduce(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                 const void *in, size_t n, void *result);
+
+/**
+ * Sum into a wider accumulator: int32 -> int64, uint32 -> uint64,
+ * float -> double; 64-bit types sum in their own type.  *result has the
+ * accumulator type.  Integer sums cannot overflow for n < 2^32.
+ */
+XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                          size_t n, void *result);
+
+/**
+ * Inclusive or exclusive scan with SUM, MIN or MAX.  out == in (in place) is
+ * allowed; any other overlap of the two ranges is XPAR_ERR_OVERLAP.  The
+ * exclusive scan's out[0] is the identity (0, the type's largest value for
+ * MIN, its smallest for MAX).
+ */
+XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                               xpar_scan_kind kind, const void *in, void *out, size_t n);
+
+/** y[i] = alpha * x[i] + y[i]; *alpha is a host scalar of dtype.  x == y is
+ *  allowed; any other overlap is XPAR_ERR_OVERLAP. */
+XPAR_API xpar_status xpar_axpy(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
+                               const void *x, void *y, size_t n);
+
+/** z[i] = x[i] + y[i].  z may equal x or y; other overlaps are refused. */
+XPAR_API xpar_status xpar_add(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                              const void *y, void *z, size_t n);
+
+/** out[i] = *value (a host scalar of dtype). */
+XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *value,
+                               void *out, size_t n);
+
+/** *result = sum of x[i] * y[i] (a host scalar of dtype). */
+XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                              const void *y, size_t n, void *result);
+
+/* ------------------------------------------------------------------------ */
+/* Where data lives (OpenMP "target data", for xpar)                         */
+/* ------------------------------------------------------------------------ */
+/*
+ * Pointers are classified by xpar on each call, cheaply:
+ *  - a host pointer inside a range mapped with xpar_map() on this context
+ *    uses the mapping (its device copy, its validity);
+ *  - otherwise, when a GPU is usable, the CUDA runtime is asked once per 4 KiB
+ *    page what the pointer is (host pageable, host pinned, device, managed);
+ *    answers are cached in the context, so repeated calls on the same arrays
+ *    ask nothing.  Without a usable GPU every pointer is host memory.
+ * A device pointer is never dereferenced on the host: when a call on one must
+ * run on the CPU (forced CPU, or the GPU failed), xpar copies the data to the
+ * host and back.  The context tracks which copy of a mapped array is valid:
+ * the GPU writing makes the host copy stale and vice versa, and AUTO counts
+ * the transfer each side would need.  Host writes by the application are not
+ * seen: after writing a mapped array on the host, call xpar_update().
+ */
+
+typedef enum xpar_map_kind {
+  XPAR_MAP_TO = 0,    /* allocate on the device and copy the host data in */
+  XPAR_MAP_ALLOC = 1, /* allocate only; the device copy is not valid yet  */
+  XPAR_MAP_KIND_COUNT_
+} xpar_map_kind;
+
+typedef enum xpar_update_dir {
+  XPAR_UPDATE_TO_DEVICE = 0,   /* host copy -> device copy */
+  XPAR_UPDATE_FROM_DEVICE = 1, /* device copy -> host copy */
+  XPAR_UPDATE_DIR_COUNT_
+} xpar_update_dir;
+
+typedef enum xpar_unmap_kind {
+  XPAR_UNMAP_FROM = 0,    /* copy the device copy back, then release it */
+  XPAR_UNMAP_RELEASE = 1, /* release the device copy without copying    */
+  XPAR_UNMAP_KIND_COUNT_
+} xpar_unmap_kind;
+
+/**
+ * Map [host, host + bytes) to the current device of ctx.  Overlapping an
+ * existing mapping is XPAR_ERR_ALREADY_MAPPED.  Needs a usable GPU
+ * (XPAR_ERR_NO_DEVICE otherwise; with offload disabled too).
+ */
+XPAR_API xpar_status xpar_map(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind);
+
+/** Copy a whole mapping one way; `host` is the pointer given to xpar_map. */
+XPAR_API xpar_status xpar_update(xpar_context *ctx, void *host, xpar_update_dir dir);
+
+/** Unmap; `host` is the pointer given to xpar_map. */
+XPAR_API xpar_status xpar_unmap(xpar_context *ctx, void *host, xpar_unmap_kind kind);
+
+/** The device address of a mapped host pointer (like omp_get_mapped_ptr),
+ *  for use in the application's own kernels. */
+XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host, void **out);
+
+/* ------------------------------------------------------------------------ */
+/* Asynchronous ("nowait") variants                                          */
+/* ------------------------------------------------------------------------ */
+/*
+ * As the synchronous operations, but a call that runs on the GPU returns once
+ * the work is queued on the context's stream; xpar_wait() waits for it.  The
+ * outputs must live on the device (device pointers, managed memory, or mapped
+ * arrays, whose device copy is written): their results stay there.  The
+ * reduce and dot variants write their scalar result to a device-accessible
+ * pointer.  A call that AUTO (or the policy) runs on the CPU completes before
+ * it returns.  Inputs must not be modified until the work is complete.
+ */
+XPAR_API xpar_status xpar_reduce_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                        const void *in, size_t n, void *device_result);
+XPAR_API xpar_status xpar_scan_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                      xpar_scan_kind kind, const void *in, void *out, size_t n);
+XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
+                                      const void *x, void *y, size_t n);
+XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                     const void *y, void *z, size_t n);
+XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const void *value,
+                                      void *out, size_t n);
+XPAR_API xpar_status xpar_dot_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                     const void *y, size_t n, void *device_result);
+
+/** Wait for the context's queued GPU work; reports an error it raised. */
+XPAR_API xpar_status xpar_wait(xpar_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XPAR_XPAR_H */

@@ -1,0 +1,116 @@
+/*
+ * The one backend interface.  Each backend is a const table of function
+ * pointers (NULL = not supported / compiled out).  Only dispatch/ calls
+ * through these pointers, in one wrapper (dispatch/dispatch.c), which is the
+ * place for the decision record, verbose logging and staging of operands.
+ *
+ * Contract for every operation pointer:
+ *  - dispatch has validated everything (non-NULL pointers for n > 0, valid
+ *    enums, no size overflow, allowed aliasing only); backends do not
+ *    re-validate arguments, but must handle n == 0.
+ *  - array pointers are accessible to the backend: host memory for the CPU
+ *    backend, device-accessible memory (device, managed or device copies of
+ *    mapped arrays) for the CUDA backend.  Dispatch stages anything else.
+ *  - scalar inputs (alpha, value) are host pointers to one element of dtype.
+ *  - `result` (reduce, reduce_sum_wide, dot) is a host pointer, except with
+ *    exec->result_on_device, where it is device-accessible memory.
+ *  - on failure a backend returns a status set through xpar__fail() and
+ *    writes no output.
+ */
+#ifndef XPAR_DISPATCH_BACKEND_H
+#define XPAR_DISPATCH_BACKEND_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct xpar__cuda_state; /* per-context GPU state, owned by backend_cuda/ */
+
+/** Per-call execution settings handed to a backend. */
+typedef struct xpar__exec {
+  int serial;       /* CPU: one thread, element order.  CUDA: grid = block = 1 */
+  int num_threads;  /* CPU OpenMP tier: threads, 0 = the runtime's default     */
+  struct xpar__cuda_state *cuda; /* CUDA: the context's state; NULL on CPU     */
+  unsigned grid;    /* CUDA: launch override (0 = the backend decides)          */
+  unsigned block;
+  int nowait;       /* CUDA: return once queued; do not synchronise the stream  */
+  int result_on_device; /* reduce/dot: `result` is device-accessible memory     */
+} xpar__exec;
+
+/** What a pointer is, as the CUDA runtime sees it. */
+typedef enum xpar__ptr_kind {
+  XPAR__PTR_HOST_PAGEABLE = 0,
+  XPAR__PTR_HOST_PINNED = 1,
+  XPAR__PTR_DEVICE = 2,
+  XPAR__PTR_MANAGED = 3
+} xpar__ptr_kind;
+
+typedef enum xpar__copy_dir {
+  XPAR__HOST_TO_DEVICE = 0,
+  XPAR__DEVICE_TO_HOST = 1,
+  XPAR__DEVICE_TO_DEVICE = 2
+} xpar__copy_dir;
+
+typedef struct xpar__backend {
+  const char *name; /* "cpu", "cuda" */
+
+  /* ---- operations ---- */
+  xpar_status (*reduce)(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, const void *in,
+                        size_t n, void *result);
+  /* result has type xpar__wide_dtype(t) */
+  xpar_status (*reduce_sum_wide)(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
+                                 void *result);
+  xpar_status (*scan)(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, xpar_scan_kind kind,
+                      const void *in, void *out, size_t n); /* out may equal in */
+  xpar_status (*axpy)(const xpar__exec *ex, xpar_dtype t, const void *alpha, const void *x,
+                      void *y, size_t n); /* x may equal y */
+  xpar_status (*add)(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, void *z,
+                     size_t n); /* z may equal x or y */
+  xpar_status (*fill)(const xpar__exec *ex, xpar_dtype t, const void *value, void *out, size_t n);
+  xpar_status (*dot)(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
+                     void *result);
+
+  /* ---- device management (NULL for the CPU backend) ---- */
+  /** Process-wide probe of `device` (-1 = the default device): fills out
+   *  (usable + reason on failure) and returns XPAR_OK even when no GPU is
+   *  usable.  Cached after the first call per device; cheap afterwards. */
+  xpar_status (*query)(int device, xpar_device_info *out);
+  /** Create the per-context state on `device`: its own stream, no scratch yet. */
+  xpar_status (*state_create)(int device, struct xpar__cuda_state **out);
+  /** Waits for outstanding work, frees scratch/staging/stream. NULL-safe. */
+  void (*state_destroy)(struct xpar__cuda_state *st);
+  /** Use the application's stream (cudaStream_t as void *); NULL = own stream. */
+  xpar_status (*set_stream)(struct xpar__cuda_state *st, void *stream);
+  /** Classify a pointer (cudaPointerGetAttributes). */
+  xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
+  /** Device allocation for mappings (cudaMalloc); not for per-call scratch. */
+  xpar_status (*alloc)(struct xpar__cuda_state *st, size_t bytes, void **out);
+  void (*free)(struct xpar__cuda_state *st, void *p);
+  /** Device staging buffer `slot` (0..2) of at least `bytes`, cached in the
+   *  state and grown when needed (never shrunk or freed per call).  Used by
+   *  dispatch to hold host operands of a GPU call. */
+  xpar_status (*staging)(struct xpar__cuda_state *st, int slot, size_t bytes, void **out);
+  /** Copy on the state's stream; returns when the copy is complete (device
+   *  to host, host to device from pageable memory) or queued in stream order
+   *  (device to device, host to device from pinned memory). */
+  xpar_status (*copy)(struct xpar__cuda_state *st, void *dst, const void *src, size_t bytes,
+                      xpar__copy_dir dir);
+  /** Wait for the state's stream; reports an error raised by queued work. */
+  xpar_status (*wait)(struct xpar__cuda_state *st);
+} xpar__backend;
+
+/** The CPU backend (always built). */
+extern const xpar__backend xpar__cpu_backend;
+
+#if defined(XPAR_HAVE_CUDA)
+/** The CUDA backend (built when the CUDA toolkit was found). */
+extern const xpar__backend xpar__cuda_backend;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XPAR_DISPATCH_BACKEND_H */
