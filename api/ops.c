@@ -1,0 +1,210 @@
+/*
+ * Public operations: validate every argument (nothing is written when
+ * anything is wrong), then hand one xpar__call to dispatch.
+ */
+#include "dispatch.h"
+
+static xpar_status check_dtype(xpar_dtype dtype, size_t n, size_t *bytes) {
+  XPAR__RETURN_IF(!xpar__dtype_valid(dtype), XPAR_ERR_INVALID_ENUM, "unknown dtype %d",
+                  (int)dtype);
+  size_t size = xpar__dtype_size(dtype);
+  XPAR__RETURN_IF(n > SIZE_MAX / size, XPAR_ERR_SIZE_OVERFLOW,
+                  "n * sizeof(%s) overflows size_t (n = %zu)", xpar_dtype_name(dtype), n);
+  *bytes = n * size;
+  return XPAR_OK;
+}
+
+static xpar_status check_array(const char *name, const void *p, size_t n, size_t bytes) {
+  XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "%s is NULL (n = %zu)", name, n);
+  XPAR__RETURN_IF(p && (uintptr_t)p > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
+                  "%s + %zu bytes overflows the address space", name, bytes);
+  return XPAR_OK;
+}
+
+/* Two ranges of `bytes` may be identical or disjoint; anything between is
+ * refused, since parallel tiers would read what they already overwrote. */
+static xpar_status check_alias(const char *a_name, const void *a, const char *b_name,
+                               const void *b, size_t bytes) {
+  if (!a || !b || a == b || bytes == 0) return XPAR_OK;
+  uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+  XPAR__RETURN_IF(pa < pb + bytes && pb < pa + bytes, XPAR_ERR_OVERLAP,
+                  "%s [%p, +%zu bytes) partially overlaps %s [%p, +%zu bytes); only identical "
+                  "or disjoint ranges are allowed",
+                  a_name, a, bytes, b_name, b, bytes);
+  return XPAR_OK;
+}
+
+static xpar_status check_reduction(xpar_reduction op) {
+  XPAR__RETURN_IF((unsigned)op >= XPAR_REDUCTION_COUNT_, XPAR_ERR_INVALID_ENUM,
+                  "unknown reduction %d", (int)op);
+  return XPAR_OK;
+}
+
+static xpar_status run(xpar_context *ctx, const xpar__call *c) {
+  xpar_status st = xpar__dispatch(ctx, c);
+  xpar__ctx_leave(ctx);
+  return st;
+}
+
+#define ENTER(ctx) XPAR__FORWARD(xpar__ctx_enter(ctx))
+/* Validation failed: release the context and return the status. */
+#define CHECK(expr)                         \
+  do {                                      \
+    xpar_status s_ = (expr);                \
+    if (s_ != XPAR_OK) {                    \
+      xpar__ctx_leave(ctx);                 \
+      return s_;                            \
+    }                                       \
+  } while (0)
+
+static xpar_status reduce_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op, int wide,
+                               const void *in, size_t n, void *result, int nowait) {
+  ENTER(ctx);
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(check_reduction(op));
+  CHECK(check_array("in", in, n, bytes));
+  CHECK(result ? XPAR_OK : xpar__fail(XPAR_ERR_NULL_POINTER, "result is NULL"));
+  xpar__call c = {.op = XPAR_OP_REDUCE, .wide = wide, .dtype = dtype, .red = op, .n = n,
+                  .x = in, .result = result, .nowait = nowait};
+  return run(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_reduce(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                 const void *in, size_t n, void *result) {
+  return reduce_impl(ctx, dtype, op, 0, in, n, result, 0);
+}
+
+XPAR_API xpar_status xpar_reduce_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                        const void *in, size_t n, void *device_result) {
+  return reduce_impl(ctx, dtype, op, 0, in, n, device_result, 1);
+}
+
+XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                          size_t n, void *result) {
+  return reduce_impl(ctx, dtype, XPAR_SUM, 1, in, n, result, 0);
+}
+
+static xpar_status scan_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                             xpar_scan_kind kind, const void *in, void *out, size_t n,
+                             int nowait) {
+  ENTER(ctx);
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(check_reduction(op));
+  CHECK((unsigned)kind < XPAR_SCAN_KIND_COUNT_
+            ? XPAR_OK
+            : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)kind));
+  CHECK(check_array("in", in, n, bytes));
+  CHECK(check_array("out", out, n, bytes));
+  CHECK(check_alias("in", in, "out", out, bytes));
+  xpar__call c = {.op = XPAR_OP_SCAN, .dtype = dtype, .red = op, .kind = kind, .n = n,
+                  .x = in, .out = out, .nowait = nowait};
+  return run(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                               xpar_scan_kind kind, const void *in, void *out, size_t n) {
+  return scan_impl(ctx, dtype, op, kind, in, out, n, 0);
+}
+
+XPAR_API xpar_status xpar_scan_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                      xpar_scan_kind kind, const void *in, void *out, size_t n) {
+  return scan_impl(ctx, dtype, op, kind, in, out, n, 1);
+}
+
+static xpar_status axpy_impl(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
+                             const void *x, void *y, size_t n, int nowait) {
+  ENTER(ctx);
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(n > 0 && !alpha ? xpar__fail(XPAR_ERR_NULL_POINTER, "alpha is NULL (n = %zu)", n)
+                        : XPAR_OK);
+  CHECK(check_array("x", x, n, bytes));
+  CHECK(check_array("y", y, n, bytes));
+  CHECK(check_alias("x", x, "y", y, bytes));
+  xpar__call c = {.op = XPAR_OP_AXPY, .dtype = dtype, .n = n, .x = x, .out = y,
+                  .scalar = alpha, .nowait = nowait};
+  return run(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_axpy(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
+                               const void *x, void *y, size_t n) {
+  return axpy_impl(ctx, dtype, alpha, x, y, n, 0);
+}
+
+XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
+                                      const void *x, void *y, size_t n) {
+  return axpy_impl(ctx, dtype, alpha, x, y, n, 1);
+}
+
+static xpar_status add_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
+                            void *z, size_t n, int nowait) {
+  ENTER(ctx);
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(check_array("x", x, n, bytes));
+  CHECK(check_array("y", y, n, bytes));
+  CHECK(check_array("z", z, n, bytes));
+  CHECK(check_alias("x", x, "z", z, bytes));
+  CHECK(check_alias("y", y, "z", z, bytes));
+  xpar__call c = {.op = XPAR_OP_ADD, .dtype = dtype, .n = n, .x = x, .y = y, .out = z,
+                  .nowait = nowait};
+  return run(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_add(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
+                              void *z, size_t n) {
+  return add_impl(ctx, dtype, x, y, z, n, 0);
+}
+
+XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                     const void *y, void *z, size_t n) {
+  return add_impl(ctx, dtype, x, y, z, n, 1);
+}
+
+static xpar_status fill_impl(xpar_context *ctx, xpar_dtype dtype, const void *value, void *out,
+                             size_t n, int nowait) {
+  ENTER(ctx);
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
+                        : XPAR_OK);
+  CHECK(check_array("out", out, n, bytes));
+  xpar__call c = {.op = XPAR_OP_FILL, .dtype = dtype, .n = n, .out = out, .scalar = value,
+                  .nowait = nowait};
+  return run(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *value, void *out,
+                               size_t n) {
+  return fill_impl(ctx, dtype, value, out, n, 0);
+}
+
+XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const void *value,
+                                      void *out, size_t n) {
+  return fill_impl(ctx, dtype, value, out, n, 1);
+}
+
+static xpar_status dot_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
+                            size_t n, void *result, int nowait) {
+  ENTER(ctx);
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(check_array("x", x, n, bytes));
+  CHECK(check_array("y", y, n, bytes));
+  CHECK(result ? XPAR_OK : xpar__fail(XPAR_ERR_NULL_POINTER, "result is NULL"));
+  xpar__call c = {.op = XPAR_OP_DOT, .dtype = dtype, .n = n, .x = x, .y = y, .result = result,
+                  .nowait = nowait};
+  return run(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
+                              size_t n, void *result) {
+  return dot_impl(ctx, dtype, x, y, n, result, 0);
+}
+
+XPAR_API xpar_status xpar_dot_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                     const void *y, size_t n, void *device_result) {
+  return dot_impl(ctx, dtype, x, y, n, device_result, 1);
+}

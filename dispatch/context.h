@@ -1,0 +1,157 @@
+/*
+ * The context: policy (backend, offload, thresholds), the GPU state it owns,
+ * its mappings and pointer cache, and the record of its last decision.
+ * Only dispatch/ and api/ see this struct.
+ */
+#ifndef XPAR_DISPATCH_CONTEXT_H
+#define XPAR_DISPATCH_CONTEXT_H
+
+#include <stdatomic.h>
+
+#include "backend.h"
+
+/* Which copies of a mapped array hold its current contents. */
+enum { XPAR__VALID_HOST = 1, XPAR__VALID_DEVICE = 2, XPAR__VALID_BOTH = 3 };
+
+typedef struct xpar__mapping {
+  unsigned char *host;
+  unsigned char *device;
+  size_t bytes;
+  int valid; /* XPAR__VALID_* */
+} xpar__mapping;
+
+/* Why a tier was chosen: the raw facts.  Turned into text only when someone
+ * asks (xpar_last_decision, verbose logging), so the hot path formats nothing. */
+typedef enum xpar__gpu_rule {
+  XPAR__GPU_NOT_CONSIDERED = 0, /* forced CPU backend                        */
+  XPAR__GPU_BELOW,              /* n below the GPU threshold                 */
+  XPAR__GPU_AT_OR_ABOVE,        /* n at or above it: GPU                     */
+  XPAR__GPU_WANTED_UNUSABLE,    /* would go to the GPU, but it is not usable */
+  XPAR__GPU_FORCED,             /* backend cuda / cuda-serial                */
+  XPAR__GPU_FORCED_UNUSABLE,    /* forced, not usable, offload not mandatory */
+  XPAR__GPU_MANDATORY,          /* offload mandatory                         */
+  XPAR__GPU_DEVICE_ONLY,        /* data valid only on the device             */
+  XPAR__GPU_DISABLED,           /* offload disabled                          */
+  XPAR__GPU_FAILED_FALLBACK     /* tried the GPU, it failed (e.g. OOM): CPU  */
+} xpar__gpu_rule;
+
+typedef enum xpar__cpu_rule {
+  XPAR__CPU_NONE = 0,
+  XPAR__CPU_BELOW_OPENMP,
+  XPAR__CPU_AT_OR_ABOVE_OPENMP,
+  XPAR__CPU_FORCED_SERIAL
+} xpar__cpu_rule;
+
+typedef struct xpar__decision_raw {
+  xpar_op op;
+  xpar_dtype dtype;
+  size_t n;
+  xpar_tier tier;
+  xpar__gpu_rule gpu_rule;
+  xpar_threshold gpu_kind;
+  size_t gpu_threshold;
+  xpar__cpu_rule cpu_rule;
+  size_t openmp_threshold;
+  size_t bytes_to_device;
+  size_t bytes_to_host;
+  const char *why; /* static text or ctx->fallback_why; may be NULL */
+} xpar__decision_raw;
+
+/* Direct-mapped cache of host-page classifications (pageable or pinned), so a
+ * repeated call on the same arrays asks the CUDA runtime nothing.  Only host
+ * kinds are cached: host and device virtual ranges are disjoint under UVA,
+ * while a freed managed range could come back as device memory. */
+#define XPAR__PAGE_CACHE_SIZE 256
+typedef struct xpar__page_cache_entry {
+  uintptr_t page_plus_one; /* 0 = empty */
+  unsigned char kind;      /* xpar__ptr_kind */
+} xpar__page_cache_entry;
+
+struct xpar_context {
+  atomic_flag busy;
+  xpar_backend backend;
+  xpar_offload offload;
+  int verbose;
+  int num_threads;
+  int device; /* -1: the default device */
+  unsigned launch_grid, launch_block;
+  size_t thresholds[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+
+  /* GPU: probed lazily, on the first call that needs to know. */
+  int gpu_known;           /* 0 = not probed yet */
+  int gpu_usable;
+  const char *gpu_why_not; /* NULL, a static text, or gpu_reason */
+  char gpu_reason[192];
+  struct xpar__cuda_state *cuda;
+  void *user_stream;
+  int gpu_pending; /* nowait work may be queued */
+
+  xpar__mapping *maps;
+  size_t n_maps, cap_maps;
+  xpar__page_cache_entry page_cache[XPAR__PAGE_CACHE_SIZE];
+
+  /* Host copies of device-only operands when a call runs on the CPU. */
+  void *host_staging[3];
+  size_t host_staging_bytes[3];
+
+  xpar__decision_raw last;
+  char fallback_why[192];
+};
+
+/* ---- context.c helpers ---------------------------------------------------- */
+/** Refuse concurrent use of one context (XPAR_ERR_CONTEXT_BUSY). */
+xpar_status xpar__ctx_enter(xpar_context *ctx);
+void xpar__ctx_leave(xpar_context *ctx);
+
+/* ---- thresholds.c --------------------------------------------------------- */
+/** Fill the built-in defaults. */
+void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]);
+const char *xpar__threshold_name(xpar_threshold which);
+
+/* ---- env.c ---------------------------------------------------------------- */
+/** Apply the environment to a fresh context (XPAR_ERR_INVALID_ENV on a bad value). */
+xpar_status xpar__env_apply(xpar_context *ctx);
+/** Parse a threshold value: decimal, 2^k, or "never". 0 on success. */
+int xpar__parse_count(const char *s, size_t *out);
+
+/* ---- gpu.c ---------------------------------------------------------------- */
+/** The CUDA backend table, or NULL when built without CUDA. */
+const xpar__backend *xpar__gpu_backend(void);
+/** Whether the GPU is usable for ctx (probes once per context); why not. */
+int xpar__gpu_usable(xpar_context *ctx, const char **why_not);
+/** The context's GPU state, created on first use. */
+xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_state **out);
+/** Wait for queued nowait work if there is any. */
+xpar_status xpar__gpu_drain(xpar_context *ctx);
+
+/* ---- residency.c ---------------------------------------------------------- */
+typedef enum xpar__loc {
+  XPAR__LOC_HOST_PAGEABLE = 0,
+  XPAR__LOC_HOST_PINNED,
+  XPAR__LOC_MAPPED,  /* see .map */
+  XPAR__LOC_DEVICE,
+  XPAR__LOC_MANAGED
+} xpar__loc;
+
+typedef struct xpar__operand {
+  const void *ptr;
+  size_t bytes;
+  xpar__loc loc;
+  xpar__mapping *map; /* LOC_MAPPED only */
+} xpar__operand;
+
+/** Classify ptr (an array of `bytes`) for ctx. */
+xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, xpar__operand *out);
+/** Make the host (or device) copy of a mapping valid, copying if needed;
+ *  adds the bytes moved to *moved. */
+xpar_status xpar__mapping_sync_host(xpar_context *ctx, xpar__mapping *m, size_t *moved);
+xpar_status xpar__mapping_sync_device(xpar_context *ctx, xpar__mapping *m, size_t *moved);
+void xpar__mappings_release_all(xpar_context *ctx);
+
+/* ---- decision.c ----------------------------------------------------------- */
+/** Format a decision's reason ("n=1000 below openmp threshold 16384"). */
+void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size);
+/** Print the decision to stderr ("xpar: reduce int32 n=1000 -> cpu-serial: ..."). */
+void xpar__decision_log(const xpar__decision_raw *d);
+
+#endif /* XPAR_DISPATCH_CONTEXT_H */

@@ -1,0 +1,83 @@
+/* Decision records as text: built only when asked for, never on the hot path. */
+#include <stdio.h>
+#include <string.h>
+
+#include "context.h"
+
+static int fmt_count(char *buf, size_t size, size_t v) {
+  if (v == XPAR_NEVER) return snprintf(buf, size, "never");
+  return snprintf(buf, size, "%zu", v);
+}
+
+static const char *data_phrase(xpar_threshold kind) {
+  switch (kind) {
+    case XPAR_THRESHOLD_GPU_PINNED_DATA: return "pinned host data";
+    case XPAR_THRESHOLD_GPU_PAGEABLE_DATA: return "pageable host data";
+    default: return "device data";
+  }
+}
+
+void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) {
+  char thr[32];
+  size_t used = 0;
+#define XPAR__APPEND_(...)                                                          \
+  do {                                                                              \
+    if (used < size) {                                                              \
+      int w_ = snprintf(buf + used, size - used, __VA_ARGS__);                      \
+      if (w_ > 0) used += (size_t)w_;                                               \
+    }                                                                               \
+  } while (0)
+  buf[0] = '\0';
+  const char *why = d->why ? d->why : "unknown";
+  fmt_count(thr, sizeof thr, d->gpu_threshold);
+  const char *kind = data_phrase(d->gpu_kind);
+  switch (d->gpu_rule) {
+    case XPAR__GPU_NOT_CONSIDERED: break;
+    case XPAR__GPU_BELOW:
+      if (d->gpu_threshold == XPAR_NEVER)
+        XPAR__APPEND_("the GPU never pays for %s (threshold never)", kind);
+      else
+        XPAR__APPEND_("n=%zu below GPU threshold %s for %s", d->n, thr, kind);
+      break;
+    case XPAR__GPU_AT_OR_ABOVE:
+      XPAR__APPEND_("n=%zu at or above GPU threshold %s for %s", d->n, thr, kind);
+      break;
+    case XPAR__GPU_WANTED_UNUSABLE:
+      XPAR__APPEND_("n=%zu at or above GPU threshold %s for %s, but the GPU is not usable (%s)",
+                    d->n, thr, kind, why);
+      break;
+    case XPAR__GPU_FORCED: XPAR__APPEND_("backend forced to the GPU"); break;
+    case XPAR__GPU_FORCED_UNUSABLE:
+      XPAR__APPEND_("backend cuda requested, but the GPU is not usable (%s): ran on the CPU", why);
+      break;
+    case XPAR__GPU_MANDATORY: XPAR__APPEND_("offload mandatory"); break;
+    case XPAR__GPU_DEVICE_ONLY: XPAR__APPEND_("data valid only on the device"); break;
+    case XPAR__GPU_DISABLED: XPAR__APPEND_("offload disabled"); break;
+    case XPAR__GPU_FAILED_FALLBACK:
+      XPAR__APPEND_("the GPU failed (%s): fell back to the CPU", why);
+      break;
+  }
+  fmt_count(thr, sizeof thr, d->openmp_threshold);
+  const char *sep = used ? "; " : "";
+  switch (d->cpu_rule) {
+    case XPAR__CPU_NONE: break;
+    case XPAR__CPU_BELOW_OPENMP:
+      XPAR__APPEND_("%sn=%zu below openmp threshold %s", sep, d->n, thr);
+      break;
+    case XPAR__CPU_AT_OR_ABOVE_OPENMP:
+      XPAR__APPEND_("%sn=%zu at or above openmp threshold %s", sep, d->n, thr);
+      break;
+    case XPAR__CPU_FORCED_SERIAL: XPAR__APPEND_("%sbackend forced to serial", sep); break;
+  }
+  if (d->bytes_to_device || d->bytes_to_host)
+    XPAR__APPEND_("; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
+                  d->bytes_to_host);
+#undef XPAR__APPEND_
+}
+
+void xpar__decision_log(const xpar__decision_raw *d) {
+  char reason[256];
+  xpar__decision_format(d, reason, sizeof reason);
+  fprintf(stderr, "xpar: %s %s n=%zu -> %s: %s\n", xpar_op_name(d->op), xpar_dtype_name(d->dtype),
+          d->n, xpar_tier_name(d->tier), reason);
+}

@@ -1,0 +1,364 @@
+/*
+ * The one place backends are called from.  For each call: classify where
+ * each operand's valid copy lives, decide the tier (policy below), stage
+ * operands the chosen side cannot reach, run, mark which copies are now
+ * valid, and keep the raw decision record.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+
+enum { ROLE_READ = 1, ROLE_WRITE = 2 };
+#define MAX_OPERANDS 3
+
+typedef struct operand {
+  xpar__operand where;
+  int role;
+} operand;
+
+typedef struct plan {
+  operand ops[MAX_OPERANDS];
+  int count;
+  operand result;   /* nowait reduce/dot: where the scalar result goes */
+  int has_result_operand;
+} plan;
+
+/* ---- operands ------------------------------------------------------------- */
+
+static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size_t bytes, int role) {
+  for (int i = 0; i < p->count; i++)
+    if (p->ops[i].where.ptr == ptr) { /* exact aliasing: one operand, both roles */
+      p->ops[i].role |= role;
+      return XPAR_OK;
+    }
+  operand *o = &p->ops[p->count++];
+  o->role = role;
+  if (bytes == 0) { /* n = 0: the pointer may be NULL and is never touched */
+    o->where.ptr = ptr;
+    o->where.bytes = 0;
+    o->where.loc = XPAR__LOC_HOST_PAGEABLE;
+    o->where.map = NULL;
+    return XPAR_OK;
+  }
+  return xpar__classify(ctx, ptr, bytes, &o->where);
+}
+
+static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
+  size_t bytes = c->n * xpar__dtype_size(c->dtype);
+  p->count = 0;
+  p->has_result_operand = 0;
+  if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
+  if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, bytes, ROLE_READ));
+  if (c->out)
+    XPAR__FORWARD(add_operand(ctx, p, c->out, bytes,
+                              c->op == XPAR_OP_AXPY ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
+  if (c->result && c->nowait) {
+    xpar_dtype rt = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
+    XPAR__FORWARD(xpar__classify(ctx, c->result, xpar__dtype_size(rt), &p->result.where));
+    p->result.role = ROLE_WRITE;
+    p->has_result_operand = 1;
+  }
+  return XPAR_OK;
+}
+
+static int on_device_only(const xpar__operand *w) {
+  return w->loc == XPAR__LOC_DEVICE ||
+         (w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_DEVICE);
+}
+
+/* ---- policy --------------------------------------------------------------- */
+
+static xpar_tier cpu_tier(const xpar_context *ctx, const xpar__call *c, xpar__decision_raw *d) {
+  d->openmp_threshold = ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_OPENMP];
+  if (ctx->backend == XPAR_BACKEND_CPU_SERIAL) {
+    d->cpu_rule = XPAR__CPU_FORCED_SERIAL;
+    return XPAR_TIER_CPU_SERIAL;
+  }
+  if (c->n < d->openmp_threshold) {
+    d->cpu_rule = XPAR__CPU_BELOW_OPENMP;
+    return XPAR_TIER_CPU_SERIAL;
+  }
+  d->cpu_rule = XPAR__CPU_AT_OR_ABOVE_OPENMP;
+  return XPAR_TIER_CPU_OPENMP;
+}
+
+static xpar_tier gpu_tier(const xpar_context *ctx) {
+  return ctx->backend == XPAR_BACKEND_CUDA_SERIAL ? XPAR_TIER_CUDA_SERIAL : XPAR_TIER_CUDA;
+}
+
+/* Decide the tier; XPAR_ERR_NO_DEVICE when offload is mandatory and the GPU
+ * is not usable. */
+static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
+                          xpar__decision_raw *d, xpar_tier *tier) {
+  const char *why = NULL;
+  if (ctx->offload == XPAR_OFFLOAD_DISABLED) {
+    d->gpu_rule = ctx->backend == XPAR_BACKEND_CPU || ctx->backend == XPAR_BACKEND_CPU_SERIAL
+                      ? XPAR__GPU_NOT_CONSIDERED
+                      : XPAR__GPU_DISABLED;
+    *tier = cpu_tier(ctx, c, d);
+    return XPAR_OK;
+  }
+  if (ctx->offload == XPAR_OFFLOAD_MANDATORY) {
+    if (!xpar__gpu_usable(ctx, &why))
+      return xpar__fail(XPAR_ERR_NO_DEVICE, "offload is mandatory but the GPU is not usable: %s",
+                        why ? why : "unknown");
+    d->gpu_rule = XPAR__GPU_MANDATORY;
+    *tier = gpu_tier(ctx);
+    return XPAR_OK;
+  }
+
+  int device_only = 0, pageable = 0, pinned = 0;
+  for (int i = 0; i < p->count; i++) {
+    const xpar__operand *w = &p->ops[i].where;
+    device_only |= on_device_only(w);
+    pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
+    pinned |= w->loc == XPAR__LOC_HOST_PINNED;
+  }
+  switch (ctx->backend) {
+    case XPAR_BACKEND_CPU:
+    case XPAR_BACKEND_CPU_SERIAL:
+      d->gpu_rule = XPAR__GPU_NOT_CONSIDERED;
+      *tier = cpu_tier(ctx, c, d);
+      return XPAR_OK;
+    case XPAR_BACKEND_CUDA:
+    case XPAR_BACKEND_CUDA_SERIAL:
+      if (xpar__gpu_usable(ctx, &why)) {
+        d->gpu_rule = XPAR__GPU_FORCED;
+        *tier = gpu_tier(ctx);
+      } else {
+        d->gpu_rule = XPAR__GPU_FORCED_UNUSABLE;
+        d->why = why;
+        *tier = cpu_tier(ctx, c, d);
+      }
+      return XPAR_OK;
+    default: break;
+  }
+  /* AUTO. Data that lives only on the device stays there (device pointers
+   * imply a working GPU). */
+  if (device_only) {
+    d->gpu_rule = XPAR__GPU_DEVICE_ONLY;
+    *tier = XPAR_TIER_CUDA;
+    return XPAR_OK;
+  }
+  d->gpu_kind = pageable ? XPAR_THRESHOLD_GPU_PAGEABLE_DATA
+                : pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA
+                         : XPAR_THRESHOLD_GPU_DEVICE_DATA;
+  d->gpu_threshold = ctx->thresholds[c->op][c->dtype][d->gpu_kind];
+  if (c->n < d->gpu_threshold) {
+    d->gpu_rule = XPAR__GPU_BELOW;
+    *tier = cpu_tier(ctx, c, d);
+  } else if (xpar__gpu_usable(ctx, &why)) {
+    d->gpu_rule = XPAR__GPU_AT_OR_ABOVE;
+    *tier = XPAR_TIER_CUDA;
+  } else {
+    d->gpu_rule = XPAR__GPU_WANTED_UNUSABLE;
+    d->why = why;
+    *tier = cpu_tier(ctx, c, d);
+  }
+  return XPAR_OK;
+}
+
+/* ---- running on a backend ------------------------------------------------- */
+
+static xpar_status run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                          const void *x, const void *y, void *out, void *result) {
+  switch (c->op) {
+    case XPAR_OP_REDUCE:
+      return c->wide ? b->reduce_sum_wide(ex, c->dtype, x, c->n, result)
+                     : b->reduce(ex, c->dtype, c->red, x, c->n, result);
+    case XPAR_OP_SCAN: return b->scan(ex, c->dtype, c->red, c->kind, x, out, c->n);
+    case XPAR_OP_AXPY: return b->axpy(ex, c->dtype, c->scalar, x, out, c->n);
+    case XPAR_OP_ADD: return b->add(ex, c->dtype, x, y, out, c->n);
+    case XPAR_OP_FILL: return b->fill(ex, c->dtype, c->scalar, out, c->n);
+    case XPAR_OP_DOT: return b->dot(ex, c->dtype, x, y, c->n, result);
+    default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
+  }
+}
+
+/* The pointer each side uses for each call argument, resolved from the plan. */
+static const void *resolved(const plan *p, void *const *ptrs, const void *arg) {
+  for (int i = 0; i < p->count; i++)
+    if (p->ops[i].where.ptr == arg) return ptrs[i];
+  return arg; /* NULL or unused */
+}
+
+static xpar_status host_staging(xpar_context *ctx, int slot, size_t bytes, void **out) {
+  if (ctx->host_staging_bytes[slot] < bytes) {
+    void *grown = realloc(ctx->host_staging[slot], bytes);
+    XPAR__RETURN_IF(!grown, XPAR_ERR_OUT_OF_MEMORY,
+                    "host staging for a device operand (%zu bytes)", bytes);
+    ctx->host_staging[slot] = grown;
+    ctx->host_staging_bytes[slot] = bytes;
+  }
+  *out = ctx->host_staging[slot];
+  return XPAR_OK;
+}
+
+static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan *p,
+                              xpar_tier tier, xpar__decision_raw *d) {
+  const xpar__backend *g = xpar__gpu_backend();
+  void *ptrs[MAX_OPERANDS];
+  XPAR__FORWARD(xpar__gpu_drain(ctx));
+  for (int i = 0; i < p->count; i++) {
+    const operand *o = &p->ops[i];
+    const xpar__operand *w = &o->where;
+    ptrs[i] = (void *)w->ptr;
+    if (w->loc == XPAR__LOC_MAPPED) {
+      XPAR__FORWARD(xpar__mapping_sync_host(ctx, w->map, &d->bytes_to_host));
+    } else if (w->loc == XPAR__LOC_DEVICE) {
+      /* Never dereference device memory on the host: work on a copy. */
+      XPAR__FORWARD(host_staging(ctx, i, w->bytes, &ptrs[i]));
+      if (o->role & ROLE_READ) {
+        XPAR__FORWARD(g->copy(ctx->cuda, ptrs[i], w->ptr, w->bytes, XPAR__DEVICE_TO_HOST));
+        d->bytes_to_host += w->bytes;
+      }
+    }
+  }
+  xpar__exec ex = {.serial = tier == XPAR_TIER_CPU_SERIAL, .num_threads = ctx->num_threads};
+  xpar__scalar local_result;
+  int result_on_device = p->has_result_operand && p->result.where.loc == XPAR__LOC_DEVICE;
+  void *result = result_on_device ? (void *)&local_result : c->result;
+  if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
+    XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->result.where.map, &d->bytes_to_host));
+  XPAR__FORWARD(run_op(&xpar__cpu_backend, &ex, c, resolved(p, ptrs, c->x),
+                       resolved(p, ptrs, c->y), (void *)resolved(p, ptrs, c->out), result));
+  for (int i = 0; i < p->count; i++) {
+    const operand *o = &p->ops[i];
+    if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
+    if (o->where.loc == XPAR__LOC_MAPPED) {
+      o->where.map->valid = XPAR__VALID_HOST;
+    } else if (o->where.loc == XPAR__LOC_DEVICE) {
+      XPAR__FORWARD(g->copy(ctx->cuda, (void *)o->where.ptr, ptrs[i], o->where.bytes,
+                            XPAR__HOST_TO_DEVICE));
+      XPAR__FORWARD(g->wait(ctx->cuda));
+      d->bytes_to_device += o->where.bytes;
+    }
+  }
+  if (p->has_result_operand) {
+    if (result_on_device) {
+      size_t rb = xpar__dtype_size(c->wide ? xpar__wide_dtype(c->dtype) : c->dtype);
+      XPAR__FORWARD(g->copy(ctx->cuda, c->result, &local_result, rb, XPAR__HOST_TO_DEVICE));
+      XPAR__FORWARD(g->wait(ctx->cuda));
+      d->bytes_to_device += rb;
+    } else if (p->result.where.loc == XPAR__LOC_MAPPED) {
+      p->result.where.map->valid = XPAR__VALID_HOST;
+    }
+  }
+  return XPAR_OK;
+}
+
+static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan *p,
+                              xpar_tier tier, xpar__decision_raw *d) {
+  const xpar__backend *g = xpar__gpu_backend();
+  struct xpar__cuda_state *st;
+  XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  void *ptrs[MAX_OPERANDS];
+  int host_outputs = 0;
+  for (int i = 0; i < p->count; i++) {
+    const operand *o = &p->ops[i];
+    const xpar__operand *w = &o->where;
+    ptrs[i] = (void *)w->ptr;
+    if (!w->bytes) continue;
+    switch (w->loc) {
+      case XPAR__LOC_MAPPED:
+        XPAR__FORWARD(xpar__mapping_sync_device(ctx, w->map, &d->bytes_to_device));
+        ptrs[i] = w->map->device + ((const unsigned char *)w->ptr - w->map->host);
+        break;
+      case XPAR__LOC_HOST_PAGEABLE:
+      case XPAR__LOC_HOST_PINNED:
+        XPAR__FORWARD(g->staging(st, i, w->bytes, &ptrs[i]));
+        if (o->role & ROLE_READ) {
+          XPAR__FORWARD(g->copy(st, ptrs[i], w->ptr, w->bytes, XPAR__HOST_TO_DEVICE));
+          d->bytes_to_device += w->bytes;
+        }
+        if (o->role & ROLE_WRITE) host_outputs = 1;
+        break;
+      default: break; /* device and managed memory are used in place */
+    }
+  }
+  void *result = c->result;
+  int result_on_device = 0;
+  if (p->has_result_operand) {
+    const xpar__operand *w = &p->result.where;
+    if (w->loc == XPAR__LOC_MAPPED) {
+      XPAR__FORWARD(xpar__mapping_sync_device(ctx, w->map, &d->bytes_to_device));
+      result = w->map->device + ((const unsigned char *)w->ptr - w->map->host);
+      result_on_device = 1;
+    } else if (w->loc == XPAR__LOC_DEVICE || w->loc == XPAR__LOC_MANAGED) {
+      result_on_device = 1;
+    }
+  }
+  /* The backend may skip its own synchronisation when a device-to-host copy
+   * follows (that copy waits), or when the caller asked for nowait and every
+   * output stays on the device. */
+  int returns_early = c->nowait && !host_outputs && (!c->result || result_on_device);
+  xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
+                   .cuda = st,
+                   .grid = ctx->launch_grid,
+                   .block = ctx->launch_block,
+                   .nowait = host_outputs || returns_early,
+                   .result_on_device = result_on_device};
+  XPAR__FORWARD(run_op(g, &ex, c, resolved(p, ptrs, c->x), resolved(p, ptrs, c->y),
+                       (void *)resolved(p, ptrs, c->out), result));
+  for (int i = 0; i < p->count; i++) {
+    const operand *o = &p->ops[i];
+    if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
+    if (o->where.loc == XPAR__LOC_MAPPED) {
+      o->where.map->valid = XPAR__VALID_DEVICE;
+    } else if (o->where.loc == XPAR__LOC_HOST_PAGEABLE || o->where.loc == XPAR__LOC_HOST_PINNED) {
+      XPAR__FORWARD(g->copy(st, (void *)o->where.ptr, ptrs[i], o->where.bytes,
+                            XPAR__DEVICE_TO_HOST));
+      d->bytes_to_host += o->where.bytes;
+    }
+  }
+  if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
+    p->result.where.map->valid = XPAR__VALID_DEVICE;
+  if (returns_early) ctx->gpu_pending = 1;
+  return XPAR_OK;
+}
+
+/* Every operand reachable from the host without a GPU (for the OOM fallback). */
+static int host_reachable(const plan *p) {
+  for (int i = 0; i < p->count; i++)
+    if (on_device_only(&p->ops[i].where)) return 0;
+  return !p->has_result_operand || p->result.where.loc != XPAR__LOC_DEVICE;
+}
+
+xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
+  xpar__decision_raw *d = &ctx->last;
+  memset(d, 0, sizeof *d);
+  d->op = c->op;
+  d->dtype = c->dtype;
+  d->n = c->n;
+  d->tier = XPAR_TIER_NONE;
+
+  plan p;
+  XPAR__FORWARD(build_plan(ctx, c, &p));
+  xpar_tier tier;
+  XPAR__FORWARD(decide(ctx, c, &p, d, &tier));
+
+  xpar_status st;
+  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
+    st = run_on_gpu(ctx, c, &p, tier, d);
+    /* Out of GPU memory is a normal condition for AUTO: run on the CPU and
+     * say why, unless the application made offload mandatory or forced the
+     * GPU.  Nothing was written before the failure. */
+    if (st == XPAR_ERR_DEVICE_OUT_OF_MEMORY && ctx->backend == XPAR_BACKEND_AUTO &&
+        ctx->offload == XPAR_OFFLOAD_DEFAULT && host_reachable(&p)) {
+      snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar_last_error_detail());
+      xpar__clear_error();
+      d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
+      d->why = ctx->fallback_why;
+      tier = cpu_tier(ctx, c, d);
+      st = run_on_cpu(ctx, c, &p, tier, d);
+    }
+  } else {
+    st = run_on_cpu(ctx, c, &p, tier, d);
+  }
+  if (st != XPAR_OK) return st;
+  d->tier = tier;
+  if (ctx->verbose) xpar__decision_log(d);
+  return XPAR_OK;
+}

@@ -1,0 +1,113 @@
+/*
+ * The environment, read once at context creation, in OpenMP's style.  An
+ * invalid value is an error naming the variable, never a silent default.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "context.h"
+
+int xpar__parse_count(const char *s, size_t *out) {
+  if (!s || !*s) return -1;
+  if (strcasecmp(s, "never") == 0) {
+    *out = XPAR_NEVER;
+    return 0;
+  }
+  if (s[0] == '2' && s[1] == '^') {
+    const char *e = s + 2;
+    if (!isdigit((unsigned char)*e)) return -1;
+    unsigned k = 0;
+    for (; isdigit((unsigned char)*e); e++) {
+      k = k * 10 + (unsigned)(*e - '0');
+      if (k > 63) return -1;
+    }
+    if (*e || k >= sizeof(size_t) * 8) return -1;
+    *out = (size_t)1 << k;
+    return 0;
+  }
+  size_t v = 0;
+  const char *p = s;
+  for (; isdigit((unsigned char)*p); p++) {
+    size_t d = (size_t)(*p - '0');
+    if (v > (SIZE_MAX - d) / 10) return -1;
+    v = v * 10 + d;
+  }
+  if (p == s || *p) return -1;
+  *out = v;
+  return 0;
+}
+
+static const char *const backend_words[XPAR_BACKEND_COUNT_] = {"auto", "cpu", "serial", "cuda",
+                                                               "cuda-serial"};
+static const char *const offload_words[XPAR_OFFLOAD_COUNT_] = {"default", "disabled",
+                                                               "mandatory"};
+
+/* Index of s in words (case-insensitive, exact), or -1. */
+static int word_index(const char *s, const char *const *words, int count) {
+  for (int i = 0; i < count; i++)
+    if (strcasecmp(s, words[i]) == 0) return i;
+  return -1;
+}
+
+static xpar_status bad_env(const char *name, const char *value, const char *expected) {
+  return xpar__fail(XPAR_ERR_INVALID_ENV, "%s=\"%s\" is invalid: expected %s", name, value,
+                    expected);
+}
+
+/* Threshold variables: XPAR_<OP>_<KIND>_THRESHOLD. ALL first, so a specific
+ * op's variable overrides it. */
+static const char *const op_env_words[XPAR_OP_COUNT_ + 1] = {"REDUCE", "SCAN", "AXPY", "ADD",
+                                                              "FILL", "DOT", "ALL"};
+static const char *const kind_env_words[XPAR_THRESHOLD_COUNT_] = {"OPENMP", "GPU", "GPU_PINNED",
+                                                                  "GPU_PAGEABLE"};
+
+static xpar_status apply_thresholds(xpar_context *ctx) {
+  const int order[XPAR_OP_COUNT_ + 1] = {XPAR_OP_COUNT_, 0, 1, 2, 3, 4, 5};
+  for (int i = 0; i <= XPAR_OP_COUNT_; i++) {
+    int op = order[i];
+    for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++) {
+      char name[64];
+      snprintf(name, sizeof name, "XPAR_%s_%s_THRESHOLD", op_env_words[op], kind_env_words[k]);
+      const char *v = getenv(name);
+      if (!v) continue;
+      size_t n;
+      if (xpar__parse_count(v, &n) != 0)
+        return bad_env(name, v, "an element count, 2^k (k < 64) or \"never\"");
+      for (int o = 0; o < XPAR_OP_COUNT_; o++) {
+        if (op != XPAR_OP_COUNT_ && o != op) continue;
+        for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++) ctx->thresholds[o][dt][k] = n;
+      }
+    }
+  }
+  return XPAR_OK;
+}
+
+xpar_status xpar__env_apply(xpar_context *ctx) {
+  const char *v;
+  if ((v = getenv("XPAR_BACKEND")) != NULL) {
+    int i = word_index(v, backend_words, XPAR_BACKEND_COUNT_);
+    if (i < 0) return bad_env("XPAR_BACKEND", v, "auto, cpu, serial, cuda or cuda-serial");
+    ctx->backend = (xpar_backend)i;
+  }
+  if ((v = getenv("XPAR_OFFLOAD")) != NULL) {
+    int i = word_index(v, offload_words, XPAR_OFFLOAD_COUNT_);
+    if (i < 0) return bad_env("XPAR_OFFLOAD", v, "default, disabled or mandatory");
+    ctx->offload = (xpar_offload)i;
+  }
+  if ((v = getenv("XPAR_VERBOSE")) != NULL) {
+    if (strcmp(v, "0") == 0) ctx->verbose = 0;
+    else if (strcmp(v, "1") == 0) ctx->verbose = 1;
+    else return bad_env("XPAR_VERBOSE", v, "0 or 1");
+  }
+  if ((v = getenv("XPAR_DEVICE")) != NULL) {
+    size_t d;
+    if (xpar__parse_count(v, &d) != 0 || d == XPAR_NEVER || d > 1024)
+      return bad_env("XPAR_DEVICE", v, "a device ordinal (0, 1, ...)");
+    ctx->device = (int)d;
+  }
+  return apply_thresholds(ctx);
+}

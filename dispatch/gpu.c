@@ -1,0 +1,60 @@
+/* The context's view of the GPU: probed once, state created on first use. */
+#include <stdio.h>
+#include "context.h"
+
+const xpar__backend *xpar__gpu_backend(void) {
+#if defined(XPAR_HAVE_CUDA)
+  return &xpar__cuda_backend;
+#else
+  return NULL;
+#endif
+}
+
+int xpar__gpu_usable(xpar_context *ctx, const char **why_not) {
+  if (!ctx->gpu_known) {
+    const xpar__backend *g = xpar__gpu_backend();
+    if (!g) {
+      ctx->gpu_usable = 0;
+      ctx->gpu_why_not = "built without CUDA";
+    } else {
+      /* The backend caches the probe per device: cheap after the first. */
+      xpar_device_info info;
+      g->query(ctx->device, &info);
+      ctx->gpu_usable = info.usable;
+      ctx->gpu_why_not = NULL;
+      if (!info.usable) {
+        snprintf(ctx->gpu_reason, sizeof ctx->gpu_reason, "%s", info.reason);
+        ctx->gpu_why_not = ctx->gpu_reason;
+      }
+    }
+    ctx->gpu_known = 1;
+  }
+  if (why_not) *why_not = ctx->gpu_why_not;
+  return ctx->gpu_usable;
+}
+
+xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_state **out) {
+  if (!ctx->cuda) {
+    const char *why;
+    if (!xpar__gpu_usable(ctx, &why))
+      return xpar__fail(XPAR_ERR_NO_DEVICE, "no usable GPU: %s", why ? why : "unknown");
+    const xpar__backend *g = xpar__gpu_backend();
+    XPAR__FORWARD(g->state_create(ctx->device, &ctx->cuda));
+    if (ctx->user_stream) {
+      xpar_status st = g->set_stream(ctx->cuda, ctx->user_stream);
+      if (st != XPAR_OK) {
+        g->state_destroy(ctx->cuda);
+        ctx->cuda = NULL;
+        return st;
+      }
+    }
+  }
+  *out = ctx->cuda;
+  return XPAR_OK;
+}
+
+xpar_status xpar__gpu_drain(xpar_context *ctx) {
+  if (!ctx->gpu_pending || !ctx->cuda) return XPAR_OK;
+  ctx->gpu_pending = 0;
+  return xpar__gpu_backend()->wait(ctx->cuda);
+}

@@ -1,0 +1,206 @@
+/*
+ * Where data lives: classifying pointers, and the mapped arrays of a context
+ * (OpenMP "target data" for xpar), with which copy of each is valid.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+
+static xpar__mapping *find_mapping(xpar_context *ctx, const void *p) {
+  const unsigned char *c = (const unsigned char *)p;
+  for (size_t i = 0; i < ctx->n_maps; i++) {
+    xpar__mapping *m = &ctx->maps[i];
+    if (c >= m->host && c < m->host + m->bytes) return m;
+  }
+  return NULL;
+}
+
+static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, xpar__ptr_kind *out) {
+  uintptr_t page = (uintptr_t)p >> 12;
+  xpar__page_cache_entry *e = &ctx->page_cache[page % XPAR__PAGE_CACHE_SIZE];
+  if (e->page_plus_one == page + 1) {
+    *out = (xpar__ptr_kind)e->kind;
+    return XPAR_OK;
+  }
+  XPAR__FORWARD(xpar__gpu_backend()->pointer_kind(p, out));
+  if (*out == XPAR__PTR_HOST_PAGEABLE || *out == XPAR__PTR_HOST_PINNED) {
+    e->page_plus_one = page + 1;
+    e->kind = (unsigned char)*out;
+  }
+  return XPAR_OK;
+}
+
+xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, xpar__operand *out) {
+  out->ptr = ptr;
+  out->bytes = bytes;
+  out->map = NULL;
+  out->loc = XPAR__LOC_HOST_PAGEABLE;
+  if (ctx->n_maps) {
+    xpar__mapping *m = find_mapping(ctx, ptr);
+    if (m) {
+      const unsigned char *c = (const unsigned char *)ptr;
+      XPAR__RETURN_IF((size_t)(m->host + m->bytes - c) < bytes, XPAR_ERR_INVALID_ARGUMENT,
+                      "array [%p, +%zu bytes) extends past the end of its mapping [%p, +%zu)",
+                      ptr, bytes, (void *)m->host, m->bytes);
+      out->loc = XPAR__LOC_MAPPED;
+      out->map = m;
+      return XPAR_OK;
+    }
+  }
+  /* Without a usable GPU, or with offload disabled, every pointer is host
+   * memory: no CUDA call is made at all. */
+  if (ctx->offload == XPAR_OFFLOAD_DISABLED || !xpar__gpu_usable(ctx, NULL)) return XPAR_OK;
+  xpar__ptr_kind kind;
+  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, &kind));
+  switch (kind) {
+    case XPAR__PTR_HOST_PINNED: out->loc = XPAR__LOC_HOST_PINNED; break;
+    case XPAR__PTR_DEVICE: out->loc = XPAR__LOC_DEVICE; break;
+    case XPAR__PTR_MANAGED: out->loc = XPAR__LOC_MANAGED; break;
+    default: out->loc = XPAR__LOC_HOST_PAGEABLE; break;
+  }
+  return XPAR_OK;
+}
+
+xpar_status xpar__mapping_sync_host(xpar_context *ctx, xpar__mapping *m, size_t *moved) {
+  if (m->valid & XPAR__VALID_HOST) return XPAR_OK;
+  XPAR__FORWARD(xpar__gpu_backend()->copy(ctx->cuda, m->host, m->device, m->bytes,
+                                          XPAR__DEVICE_TO_HOST));
+  m->valid = XPAR__VALID_BOTH;
+  *moved += m->bytes;
+  return XPAR_OK;
+}
+
+xpar_status xpar__mapping_sync_device(xpar_context *ctx, xpar__mapping *m, size_t *moved) {
+  if (m->valid & XPAR__VALID_DEVICE) return XPAR_OK;
+  XPAR__FORWARD(xpar__gpu_backend()->copy(ctx->cuda, m->device, m->host, m->bytes,
+                                          XPAR__HOST_TO_DEVICE));
+  m->valid = XPAR__VALID_BOTH;
+  *moved += m->bytes;
+  return XPAR_OK;
+}
+
+void xpar__mappings_release_all(xpar_context *ctx) {
+  const xpar__backend *g = xpar__gpu_backend();
+  for (size_t i = 0; i < ctx->n_maps; i++)
+    if (g && ctx->cuda) g->free(ctx->cuda, ctx->maps[i].device);
+  free(ctx->maps);
+  ctx->maps = NULL;
+  ctx->n_maps = ctx->cap_maps = 0;
+}
+
+/* ---- public mapping API ---------------------------------------------------- */
+
+static xpar__mapping *find_exact(xpar_context *ctx, const void *host) {
+  for (size_t i = 0; i < ctx->n_maps; i++)
+    if (ctx->maps[i].host == (const unsigned char *)host) return &ctx->maps[i];
+  return NULL;
+}
+
+static xpar_status map_locked(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind) {
+  XPAR__RETURN_IF(!host, XPAR_ERR_NULL_POINTER, "host is NULL");
+  XPAR__RETURN_IF(bytes == 0, XPAR_ERR_INVALID_ARGUMENT, "bytes is 0");
+  XPAR__RETURN_IF((unsigned)kind >= XPAR_MAP_KIND_COUNT_, XPAR_ERR_INVALID_ENUM,
+                  "unknown map kind %d", (int)kind);
+  XPAR__RETURN_IF((uintptr_t)host > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
+                  "host + bytes overflows the address space");
+  XPAR__RETURN_IF(ctx->offload == XPAR_OFFLOAD_DISABLED, XPAR_ERR_NO_DEVICE,
+                  "offload is disabled: nothing can be mapped");
+  const unsigned char *lo = host, *hi = lo + bytes;
+  for (size_t i = 0; i < ctx->n_maps; i++) {
+    const xpar__mapping *m = &ctx->maps[i];
+    XPAR__RETURN_IF(lo < m->host + m->bytes && m->host < hi, XPAR_ERR_ALREADY_MAPPED,
+                    "[%p, +%zu) overlaps the mapping [%p, +%zu)", host, bytes, (void *)m->host,
+                    m->bytes);
+  }
+  struct xpar__cuda_state *st;
+  XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  const xpar__backend *g = xpar__gpu_backend();
+  xpar_status s = xpar__gpu_drain(ctx);
+  if (s != XPAR_OK) return s;
+  if (ctx->n_maps == ctx->cap_maps) {
+    size_t cap = ctx->cap_maps ? ctx->cap_maps * 2 : 8;
+    xpar__mapping *grown = realloc(ctx->maps, cap * sizeof *grown);
+    XPAR__RETURN_IF(!grown, XPAR_ERR_OUT_OF_MEMORY, "growing the mapping table to %zu", cap);
+    ctx->maps = grown;
+    ctx->cap_maps = cap;
+  }
+  void *dev;
+  XPAR__FORWARD(g->alloc(st, bytes, &dev));
+  if (kind == XPAR_MAP_TO) {
+    s = g->copy(st, dev, host, bytes, XPAR__HOST_TO_DEVICE);
+    if (s == XPAR_OK) s = g->wait(st);
+    if (s != XPAR_OK) {
+      g->free(st, dev);
+      return s;
+    }
+  }
+  xpar__mapping *m = &ctx->maps[ctx->n_maps++];
+  m->host = host;
+  m->device = dev;
+  m->bytes = bytes;
+  m->valid = kind == XPAR_MAP_TO ? XPAR__VALID_BOTH : XPAR__VALID_HOST;
+  return XPAR_OK;
+}
+
+static xpar_status update_locked(xpar_context *ctx, void *host, xpar_update_dir dir) {
+  XPAR__RETURN_IF(!host, XPAR_ERR_NULL_POINTER, "host is NULL");
+  XPAR__RETURN_IF((unsigned)dir >= XPAR_UPDATE_DIR_COUNT_, XPAR_ERR_INVALID_ENUM,
+                  "unknown update direction %d", (int)dir);
+  xpar__mapping *m = find_exact(ctx, host);
+  XPAR__RETURN_IF(!m, XPAR_ERR_NOT_MAPPED, "%p is not the start of a mapping", host);
+  const xpar__backend *g = xpar__gpu_backend();
+  XPAR__FORWARD(xpar__gpu_drain(ctx));
+  if (dir == XPAR_UPDATE_TO_DEVICE) {
+    XPAR__FORWARD(g->copy(ctx->cuda, m->device, m->host, m->bytes, XPAR__HOST_TO_DEVICE));
+    XPAR__FORWARD(g->wait(ctx->cuda));
+  } else {
+    XPAR__FORWARD(g->copy(ctx->cuda, m->host, m->device, m->bytes, XPAR__DEVICE_TO_HOST));
+  }
+  m->valid = XPAR__VALID_BOTH;
+  return XPAR_OK;
+}
+
+static xpar_status unmap_locked(xpar_context *ctx, void *host, xpar_unmap_kind kind) {
+  XPAR__RETURN_IF(!host, XPAR_ERR_NULL_POINTER, "host is NULL");
+  XPAR__RETURN_IF((unsigned)kind >= XPAR_UNMAP_KIND_COUNT_, XPAR_ERR_INVALID_ENUM,
+                  "unknown unmap kind %d", (int)kind);
+  xpar__mapping *m = find_exact(ctx, host);
+  XPAR__RETURN_IF(!m, XPAR_ERR_NOT_MAPPED, "%p is not the start of a mapping", host);
+  const xpar__backend *g = xpar__gpu_backend();
+  XPAR__FORWARD(xpar__gpu_drain(ctx));
+  if (kind == XPAR_UNMAP_FROM && m->valid != XPAR__VALID_HOST)
+    XPAR__FORWARD(g->copy(ctx->cuda, m->host, m->device, m->bytes, XPAR__DEVICE_TO_HOST));
+  g->free(ctx->cuda, m->device);
+  *m = ctx->maps[--ctx->n_maps];
+  return XPAR_OK;
+}
+
+static xpar_status device_ptr_locked(xpar_context *ctx, const void *host, void **out) {
+  XPAR__RETURN_IF(!host || !out, XPAR_ERR_NULL_POINTER, "%s is NULL", host ? "out" : "host");
+  xpar__mapping *m = find_mapping(ctx, host);
+  XPAR__RETURN_IF(!m, XPAR_ERR_NOT_MAPPED, "%p is not inside a mapping", host);
+  *out = m->device + ((const unsigned char *)host - m->host);
+  return XPAR_OK;
+}
+
+#define XPAR__LOCKED_(call)                          \
+  do {                                               \
+    XPAR__FORWARD(xpar__ctx_enter(ctx));             \
+    xpar_status s_ = (call);                         \
+    xpar__ctx_leave(ctx);                            \
+    return s_;                                       \
+  } while (0)
+
+XPAR_API xpar_status xpar_map(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind) {
+  XPAR__LOCKED_(map_locked(ctx, host, bytes, kind));
+}
+XPAR_API xpar_status xpar_update(xpar_context *ctx, void *host, xpar_update_dir dir) {
+  XPAR__LOCKED_(update_locked(ctx, host, dir));
+}
+XPAR_API xpar_status xpar_unmap(xpar_context *ctx, void *host, xpar_unmap_kind kind) {
+  XPAR__LOCKED_(unmap_locked(ctx, host, kind));
+}
+XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host, void **out) {
+  XPAR__LOCKED_(device_ptr_locked(ctx, host, out));
+}
