@@ -1,0 +1,17 @@
+/*
+ * The CPU backend's table.  Always built; the OpenMP tier runs on one thread
+ * when the library is built without OpenMP.  No device management: those
+ * pointers are NULL.
+ */
+#include "cpu_internal.h"
+
+const xpar__backend xpar__cpu_backend = {
+    .name = "cpu",
+    .reduce = xpar__cpu_reduce,
+    .reduce_sum_wide = xpar__cpu_reduce_sum_wide,
+    .scan = xpar__cpu_scan,
+    .axpy = xpar__cpu_axpy,
+    .add = xpar__cpu_add,
+    .fill = xpar__cpu_fill,
+    .dot = xpar__cpu_dot,
+};

@@ -1,0 +1,183 @@
+/*
+ * Internals of the CPU backend: per-dtype arithmetic (wrapping integer
+ * operations, identities), the OpenMP shims, and the parallel drivers that
+ * the per-op files share.
+ *
+ * Everything per dtype is generated from XPAR_DTYPE_MAP, so a new dtype is
+ * the one line in xpar.h.  The traits a kernel needs are derived from the C
+ * type itself: floating point or integer (_Generic), signed or not, and the
+ * unsigned type of the same width (from the size column) in which integer
+ * arithmetic wraps.
+ *
+ * Floating point: the serial tier promises exact formulas in element order,
+ * matched bit for bit by the GPU's cuda-serial mode, so the compiler must not
+ * reassociate or contract a*b+c into an FMA.  Reassociation needs
+ * -ffast-math (refused below).  Contraction is off by default in GCC's ISO C
+ * mode (-std=c11, which the build uses); clang honours the STDC pragma, which
+ * every backend_cpu source gets through this header.
+ */
+#ifndef XPAR_BACKEND_CPU_INTERNAL_H
+#define XPAR_BACKEND_CPU_INTERNAL_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend.h"
+
+#if defined(__FAST_MATH__)
+#error "backend_cpu must not be built with -ffast-math: the serial tier's float results are exact formulas"
+#endif
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#if defined(XPAR_HAVE_OPENMP)
+#include <omp.h>
+#define XPAR__CPU_PRAGMA(x) _Pragma(#x)
+static inline int xpar__cpu_default_threads(void) { return omp_get_max_threads(); }
+static inline int xpar__cpu_thread_num(void) { return omp_get_thread_num(); }
+static inline int xpar__cpu_team_threads(void) { return omp_get_num_threads(); }
+#else
+/* Without OpenMP the "OpenMP" tier runs the same chunked code on one thread. */
+#define XPAR__CPU_PRAGMA(x)
+static inline int xpar__cpu_default_threads(void) { return 1; }
+static inline int xpar__cpu_thread_num(void) { return 0; }
+static inline int xpar__cpu_team_threads(void) { return 1; }
+#endif
+
+/* Per-thread partial results live in fixed arrays on the stack (no malloc
+ * per call), so the team is capped at this many threads. */
+#define XPAR__CPU_MAX_THREADS 256
+/* Fewer elements than this per thread do not pay for waking a thread: the
+ * team shrinks (a team of one runs without a parallel region).  The chunking
+ * and therefore the float rounding depend only on (n, team size). */
+#define XPAR__CPU_MIN_PER_THREAD 4096
+/* Independent accumulators per thread in the parallel reduce/dot kernels:
+ * enough vector registers in flight to hide the add latency, and the lanes
+ * are what lets the compiler vectorise float sums without -ffast-math. */
+#define XPAR__CPU_LANES 16
+
+/** A per-thread partial padded to its own cache line (no false sharing). */
+typedef struct xpar__cpu_partial {
+  _Alignas(64) xpar__scalar v;
+} xpar__cpu_partial;
+
+/** Threads to request for n elements in the OpenMP tier. */
+static inline int xpar__cpu_team_size(const xpar__exec *ex, size_t n) {
+  int t = (ex->num_threads > 0) ? ex->num_threads : xpar__cpu_default_threads();
+  if (t < 1) t = 1;
+  if (t > XPAR__CPU_MAX_THREADS) t = XPAR__CPU_MAX_THREADS;
+  size_t useful = n / XPAR__CPU_MIN_PER_THREAD;
+  if (useful < 1) useful = 1;
+  if ((size_t)t > useful) t = (int)useful;
+  return t;
+}
+
+/** [lo, hi) of part p of `parts` over [begin, end): contiguous, balanced. */
+static inline void xpar__cpu_split(size_t begin, size_t end, int p, int parts, size_t *lo,
+                                   size_t *hi) {
+  size_t len = end - begin, q = len / (size_t)parts, r = len % (size_t)parts;
+  size_t up = (size_t)p;
+  *lo = begin + up * q + (up < r ? up : r);
+  *hi = *lo + q + (up < r ? 1 : 0);
+}
+
+/* ---- per-dtype traits and arithmetic ------------------------------------ */
+
+typedef uint32_t xpar__cpu_uint4;
+typedef uint64_t xpar__cpu_uint8;
+/* The unsigned type of `size` bytes (size is the literal 4 or 8 of the map). */
+#define XPAR__CPU_UINT(size) xpar__cpu_uint##size
+
+/* Signed integer: all-ones (-1) is below all-ones shifted right (the max).
+ * Written without comparing against 0, which -Wtype-limits flags. */
+#define XPAR__CPU_IS_SIGNED(ctype, size) \
+  ((ctype)(XPAR__CPU_UINT(size))-1 < (ctype)((XPAR__CPU_UINT(size))-1 >> 1))
+#define XPAR__CPU_IS_FLOAT(ctype) _Generic((ctype)0, float: 1, double: 1, long double: 1, default: 0)
+
+/*
+ * Integers add and multiply in the unsigned type of their width (wrapping
+ * mod 2^bits, never signed overflow) and convert back (modular in every
+ * compiler xpar supports).  Floats use their own arithmetic.  The arm of
+ * _Generic not selected is never evaluated.
+ */
+#define XPAR__CPU_ARITH_(e, ctype, name, size)                                           \
+  static inline ctype xpar__cpu_sum_##e(ctype a, ctype b) {                              \
+    return _Generic((ctype)0, float: a + b, double: a + b,                               \
+                    default: (ctype)((XPAR__CPU_UINT(size))a + (XPAR__CPU_UINT(size))b)); \
+  }                                                                                      \
+  static inline ctype xpar__cpu_mul_##e(ctype a, ctype b) {                              \
+    return _Generic((ctype)0, float: a * b, double: a * b,                               \
+                    default: (ctype)((XPAR__CPU_UINT(size))a * (XPAR__CPU_UINT(size))b)); \
+  }                                                                                      \
+  static inline ctype xpar__cpu_min_##e(ctype acc, ctype x) { return (x < acc) ? x : acc; } \
+  static inline ctype xpar__cpu_max_##e(ctype acc, ctype x) { return (x > acc) ? x : acc; } \
+  /* identities: sum 0, min the largest value, max the lowest */                         \
+  static inline ctype xpar__cpu_id_sum_##e(void) { return (ctype)0; }                    \
+  static inline ctype xpar__cpu_id_min_##e(void) {                                       \
+    return _Generic((ctype)0, float: INFINITY, double: (double)INFINITY,                 \
+                    default: XPAR__CPU_IS_SIGNED(ctype, size)                                \
+                                 ? (ctype)((XPAR__CPU_UINT(size))-1 >> 1)                \
+                                 : (ctype)(XPAR__CPU_UINT(size))-1);                     \
+  }                                                                                      \
+  static inline ctype xpar__cpu_id_max_##e(void) {                                       \
+    return _Generic((ctype)0, float: -INFINITY, double: -(double)INFINITY,               \
+                    default: XPAR__CPU_IS_SIGNED(ctype, size)                                \
+                                 ? (ctype)(-(ctype)((XPAR__CPU_UINT(size))-1 >> 1) - 1)  \
+                                 : (ctype)0);                                            \
+  }
+XPAR_DTYPE_MAP(XPAR__CPU_ARITH_)
+#undef XPAR__CPU_ARITH_
+
+/* X-macro over the three reductions: X(OP enum suffix, helper name). */
+#define XPAR__CPU_REDUCTION_MAP(X) X(SUM, sum) X(MIN, min) X(MAX, max)
+
+/* ---- parallel drivers (shared by the per-op files) ---------------------- */
+
+/** Reduce [lo, hi) of (a, b) into *out (b unused for a plain reduce). */
+typedef void (*xpar__cpu_chunk_reduce_fn)(const void *a, const void *b, size_t lo, size_t hi,
+                                          xpar__scalar *out);
+/** acc = acc op x, for the partials of one reduction. */
+typedef void (*xpar__cpu_combine_fn)(xpar__scalar *acc, const xpar__scalar *x);
+/** The elementwise work on [lo, hi); args is the op's own argument block. */
+typedef void (*xpar__cpu_range_fn)(const void *args, size_t lo, size_t hi);
+
+/**
+ * OpenMP tier of every reduction-shaped op (reduce, reduce_sum_wide, dot):
+ * each thread reduces one contiguous chunk with `chunk`, the partials are
+ * combined in thread order (deterministic for a given n and team size), and
+ * `result_size` bytes of the total go to `result`.
+ */
+void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *b, size_t n,
+                               xpar__cpu_chunk_reduce_fn chunk, xpar__cpu_combine_fn combine,
+                               void *result, size_t result_size);
+
+/** The OpenMP-tier chunk kernel and combiner of reduce(t, op) (scan's first
+ *  pass uses them); t and op must be valid. */
+void xpar__cpu_reduce_kernels(xpar_dtype t, xpar_reduction op, xpar__cpu_chunk_reduce_fn *chunk,
+                              xpar__cpu_combine_fn *combine);
+
+/** OpenMP tier of the elementwise ops: fn over contiguous static chunks. */
+void xpar__cpu_parallel_for(const xpar__exec *ex, size_t n, xpar__cpu_range_fn fn,
+                            const void *args);
+
+/* ---- the operations (the backend table's entries) ----------------------- */
+
+xpar_status xpar__cpu_reduce(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, const void *in,
+                             size_t n, void *result);
+xpar_status xpar__cpu_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
+                                      void *result);
+xpar_status xpar__cpu_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
+                           xpar_scan_kind kind, const void *in, void *out, size_t n);
+xpar_status xpar__cpu_axpy(const xpar__exec *ex, xpar_dtype t, const void *alpha, const void *x,
+                           void *y, size_t n);
+xpar_status xpar__cpu_add(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, void *z,
+                          size_t n);
+xpar_status xpar__cpu_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
+                           size_t n);
+xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
+                          void *result);
+
+#endif /* XPAR_BACKEND_CPU_INTERNAL_H */

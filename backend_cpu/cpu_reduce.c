@@ -1,0 +1,181 @@
+/*
+ * CPU reduce (sum / min / max) and reduce_sum_wide, serial and OpenMP tiers,
+ * plus the parallel-reduce driver that dot shares.
+ *
+ * Serial tier: one accumulator, element order, the exact formulas that the
+ * GPU's cuda-serial mode reproduces bit for bit:
+ *   sum  acc = 0;        acc = acc + x[i]
+ *   min  acc = identity; acc = (x[i] < acc) ? x[i] : acc
+ *   max  acc = identity; acc = (x[i] > acc) ? x[i] : acc
+ *   wide (float) acc = 0.0; acc = acc + (double)x[i]
+ *
+ * OpenMP tier: each thread reduces one contiguous chunk into
+ * XPAR__CPU_LANES independent accumulators (lane j takes elements j, j + L,
+ * ... of the chunk; the compiler turns the lanes into vector registers
+ * without being allowed to reassociate anything), folds its lanes in lane
+ * order, and the thread partials are combined in thread order.  One DRAM read
+ * of the input, no atomics, no locks.
+ */
+#include "cpu_internal.h"
+
+/* ---- the parallel driver ------------------------------------------------ */
+
+void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *b, size_t n,
+                               xpar__cpu_chunk_reduce_fn chunk, xpar__cpu_combine_fn combine,
+                               void *result, size_t result_size) {
+  xpar__cpu_partial part[XPAR__CPU_MAX_THREADS];
+  int team = xpar__cpu_team_size(ex, n);
+  int used = 1;
+  if (team <= 1) {
+    chunk(a, b, 0, n, &part[0].v);
+  } else {
+    XPAR__CPU_PRAGMA(omp parallel num_threads(team))
+    {
+      int id = xpar__cpu_thread_num(), nt = xpar__cpu_team_threads();
+      size_t lo, hi;
+      xpar__cpu_split(0, n, id, nt, &lo, &hi);
+      chunk(a, b, lo, hi, &part[id].v);
+      if (id == 0) used = nt;
+    }
+  }
+  xpar__scalar acc = part[0].v;
+  for (int t = 1; t < used; ++t) combine(&acc, &part[t].v);
+  memcpy(result, &acc, result_size);
+}
+
+/* ---- per-dtype kernels --------------------------------------------------- */
+
+/* Kernels of one dtype and one reduction OP (sum, min or max). */
+#define XPAR__CPU_REDUCE_KERNELS_(e, ctype, OP)                                              \
+  static void reduce_serial_##OP##_##e(const void *in, size_t n, void *result) {            \
+    const ctype *x = (const ctype *)in;                                                      \
+    ctype acc = xpar__cpu_id_##OP##_##e();                                                   \
+    for (size_t i = 0; i < n; ++i) acc = xpar__cpu_##OP##_##e(acc, x[i]);                    \
+    memcpy(result, &acc, sizeof acc);                                                        \
+  }                                                                                          \
+  static void reduce_chunk_##OP##_##e(const void *in, const void *unused, size_t lo,         \
+                                      size_t hi, xpar__scalar *out) {                        \
+    (void)unused;                                                                            \
+    const ctype *x = (const ctype *)in;                                                      \
+    ctype lane[XPAR__CPU_LANES];                                                             \
+    for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = xpar__cpu_id_##OP##_##e();           \
+    size_t i = lo;                                                                           \
+    for (; hi - i >= XPAR__CPU_LANES; i += XPAR__CPU_LANES)                        \
+      for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = xpar__cpu_##OP##_##e(lane[j], x[i + j]); \
+    ctype acc = lane[0];                                                                     \
+    for (int j = 1; j < XPAR__CPU_LANES; ++j) acc = xpar__cpu_##OP##_##e(acc, lane[j]);      \
+    for (; i < hi; ++i) acc = xpar__cpu_##OP##_##e(acc, x[i]);                               \
+    memcpy(out->bytes, &acc, sizeof acc);                                                    \
+  }                                                                                          \
+  static void reduce_combine_##OP##_##e(xpar__scalar *acc, const xpar__scalar *x) {          \
+    ctype p, q;                                                                              \
+    memcpy(&p, acc->bytes, sizeof p);                                                        \
+    memcpy(&q, x->bytes, sizeof q);                                                          \
+    p = xpar__cpu_##OP##_##e(p, q);                                                          \
+    memcpy(acc->bytes, &p, sizeof p);                                                        \
+  }
+
+/*
+ * reduce_sum_wide: floats accumulate in double, integers in uint64_t (whose
+ * bits are the wrapping int64 sum for signed types).  The branch on the
+ * dtype's kind is a compile-time constant; the arm not taken is dead code.
+ */
+#define XPAR__CPU_WIDE_KERNELS_(e, ctype)                                                    \
+  static void wide_serial_##e(const void *in, size_t n, void *result) {                     \
+    const ctype *x = (const ctype *)in;                                                      \
+    if (XPAR__CPU_IS_FLOAT(ctype)) {                                                         \
+      double acc = 0.0;                                                                      \
+      for (size_t i = 0; i < n; ++i) acc = acc + (double)x[i];                               \
+      memcpy(result, &acc, sizeof acc);                                                      \
+    } else {                                                                                 \
+      uint64_t acc = 0;                                                                      \
+      for (size_t i = 0; i < n; ++i) acc = acc + (uint64_t)x[i];                             \
+      memcpy(result, &acc, sizeof acc);                                                      \
+    }                                                                                        \
+  }                                                                                          \
+  static void wide_chunk_##e(const void *in, const void *unused, size_t lo, size_t hi,       \
+                             xpar__scalar *out) {                                            \
+    (void)unused;                                                                            \
+    const ctype *x = (const ctype *)in;                                                      \
+    if (XPAR__CPU_IS_FLOAT(ctype)) {                                                         \
+      double lane[XPAR__CPU_LANES] = {0};                                                    \
+      size_t i = lo;                                                                         \
+      for (; hi - i >= XPAR__CPU_LANES; i += XPAR__CPU_LANES)                      \
+        for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = lane[j] + (double)x[i + j];      \
+      double acc = lane[0];                                                                  \
+      for (int j = 1; j < XPAR__CPU_LANES; ++j) acc = acc + lane[j];                         \
+      for (; i < hi; ++i) acc = acc + (double)x[i];                                          \
+      out->f64 = acc;                                                                        \
+    } else {                                                                                 \
+      uint64_t acc = 0;                                                                      \
+      for (size_t i = lo; i < hi; ++i) acc = acc + (uint64_t)x[i];                           \
+      out->u64 = acc;                                                                        \
+    }                                                                                        \
+  }
+
+#define XPAR__CPU_ALL_KERNELS_(e, ctype, name, size) \
+  XPAR__CPU_REDUCE_KERNELS_(e, ctype, sum)           \
+  XPAR__CPU_REDUCE_KERNELS_(e, ctype, min)           \
+  XPAR__CPU_REDUCE_KERNELS_(e, ctype, max)           \
+  XPAR__CPU_WIDE_KERNELS_(e, ctype)
+XPAR_DTYPE_MAP(XPAR__CPU_ALL_KERNELS_)
+#undef XPAR__CPU_ALL_KERNELS_
+
+static void wide_combine_f64(xpar__scalar *acc, const xpar__scalar *x) { acc->f64 = acc->f64 + x->f64; }
+static void wide_combine_u64(xpar__scalar *acc, const xpar__scalar *x) { acc->u64 = acc->u64 + x->u64; }
+
+/* ---- kernel tables ------------------------------------------------------- */
+
+typedef struct reduce_kernels {
+  void (*serial)(const void *in, size_t n, void *result);
+  xpar__cpu_chunk_reduce_fn chunk;
+  xpar__cpu_combine_fn combine;
+} reduce_kernels;
+
+#define XPAR__CPU_KSET_(e, OP) \
+  { reduce_serial_##OP##_##e, reduce_chunk_##OP##_##e, reduce_combine_##OP##_##e }
+#define XPAR__CPU_ROW_(e, ctype, name, size)                                            \
+  [XPAR_##e] = {[XPAR_SUM] = XPAR__CPU_KSET_(e, sum), [XPAR_MIN] = XPAR__CPU_KSET_(e, min), \
+                [XPAR_MAX] = XPAR__CPU_KSET_(e, max)},
+static const reduce_kernels reduce_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_COUNT_] = {
+    XPAR_DTYPE_MAP(XPAR__CPU_ROW_)};
+#undef XPAR__CPU_ROW_
+
+#define XPAR__CPU_WROW_(e, ctype, name, size)                      \
+  [XPAR_##e] = {wide_serial_##e, wide_chunk_##e,                   \
+                XPAR__CPU_IS_FLOAT(ctype) ? wide_combine_f64 : wide_combine_u64},
+static const reduce_kernels wide_table[XPAR_DTYPE_COUNT_] = {XPAR_DTYPE_MAP(XPAR__CPU_WROW_)};
+#undef XPAR__CPU_WROW_
+
+void xpar__cpu_reduce_kernels(xpar_dtype t, xpar_reduction op, xpar__cpu_chunk_reduce_fn *chunk,
+                              xpar__cpu_combine_fn *combine) {
+  *chunk = reduce_table[t][op].chunk;
+  *combine = reduce_table[t][op].combine;
+}
+
+/* ---- entry points -------------------------------------------------------- */
+
+xpar_status xpar__cpu_reduce(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, const void *in,
+                             size_t n, void *result) {
+  XPAR__RETURN_IF(!xpar__dtype_valid(t) || (unsigned)op >= (unsigned)XPAR_REDUCTION_COUNT_,
+                  XPAR_ERR_INTERNAL, "cpu reduce: bad dtype %d or op %d", (int)t, (int)op);
+  const reduce_kernels *k = &reduce_table[t][op];
+  if (ex->serial)
+    k->serial(in, n, result);
+  else
+    xpar__cpu_parallel_reduce(ex, in, NULL, n, k->chunk, k->combine, result, xpar__dtype_size(t));
+  return XPAR_OK;
+}
+
+xpar_status xpar__cpu_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
+                                      void *result) {
+  XPAR__RETURN_IF(!xpar__dtype_valid(t), XPAR_ERR_INTERNAL, "cpu reduce_sum_wide: bad dtype %d",
+                  (int)t);
+  const reduce_kernels *k = &wide_table[t];
+  if (ex->serial)
+    k->serial(in, n, result);
+  else
+    xpar__cpu_parallel_reduce(ex, in, NULL, n, k->chunk, k->combine, result,
+                              xpar__dtype_size(xpar__wide_dtype(t)));
+  return XPAR_OK;
+}
