@@ -39,7 +39,9 @@ XPAR_API xpar_status xpar_context_create(xpar_context **out) {
   ctx->offload = XPAR_OFFLOAD_DEFAULT;
   ctx->device = -1;
   xpar__thresholds_default(ctx->thresholds);
-  xpar_status st = xpar__env_apply(ctx);
+  /* Precedence, lowest first: defaults, profile, environment, API. */
+  xpar_status st = xpar__profile_load_default(ctx);
+  if (st == XPAR_OK) st = xpar__env_apply(ctx);
   if (st != XPAR_OK) {
     free(ctx);
     return st;
@@ -107,7 +109,10 @@ XPAR_API xpar_status xpar_context_set_threshold(xpar_context *ctx, xpar_op op, x
                                                 xpar_threshold which, size_t n) {
   WITH_CONTEXT(ctx, {
     s_ = check_threshold_key(op, dtype, which);
-    if (s_ == XPAR_OK) ctx->thresholds[op][dtype][which] = n;
+    if (s_ == XPAR_OK) {
+      ctx->thresholds[op][dtype][which] = n;
+      ctx->threshold_source[op][dtype][which] = XPAR__SRC_API;
+    }
   });
 }
 

@@ -42,6 +42,14 @@ typedef enum xpar__cpu_rule {
   XPAR__CPU_FORCED_SERIAL
 } xpar__cpu_rule;
 
+/* Where a threshold's value came from (shown in decision records). */
+typedef enum xpar__source {
+  XPAR__SRC_DEFAULT = 0,
+  XPAR__SRC_PROFILE,
+  XPAR__SRC_ENV,
+  XPAR__SRC_API
+} xpar__source;
+
 typedef struct xpar__decision_raw {
   xpar_op op;
   xpar_dtype dtype;
@@ -50,8 +58,10 @@ typedef struct xpar__decision_raw {
   xpar__gpu_rule gpu_rule;
   xpar_threshold gpu_kind;
   size_t gpu_threshold;
+  xpar__source gpu_source;
   xpar__cpu_rule cpu_rule;
   size_t openmp_threshold;
+  xpar__source openmp_source;
   size_t bytes_to_device;
   size_t bytes_to_host;
   const char *why; /* static text or ctx->fallback_why; may be NULL */
@@ -76,6 +86,7 @@ struct xpar_context {
   int device; /* -1: the default device */
   unsigned launch_grid, launch_block;
   size_t thresholds[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+  unsigned char threshold_source[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
 
   /* GPU: probed lazily, on the first call that needs to know. */
   int gpu_known;           /* 0 = not probed yet */
@@ -147,6 +158,10 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, xpa
 xpar_status xpar__mapping_sync_host(xpar_context *ctx, xpar__mapping *m, size_t *moved);
 xpar_status xpar__mapping_sync_device(xpar_context *ctx, xpar__mapping *m, size_t *moved);
 void xpar__mappings_release_all(xpar_context *ctx);
+
+/* ---- profile.c ------------------------------------------------------------ */
+/** Load the profile named by XPAR_PROFILE or at the default path, if any. */
+xpar_status xpar__profile_load_default(xpar_context *ctx);
 
 /* ---- decision.c ----------------------------------------------------------- */
 /** Format a decision's reason ("n=1000 below openmp threshold 16384"). */

@@ -9,6 +9,8 @@ static int fmt_count(char *buf, size_t size, size_t v) {
   return snprintf(buf, size, "%zu", v);
 }
 
+static const char *const source_names[] = {"default", "profile", "env", "api"};
+
 static const char *data_phrase(xpar_threshold kind) {
   switch (kind) {
     case XPAR_THRESHOLD_GPU_PINNED_DATA: return "pinned host data";
@@ -31,20 +33,22 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   const char *why = d->why ? d->why : "unknown";
   fmt_count(thr, sizeof thr, d->gpu_threshold);
   const char *kind = data_phrase(d->gpu_kind);
+  const char *gsrc = source_names[d->gpu_source];
+  const char *osrc = source_names[d->openmp_source];
   switch (d->gpu_rule) {
     case XPAR__GPU_NOT_CONSIDERED: break;
     case XPAR__GPU_BELOW:
       if (d->gpu_threshold == XPAR_NEVER)
-        XPAR__APPEND_("the GPU never pays for %s (threshold never)", kind);
+        XPAR__APPEND_("GPU threshold never (%s) for %s", gsrc, kind);
       else
-        XPAR__APPEND_("n=%zu below GPU threshold %s for %s", d->n, thr, kind);
+        XPAR__APPEND_("n=%zu below GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
       break;
     case XPAR__GPU_AT_OR_ABOVE:
-      XPAR__APPEND_("n=%zu at or above GPU threshold %s for %s", d->n, thr, kind);
+      XPAR__APPEND_("n=%zu at or above GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
       break;
     case XPAR__GPU_WANTED_UNUSABLE:
-      XPAR__APPEND_("n=%zu at or above GPU threshold %s for %s, but the GPU is not usable (%s)",
-                    d->n, thr, kind, why);
+      XPAR__APPEND_("n=%zu at or above GPU threshold %s (%s) for %s, but the GPU is not usable "
+                    "(%s)", d->n, thr, gsrc, kind, why);
       break;
     case XPAR__GPU_FORCED: XPAR__APPEND_("backend forced to the GPU"); break;
     case XPAR__GPU_FORCED_UNUSABLE:
@@ -62,10 +66,10 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   switch (d->cpu_rule) {
     case XPAR__CPU_NONE: break;
     case XPAR__CPU_BELOW_OPENMP:
-      XPAR__APPEND_("%sn=%zu below openmp threshold %s", sep, d->n, thr);
+      XPAR__APPEND_("%sn=%zu below openmp threshold %s (%s)", sep, d->n, thr, osrc);
       break;
     case XPAR__CPU_AT_OR_ABOVE_OPENMP:
-      XPAR__APPEND_("%sn=%zu at or above openmp threshold %s", sep, d->n, thr);
+      XPAR__APPEND_("%sn=%zu at or above openmp threshold %s (%s)", sep, d->n, thr, osrc);
       break;
     case XPAR__CPU_FORCED_SERIAL: XPAR__APPEND_("%sbackend forced to serial", sep); break;
   }

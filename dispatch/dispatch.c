@@ -72,6 +72,7 @@ static int on_device_only(const xpar__operand *w) {
 
 static xpar_tier cpu_tier(const xpar_context *ctx, const xpar__call *c, xpar__decision_raw *d) {
   d->openmp_threshold = ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_OPENMP];
+  d->openmp_source = ctx->threshold_source[c->op][c->dtype][XPAR_THRESHOLD_OPENMP];
   if (ctx->backend == XPAR_BACKEND_CPU_SERIAL) {
     d->cpu_rule = XPAR__CPU_FORCED_SERIAL;
     return XPAR_TIER_CPU_SERIAL;
@@ -146,6 +147,7 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
                 : pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA
                          : XPAR_THRESHOLD_GPU_DEVICE_DATA;
   d->gpu_threshold = ctx->thresholds[c->op][c->dtype][d->gpu_kind];
+  d->gpu_source = ctx->threshold_source[c->op][c->dtype][d->gpu_kind];
   if (c->n < d->gpu_threshold) {
     d->gpu_rule = XPAR__GPU_BELOW;
     *tier = cpu_tier(ctx, c, d);

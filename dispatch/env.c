@@ -79,7 +79,10 @@ static xpar_status apply_thresholds(xpar_context *ctx) {
         return bad_env(name, v, "an element count, 2^k (k < 64) or \"never\"");
       for (int o = 0; o < XPAR_OP_COUNT_; o++) {
         if (op != XPAR_OP_COUNT_ && o != op) continue;
-        for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++) ctx->thresholds[o][dt][k] = n;
+        for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++) {
+          ctx->thresholds[o][dt][k] = n;
+          ctx->threshold_source[o][dt][k] = XPAR__SRC_ENV;
+        }
       }
     }
   }

@@ -290,6 +290,36 @@ XPAR_API xpar_status xpar_context_set_launch_shape(xpar_context *ctx, unsigned g
                                                    unsigned block);
 
 /* ------------------------------------------------------------------------ */
+/* Calibration profiles                                                      */
+/* ------------------------------------------------------------------------ */
+/*
+ * A profile is a plain-text file of thresholds measured on one machine by
+ * `xpar-bench calibrate` (format: docs/profile.md).  It is keyed by the CPU
+ * model, the number of online cores and the GPU name ("none" without one).
+ * xpar_context_create() loads the profile at XPAR_PROFILE, or else at the
+ * default path ($XDG_CACHE_HOME/xpar/profile.txt, or
+ * ~/.cache/xpar/profile.txt) when that file exists.  A profile from another
+ * machine is ignored with a notice on stderr; a corrupt one (or a missing
+ * file named by XPAR_PROFILE) makes creation fail with XPAR_ERR_PROFILE and a
+ * detail naming the file and line.  Precedence, lowest first: built-in
+ * defaults, profile, environment, xpar_context_set_threshold().
+ */
+
+/** Write ctx's current thresholds as a profile for this machine. */
+XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path);
+
+/**
+ * Apply the profile at `path` to ctx (its thresholds replace ctx's).  With
+ * *applied set to 0 and XPAR_OK when the profile belongs to another machine;
+ * applied may be NULL.
+ */
+XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int *applied);
+
+/** The default profile path for this user (see above); XPAR_ERR_IO when no
+ *  home or cache directory is known. */
+XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size);
+
+/* ------------------------------------------------------------------------ */
 /* Introspection                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -301,7 +331,10 @@ typedef struct xpar_decision {
   xpar_tier tier;            /* the tier that ran it (XPAR_TIER_NONE: none) */
   size_t bytes_to_device;    /* transfers the call made                      */
   size_t bytes_to_host;
-  char reason[192];          /* e.g. "n=1000 below openmp threshold 16384" */
+  char reason[256];          /* e.g. "n=1000 below openmp threshold 16384
+                                (default)"; each threshold quoted is followed
+                                by where it came from: default, profile, env
+                                or api */
 } xpar_decision;
 
 /** The decision record of the context's last call. */

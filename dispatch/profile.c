@@ -1,0 +1,291 @@
+/*
+ * Calibration profiles: plain-text thresholds measured on one machine
+ * (format in docs/profile.md), keyed by CPU model, online cores and GPU name.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "context.h"
+
+#define PROFILE_MAGIC "xpar-profile 1"
+
+static const char *const kind_words[XPAR_THRESHOLD_COUNT_] = {"openmp", "gpu", "gpu_pinned",
+                                                              "gpu_pageable"};
+
+typedef struct machine_id {
+  char cpu[128];
+  long cores;
+  char gpu[128];
+} machine_id;
+
+static void trim(char *s) {
+  size_t n = strlen(s);
+  while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+    s[--n] = '\0';
+  size_t lead = strspn(s, " \t");
+  if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
+}
+
+static void cpu_model(char *buf, size_t size) {
+  snprintf(buf, size, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) == 0) {
+      char *colon = strchr(line, ':');
+      if (colon) {
+        trim(colon + 1);
+        snprintf(buf, size, "%s", colon + 1);
+      }
+      break;
+    }
+  }
+  fclose(f);
+}
+
+/* This machine's identity.  The GPU part probes CUDA (once per process)
+ * unless offload is disabled, in which case only the CPU keys matter. */
+static void this_machine(xpar_context *ctx, machine_id *m, int want_gpu) {
+  cpu_model(m->cpu, sizeof m->cpu);
+  m->cores = sysconf(_SC_NPROCESSORS_ONLN);
+  snprintf(m->gpu, sizeof m->gpu, "none");
+  if (want_gpu && xpar__gpu_usable(ctx, NULL)) {
+    xpar_device_info info;
+    if (xpar__gpu_backend()->query(ctx->device, &info) == XPAR_OK && info.usable)
+      snprintf(m->gpu, sizeof m->gpu, "%s", info.name);
+  }
+}
+
+static int word_index(const char *s, const char *const *words, int count) {
+  for (int i = 0; i < count; i++)
+    if (strcmp(s, words[i]) == 0) return i;
+  return -1;
+}
+
+static int op_index(const char *s) {
+  for (int i = 0; i < XPAR_OP_COUNT_; i++)
+    if (strcmp(s, xpar_op_name((xpar_op)i)) == 0) return i;
+  return -1;
+}
+
+static int dtype_index(const char *s) {
+  for (int i = 0; i < XPAR_DTYPE_COUNT_; i++)
+    if (strcmp(s, xpar_dtype_name((xpar_dtype)i)) == 0) return i;
+  return -1;
+}
+
+/* Parse the whole file into `prof` and its machine key; error names the line. */
+static xpar_status parse(const char *path, FILE *f, machine_id *key,
+                         size_t prof[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_],
+                         unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]) {
+  char line[512];
+  int lineno = 0, seen_magic = 0, seen_cpu = 0, seen_cores = 0, seen_gpu = 0;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    XPAR__RETURN_IF(!strchr(line, '\n') && !feof(f), XPAR_ERR_PROFILE,
+                    "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+    trim(line);
+    if (!line[0] || line[0] == '#') continue;
+    if (!seen_magic) {
+      XPAR__RETURN_IF(strcmp(line, PROFILE_MAGIC) != 0, XPAR_ERR_PROFILE,
+                      "%s:%d: expected \"" PROFILE_MAGIC "\", found \"%.60s\"", path, lineno, line);
+      seen_magic = 1;
+      continue;
+    }
+    char *colon = strchr(line, ':');
+    if (colon) {
+      *colon = '\0';
+      char *value = colon + 1;
+      trim(line);
+      trim(value);
+      if (strcmp(line, "cpu") == 0) {
+        snprintf(key->cpu, sizeof key->cpu, "%s", value);
+        seen_cpu = 1;
+      } else if (strcmp(line, "gpu") == 0) {
+        snprintf(key->gpu, sizeof key->gpu, "%s", value);
+        seen_gpu = 1;
+      } else if (strcmp(line, "cores") == 0) {
+        char *end;
+        errno = 0;
+        key->cores = strtol(value, &end, 10);
+        XPAR__RETURN_IF(errno || *end || end == value || key->cores <= 0, XPAR_ERR_PROFILE,
+                        "%s:%d: cores: \"%.40s\" is not a positive count", path, lineno, value);
+        seen_cores = 1;
+      } else if (strcmp(line, "written") != 0) {
+        return xpar__fail(XPAR_ERR_PROFILE, "%s:%d: unknown key \"%.40s\"", path, lineno, line);
+      }
+      continue;
+    }
+    char op[32], dt[32], kind[32], value[48], extra[2];
+    int got = sscanf(line, "%31s %31s %31s %47s %1s", op, dt, kind, value, extra);
+    XPAR__RETURN_IF(got != 4, XPAR_ERR_PROFILE,
+                    "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\", found \"%.60s\"",
+                    path, lineno, line);
+    int o = op_index(op), t = dtype_index(dt), k = word_index(kind, kind_words, XPAR_THRESHOLD_COUNT_);
+    XPAR__RETURN_IF(o < 0, XPAR_ERR_PROFILE, "%s:%d: unknown op \"%s\"", path, lineno, op);
+    XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%s\"", path, lineno, dt);
+    XPAR__RETURN_IF(k < 0, XPAR_ERR_PROFILE,
+                    "%s:%d: unknown threshold \"%s\" (openmp, gpu, gpu_pinned, gpu_pageable)",
+                    path, lineno, kind);
+    size_t n;
+    XPAR__RETURN_IF(xpar__parse_count(value, &n) != 0, XPAR_ERR_PROFILE,
+                    "%s:%d: \"%s\" is not an element count or \"never\"", path, lineno, value);
+    prof[o][t][k] = n;
+    have[o][t][k] = 1;
+  }
+  XPAR__RETURN_IF(ferror(f), XPAR_ERR_IO, "%s: read error: %s", path, strerror(errno));
+  XPAR__RETURN_IF(!seen_magic, XPAR_ERR_PROFILE, "%s: empty file (no \"" PROFILE_MAGIC "\" line)",
+                  path);
+  XPAR__RETURN_IF(!seen_cpu || !seen_cores || !seen_gpu, XPAR_ERR_PROFILE,
+                  "%s: missing machine key (%s%s%s)", path, seen_cpu ? "" : "cpu ",
+                  seen_cores ? "" : "cores ", seen_gpu ? "" : "gpu");
+  return XPAR_OK;
+}
+
+/* One notice per process is enough: every context would repeat it. */
+static atomic_int notice_printed;
+
+static xpar_status load(xpar_context *ctx, const char *path, int *applied) {
+  unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+  size_t values[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+  memset(have, 0, sizeof have);
+  machine_id key = {{0}, 0, {0}}, here;
+  *applied = 0;
+  FILE *f = fopen(path, "r");
+  XPAR__RETURN_IF(!f, XPAR_ERR_PROFILE, "%s: cannot open: %s", path, strerror(errno));
+  xpar_status st = parse(path, f, &key, values, have);
+  fclose(f);
+  XPAR__FORWARD(st);
+  int want_gpu = ctx->offload != XPAR_OFFLOAD_DISABLED && strcmp(key.gpu, "none") != 0;
+  this_machine(ctx, &here, want_gpu);
+  if (strcmp(key.cpu, here.cpu) != 0 || key.cores != here.cores ||
+      (want_gpu && strcmp(key.gpu, here.gpu) != 0)) {
+    if (!atomic_exchange(&notice_printed, 1))
+      fprintf(stderr,
+              "xpar: notice: ignoring profile %s, written on another machine (%s, %ld cores, GPU "
+              "%s; this one: %s, %ld cores, GPU %s)\n",
+              path, key.cpu, key.cores, key.gpu, here.cpu, here.cores, here.gpu);
+    return XPAR_OK;
+  }
+  for (int o = 0; o < XPAR_OP_COUNT_; o++)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+      for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
+        if (have[o][t][k]) {
+          ctx->thresholds[o][t][k] = values[o][t][k];
+          ctx->threshold_source[o][t][k] = XPAR__SRC_PROFILE;
+        }
+  *applied = 1;
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size) {
+  xpar__clear_error();
+  XPAR__RETURN_IF(!buf, XPAR_ERR_NULL_POINTER, "buf is NULL");
+  const char *cache = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  int w;
+  if (cache && cache[0] == '/')
+    w = snprintf(buf, size, "%s/xpar/profile.txt", cache);
+  else if (home && home[0])
+    w = snprintf(buf, size, "%s/.cache/xpar/profile.txt", home);
+  else
+    return xpar__fail(XPAR_ERR_IO, "neither XDG_CACHE_HOME nor HOME is set");
+  XPAR__RETURN_IF(w < 0 || (size_t)w >= size, XPAR_ERR_INVALID_ARGUMENT,
+                  "buffer of %zu bytes is too small for the profile path", size);
+  return XPAR_OK;
+}
+
+xpar_status xpar__profile_load_default(xpar_context *ctx) {
+  int applied;
+  const char *env = getenv("XPAR_PROFILE");
+  if (env) {
+    XPAR__RETURN_IF(!env[0], XPAR_ERR_INVALID_ENV, "XPAR_PROFILE is empty; expected a file path");
+    return load(ctx, env, &applied);
+  }
+  char path[4096];
+  if (xpar_profile_default_path(path, sizeof path) != XPAR_OK) {
+    xpar__clear_error(); /* no home: simply no default profile */
+    return XPAR_OK;
+  }
+  if (access(path, F_OK) != 0) return XPAR_OK;
+  return load(ctx, path, &applied);
+}
+
+XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int *applied) {
+  XPAR__FORWARD(xpar__ctx_enter(ctx));
+  int ok = 0;
+  xpar_status st = path ? load(ctx, path, &ok) : xpar__fail(XPAR_ERR_NULL_POINTER, "path is NULL");
+  if (applied) *applied = ok;
+  xpar__ctx_leave(ctx);
+  return st;
+}
+
+/* mkdir -p of path's parent directory. */
+static void make_parent_dirs(const char *path) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return;
+  *slash = '\0';
+  for (char *p = dir + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      mkdir(dir, 0755);
+      *p = '/';
+    }
+  mkdir(dir, 0755);
+}
+
+XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
+  XPAR__FORWARD(xpar__ctx_enter(ctx));
+  xpar_status st = XPAR_OK;
+  if (!path) {
+    st = xpar__fail(XPAR_ERR_NULL_POINTER, "path is NULL");
+    goto out;
+  }
+  machine_id here;
+  this_machine(ctx, &here, ctx->offload != XPAR_OFFLOAD_DISABLED);
+  make_parent_dirs(path);
+  /* Write a sibling file and rename it, so a reader never sees half a profile. */
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    st = xpar__fail(XPAR_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    goto out;
+  }
+  fprintf(f, "# xpar calibration profile (format: docs/profile.md)\n" PROFILE_MAGIC "\n");
+  fprintf(f, "cpu: %s\ncores: %ld\ngpu: %s\n", here.cpu, here.cores, here.gpu);
+  fprintf(f, "# <op> <dtype> <threshold> <elements|never>: n >= value takes the faster-for-large-n side\n");
+  for (int o = 0; o < XPAR_OP_COUNT_; o++)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+      for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++) {
+        size_t v = ctx->thresholds[o][t][k];
+        if (v == XPAR_NEVER)
+          fprintf(f, "%s %s %s never\n", xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t),
+                  kind_words[k]);
+        else
+          fprintf(f, "%s %s %s %zu\n", xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t),
+                  kind_words[k], v);
+      }
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad) {
+    unlink(tmp);
+    st = xpar__fail(XPAR_ERR_IO, "%s: write error", tmp);
+    goto out;
+  }
+  if (rename(tmp, path) != 0) {
+    st = xpar__fail(XPAR_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    unlink(tmp);
+  }
+out:
+  xpar__ctx_leave(ctx);
+  return st;
+}
