@@ -8,14 +8,19 @@
 xpar_status xpar__ctx_enter(xpar_context *ctx) {
   xpar__clear_error();
   if (!ctx) return xpar__fail(XPAR_ERR_NULL_CONTEXT, "the context is NULL");
-  if (atomic_flag_test_and_set_explicit(&ctx->busy, memory_order_acquire))
+  /* Best-effort detection of a context shared between threads, with plain
+   * loads and stores: a locked read-modify-write here would cost more than a
+   * whole 128-element call.  Sharing a context is not supported; this turns
+   * most such bugs into XPAR_ERR_CONTEXT_BUSY instead of silent corruption. */
+  if (atomic_load_explicit(&ctx->busy, memory_order_relaxed))
     return xpar__fail(XPAR_ERR_CONTEXT_BUSY,
                       "the context is in use by another thread; use one context per thread");
+  atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
   return XPAR_OK;
 }
 
 void xpar__ctx_leave(xpar_context *ctx) {
-  atomic_flag_clear_explicit(&ctx->busy, memory_order_release);
+  atomic_store_explicit(&ctx->busy, 0, memory_order_release);
 }
 
 /* Run `body` (a statement using ctx) with the context held. */
@@ -34,7 +39,6 @@ XPAR_API xpar_status xpar_context_create(xpar_context **out) {
   *out = NULL;
   xpar_context *ctx = calloc(1, sizeof *ctx);
   XPAR__RETURN_IF(!ctx, XPAR_ERR_OUT_OF_MEMORY, "allocating a context (%zu bytes)", sizeof *ctx);
-  atomic_flag_clear(&ctx->busy);
   ctx->backend = XPAR_BACKEND_AUTO;
   ctx->offload = XPAR_OFFLOAD_DEFAULT;
   ctx->device = -1;

@@ -5,7 +5,9 @@
 
 #include "internal.h"
 
-static _Thread_local char last_detail[512];
+/* initial-exec: the detail is cleared on every call, and the default TLS
+ * model of a shared library would make that a function call. */
+static _Thread_local char last_detail[512] __attribute__((tls_model("initial-exec")));
 
 xpar_status xpar__fail(xpar_status status, const char *fmt, ...) {
   va_list ap;

@@ -78,7 +78,7 @@ typedef struct xpar__page_cache_entry {
 } xpar__page_cache_entry;
 
 struct xpar_context {
-  atomic_flag busy;
+  atomic_int busy; /* best-effort detection of concurrent use */
   xpar_backend backend;
   xpar_offload offload;
   int verbose;

@@ -328,7 +328,67 @@ static int host_reachable(const plan *p) {
   return !p->has_result_operand || p->result.where.loc != XPAR__LOC_DEVICE;
 }
 
+/* Whether p is known host memory (pageable or pinned) from the page cache;
+ * a miss sends the call down the general path, which classifies and caches. */
+static int cached_host_page(const xpar_context *ctx, const void *p, int *pinned) {
+  if (!p) return 1;
+  uintptr_t page = (uintptr_t)p >> 12;
+  const xpar__page_cache_entry *e = &ctx->page_cache[page % XPAR__PAGE_CACHE_SIZE];
+  if (e->page_plus_one != page + 1) return 0;
+  *pinned |= e->kind == XPAR__PTR_HOST_PINNED;
+  return 1;
+}
+
+/*
+ * The common case in a tight loop: arrays in plain host memory, nothing
+ * mapped or queued, and a call that stays on the CPU.  Decides exactly as
+ * decide() would, without building a plan.  Returns 0 (nothing done) when
+ * the general path must take the call.
+ */
+static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
+  if (ctx->n_maps | ctx->gpu_pending | c->nowait) return 0;
+  xpar_backend b = ctx->backend;
+  xpar_offload off = ctx->offload;
+  if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
+    return 0;
+  int pinned = 0;
+  if (off != XPAR_OFFLOAD_DISABLED && c->n && xpar__gpu_usable(ctx, NULL) &&
+      !(cached_host_page(ctx, c->x, &pinned) && cached_host_page(ctx, c->y, &pinned) &&
+        cached_host_page(ctx, c->out, &pinned)))
+    return 0;
+  xpar__decision_raw *d = &ctx->last;
+  d->op = c->op;
+  d->dtype = c->dtype;
+  d->n = c->n;
+  d->tier = XPAR_TIER_NONE;
+  d->bytes_to_device = d->bytes_to_host = 0;
+  d->why = NULL;
+  if (b == XPAR_BACKEND_AUTO && off != XPAR_OFFLOAD_DISABLED) {
+    xpar_threshold kind =
+        pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA : XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
+    size_t thr = ctx->thresholds[c->op][c->dtype][kind];
+    if (c->n >= thr) return 0;
+    d->gpu_rule = XPAR__GPU_BELOW;
+    d->gpu_kind = kind;
+    d->gpu_threshold = thr;
+    d->gpu_source = ctx->threshold_source[c->op][c->dtype][kind];
+  } else {
+    d->gpu_rule = b == XPAR_BACKEND_AUTO ? XPAR__GPU_DISABLED : XPAR__GPU_NOT_CONSIDERED;
+  }
+  xpar_tier tier = cpu_tier(ctx, c, d);
+  xpar__exec ex = {.serial = tier == XPAR_TIER_CPU_SERIAL, .num_threads = ctx->num_threads};
+  *st = run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
+  if (*st == XPAR_OK) {
+    d->tier = tier;
+    if (ctx->verbose) xpar__decision_log(d);
+  }
+  return 1;
+}
+
 xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
+  xpar_status st;
+  if (host_fast_path(ctx, c, &st)) return st;
+
   xpar__decision_raw *d = &ctx->last;
   memset(d, 0, sizeof *d);
   d->op = c->op;
@@ -338,10 +398,9 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
 
   plan p;
   XPAR__FORWARD(build_plan(ctx, c, &p));
-  xpar_tier tier;
+  xpar_tier tier = XPAR_TIER_NONE;
   XPAR__FORWARD(decide(ctx, c, &p, d, &tier));
 
-  xpar_status st;
   if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
     st = run_on_gpu(ctx, c, &p, tier, d);
     /* Out of GPU memory is a normal condition for AUTO: run on the CPU and
