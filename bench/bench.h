@@ -1,0 +1,172 @@
+/*
+ * xpar-bench internals.  The program is built from four tables and a core:
+ *
+ *   tiers   (bench_tiers.c)   what runs a call: an xpar backend policy
+ *                             (serial, openmp, cuda, cuda-serial, auto) or a
+ *                             plain OpenMP baseline written in the bench
+ *   ops     (bench_ops.c)     how to set up, run and check each operation
+ *   timing  (bench_timing.c)  the clock and the adaptive median
+ *   output  (bench_output.c)  writers: the table on stdout, CSV
+ *
+ * Subcommands (bench_main.c) combine them; `sweep` is the first.  The
+ * crossover tool (sweeps per op x dtype x location, plots, `calibrate`) adds
+ * subcommands and writers, not new plumbing.
+ *
+ * Only the public API (xpar/xpar.h) is used to run xpar.
+ */
+#ifndef XPAR_BENCH_H
+#define XPAR_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "xpar/xpar.h"
+
+/* ---- data location ------------------------------------------------------- */
+
+typedef enum bench_location {
+  BENCH_HOST = 0,   /* plain malloc'd host arrays                             */
+  BENCH_DEVICE = 1, /* host arrays mapped (xpar_map) on the GPU tiers' contexts:
+                       valid on both sides, so no transfer is timed           */
+  BENCH_LOCATION_COUNT
+} bench_location;
+
+const char *bench_location_name(bench_location loc);
+
+/* ---- one problem instance: the arrays of one (op, dtype, n) ------------ */
+
+typedef struct bench_case {
+  xpar_op op;
+  xpar_dtype dtype;
+  xpar_reduction reduction; /* reduce, scan */
+  xpar_scan_kind kind;      /* scan */
+  size_t n;
+  size_t esize;        /* element size */
+  void *x, *y;         /* inputs (y: axpy's in/out, add's and dot's second input) */
+  void *y0;            /* axpy: pristine copy of y, restored before a checked run */
+  void *out;           /* scan / add / fill output */
+  unsigned char scalar[8]; /* alpha (axpy) or value (fill) */
+  unsigned char result[8]; /* reduce / dot result of the last run */
+  /* the serial tier's answer, which every other tier is checked against */
+  void *ref_array;
+  unsigned char ref_result[8];
+  double abs_sum;      /* sum of |terms|, for float tolerances */
+} bench_case;
+
+/* ---- ops ------------------------------------------------------------------ */
+
+typedef struct bench_op {
+  const char *name;
+  xpar_op op;
+  int has_array_output; /* scan, axpy, add, fill; else a scalar result */
+  double bytes_per_elem; /* DRAM traffic per element in units of esize */
+  /** Run once through the public API on ctx. */
+  xpar_status (*run)(xpar_context *ctx, bench_case *c);
+  /** The plain OpenMP baseline of this op and reduction, or NULL. */
+  void (*baseline)(bench_case *c, int threads);
+  const char *baseline_name;
+} bench_op;
+
+const bench_op *bench_find_op(const char *name);
+const bench_op *bench_op_at(int i); /* NULL past the end */
+int bench_parse_dtype(const char *s, xpar_dtype *out);
+int bench_parse_reduction(const char *s, xpar_reduction *out);
+
+/** Allocate and fill the case's arrays with seeded random data. */
+int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed);
+void bench_case_free(bench_case *c);
+/** Restore inputs that an op modifies in place (axpy's y) before a checked run. */
+void bench_case_reset(bench_case *c, const bench_op *op);
+/** Save the last run's output as the reference (the serial tier's answer). */
+void bench_case_save_reference(bench_case *c, const bench_op *op);
+/** Compare the last run's output with the reference; 1 if it matches (floats
+ *  within a rounding bound derived from n and the magnitudes). On mismatch
+ *  writes a description to why. */
+int bench_case_check(const bench_case *c, const bench_op *op, char *why, size_t why_size);
+/** Does the op's baseline apply to this case (e.g. only SUM reductions)? */
+int bench_baseline_applies(const bench_op *op, const bench_case *c);
+
+/* ---- tiers ---------------------------------------------------------------- */
+
+typedef enum bench_tier_kind {
+  BENCH_TIER_XPAR = 0,     /* an xpar context with a backend policy */
+  BENCH_TIER_BASELINE = 1, /* the op's plain OpenMP baseline          */
+} bench_tier_kind;
+
+typedef struct bench_tier {
+  const char *name;      /* "serial", "openmp", "cuda", "auto", "plain" */
+  bench_tier_kind kind;
+  xpar_backend backend;  /* XPAR tiers */
+  int force_openmp;      /* threshold OPENMP = 0 for every op and dtype */
+  int needs_gpu;
+  int default_on;        /* in a sweep unless --tiers says otherwise */
+} bench_tier;
+
+int bench_tier_count(void);
+const bench_tier *bench_tier_at(int i);
+
+/* A tier made ready for one sweep: its context (XPAR tiers). */
+typedef struct bench_tier_run {
+  const bench_tier *tier;
+  xpar_context *ctx;
+  int mapped; /* the case's arrays are mapped on ctx */
+} bench_tier_run;
+
+xpar_status bench_tier_open(bench_tier_run *tr, const bench_tier *tier, int threads);
+void bench_tier_close(bench_tier_run *tr);
+/** Map / unmap the case's arrays on the tier's context (device location). */
+xpar_status bench_tier_map(bench_tier_run *tr, bench_case *c, const bench_op *op);
+void bench_tier_unmap(bench_tier_run *tr, bench_case *c, const bench_op *op);
+/** One call of the op on the tier, as an application makes it (synchronous).
+ *  For mapped outputs, `fetch` copies the device result back afterwards
+ *  (used for checking, never inside a timed call). */
+xpar_status bench_tier_call(bench_tier_run *tr, bench_case *c, const bench_op *op, int threads,
+                            int fetch);
+
+/* ---- timing core ---------------------------------------------------------- */
+
+double bench_now_s(void); /* CLOCK_MONOTONIC */
+
+typedef struct bench_timing_cfg {
+  int fixed_reps;     /* > 0: exactly this many timed reps */
+  int min_reps;       /* adaptive: at least this many ... */
+  double min_time_s;  /* ... and at least this much time in timed reps */
+  int max_reps;       /* never more than this */
+} bench_timing_cfg;
+
+typedef struct bench_timing {
+  double median_s, min_s, max_s;
+  int reps;
+} bench_timing;
+
+/** Time `call(arg)` (after one warm-up call): the median of adaptive reps. */
+int bench_time(const bench_timing_cfg *cfg, int (*call)(void *arg), void *arg, bench_timing *out);
+
+/* ---- results and writers -------------------------------------------------- */
+
+typedef struct bench_row {
+  const char *op, *dtype, *reduction, *location, *tier;
+  size_t n;
+  size_t bytes;         /* nominal DRAM traffic of one call */
+  int ok;               /* 1 checked correct, 0 wrong, -1 not run */
+  const char *note;     /* why not run, or what was wrong */
+  char ran_tier[24];    /* auto: the tier xpar chose (xpar_last_decision) */
+  bench_timing t;
+} bench_row;
+
+typedef struct bench_writer {
+  void (*begin)(struct bench_writer *w, const char *const *tier_names, int ntiers,
+                const char *title);
+  /* all rows of one n, in tier order (rows[i].ok == -1: not run) */
+  void (*size_done)(struct bench_writer *w, const bench_row *rows, int nrows);
+  void (*end)(struct bench_writer *w);
+  FILE *f;
+  int baseline_col; /* index of the baseline tier in rows, or -1 */
+  int openmp_col;   /* index of the openmp tier, or -1 */
+} bench_writer;
+
+void bench_table_writer(bench_writer *w, FILE *f);
+void bench_csv_writer(bench_writer *w, FILE *f);
+
+#endif /* XPAR_BENCH_H */

@@ -1,0 +1,301 @@
+/*
+ * The op table of xpar-bench: set-up, one call through the public API, the
+ * plain OpenMP baselines, and the correctness check.
+ *
+ * Inputs.  Integers are full-range random bits, so sums, scans, axpy and dot
+ * wrap (as they must, identically on every tier).  Floats are small random
+ * integers in [-4, 4] (mean 0): every partial sum of any subset in any order
+ * is then an integer far below 2^24 and exact in float, so all tiers --
+ * serial, reassociating OpenMP, GPU, the plain baselines -- must agree bit
+ * for bit.  The check is therefore exact equality for every dtype: a tier
+ * that returns a wrong answer is reported, never timed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(BENCH_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+#include "bench.h"
+
+const char *bench_location_name(bench_location loc) {
+  return loc == BENCH_DEVICE ? "device" : "host";
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+int bench_parse_dtype(const char *s, xpar_dtype *out) {
+  for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
+    if (strcmp(s, xpar_dtype_name((xpar_dtype)t)) == 0) {
+      *out = (xpar_dtype)t;
+      return 1;
+    }
+  return 0;
+}
+
+int bench_parse_reduction(const char *s, xpar_reduction *out) {
+  static const char *const names[XPAR_REDUCTION_COUNT_] = {"sum", "min", "max"};
+  for (int r = 0; r < XPAR_REDUCTION_COUNT_; ++r)
+    if (strcmp(s, names[r]) == 0) {
+      *out = (xpar_reduction)r;
+      return 1;
+    }
+  return 0;
+}
+
+/* ---- random data (splitmix64: seeded, reproducible) ---------------------- */
+
+static uint64_t splitmix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+#define BENCH_FILL_(e, ctype, name, size)                                  \
+  static void fill_random_##e(void *p, size_t n, uint64_t *s) {           \
+    ctype *a = (ctype *)p;                                                 \
+    for (size_t i = 0; i < n; ++i) {                                       \
+      uint64_t r = splitmix(s);                                            \
+      if (_Generic((ctype)0, float: 1, double: 1, default: 0))             \
+        a[i] = (ctype)((int)(r % 9u) - 4);                                 \
+      else                                                                 \
+        memcpy(&a[i], &r, sizeof a[i]); /* the low bytes: any bits */      \
+    }                                                                      \
+  }
+XPAR_DTYPE_MAP(BENCH_FILL_)
+#undef BENCH_FILL_
+
+static void fill_random(xpar_dtype t, void *p, size_t n, uint64_t *s) {
+  switch (t) {
+#define BENCH_CASE_(e, ctype, name, size) \
+  case XPAR_##e: fill_random_##e(p, n, s); break;
+    XPAR_DTYPE_MAP(BENCH_CASE_)
+#undef BENCH_CASE_
+    default: break;
+  }
+}
+
+/* ---- plain OpenMP baselines (SUM only; what an application writes) ------- */
+
+typedef uint32_t bench_uint4;
+typedef uint64_t bench_uint8;
+/* Integers accumulate in the unsigned type of their width (wrapping, like
+ * xpar); floats in their own type. */
+#define BENCH_ACC(ctype, size) \
+  __typeof__(_Generic((ctype)0, float: (float)0, double: (double)0, default: (bench_uint##size)0))
+
+#if defined(BENCH_HAVE_OPENMP)
+static int bench_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+
+#define BENCH_BASELINES_(e, ctype, name, size)                                              \
+  /* #pragma omp parallel for reduction(+:s) */                                            \
+  static void plain_reduce_##e(bench_case *c, int threads) {                               \
+    const ctype *x = (const ctype *)c->x;                                                  \
+    BENCH_ACC(ctype, size) s = 0;                                                          \
+    long long n = (long long)c->n;                                                         \
+    _Pragma("omp parallel for reduction(+:s) num_threads(bench_threads(threads))")         \
+    for (long long i = 0; i < n; ++i) s += (BENCH_ACC(ctype, size))x[i];                   \
+    ctype r = (ctype)s;                                                                    \
+    memcpy(c->result, &r, sizeof r);                                                       \
+  }                                                                                        \
+  static void plain_dot_##e(bench_case *c, int threads) {                                  \
+    const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
+    BENCH_ACC(ctype, size) s = 0;                                                          \
+    long long n = (long long)c->n;                                                         \
+    _Pragma("omp parallel for reduction(+:s) num_threads(bench_threads(threads))")         \
+    for (long long i = 0; i < n; ++i)                                                      \
+      s += (BENCH_ACC(ctype, size))x[i] * (BENCH_ACC(ctype, size))y[i];                    \
+    ctype r = (ctype)s;                                                                    \
+    memcpy(c->result, &r, sizeof r);                                                       \
+  }                                                                                        \
+  /* The textbook two-pass scan: each thread reduces its static chunk, a      */          \
+  /* barrier, then each scans its chunk again from its offset (2 reads, 1 write). */      \
+  static void plain_scan_##e(bench_case *c, int threads) {                                 \
+    const ctype *x = (const ctype *)c->x;                                                  \
+    ctype *out = (ctype *)c->out;                                                          \
+    size_t n = c->n;                                                                       \
+    int exclusive = (c->kind == XPAR_EXCLUSIVE);                                           \
+    BENCH_ACC(ctype, size) part[256];                                                      \
+    _Pragma("omp parallel num_threads(bench_threads(threads) < 256 ? bench_threads(threads) : 256)") \
+    {                                                                                      \
+      int id = omp_get_thread_num(), nt = omp_get_num_threads();                           \
+      size_t lo = n * (size_t)id / (size_t)nt, hi = n * (size_t)(id + 1) / (size_t)nt;     \
+      BENCH_ACC(ctype, size) s = 0;                                                        \
+      for (size_t i = lo; i < hi; ++i) s += (BENCH_ACC(ctype, size))x[i];                  \
+      part[id] = s;                                                                        \
+      _Pragma("omp barrier")                                                               \
+      BENCH_ACC(ctype, size) off = 0;                                                      \
+      for (int u = 0; u < id; ++u) off += part[u];                                         \
+      if (exclusive)                                                                       \
+        for (size_t i = lo; i < hi; ++i) {                                                 \
+          BENCH_ACC(ctype, size) v = (BENCH_ACC(ctype, size))x[i];                         \
+          out[i] = (ctype)off;                                                             \
+          off += v;                                                                        \
+        }                                                                                  \
+      else                                                                                 \
+        for (size_t i = lo; i < hi; ++i) {                                                 \
+          off += (BENCH_ACC(ctype, size))x[i];                                             \
+          out[i] = (ctype)off;                                                             \
+        }                                                                                  \
+    }                                                                                      \
+  }
+XPAR_DTYPE_MAP(BENCH_BASELINES_)
+#undef BENCH_BASELINES_
+
+#define BENCH_DISPATCH_BASELINE_(opname)                                   \
+  static void plain_##opname(bench_case *c, int threads) {                 \
+    switch (c->dtype) {                                                    \
+      BENCH_BASELINE_CASES_(opname)                                        \
+      default: break;                                                      \
+    }                                                                      \
+  }
+#define BENCH_BASELINE_CASE_reduce(e, ctype, name, size) \
+  case XPAR_##e: plain_reduce_##e(c, threads); break;
+#define BENCH_BASELINE_CASE_dot(e, ctype, name, size) \
+  case XPAR_##e: plain_dot_##e(c, threads); break;
+#define BENCH_BASELINE_CASE_scan(e, ctype, name, size) \
+  case XPAR_##e: plain_scan_##e(c, threads); break;
+#define BENCH_BASELINE_CASES_(opname) XPAR_DTYPE_MAP(BENCH_BASELINE_CASE_##opname)
+BENCH_DISPATCH_BASELINE_(reduce)
+BENCH_DISPATCH_BASELINE_(dot)
+BENCH_DISPATCH_BASELINE_(scan)
+#define BENCH_PLAIN(opname) plain_##opname
+#else
+#define BENCH_PLAIN(opname) NULL
+#endif
+
+/* ---- one call through the public API ------------------------------------- */
+
+static xpar_status run_reduce(xpar_context *ctx, bench_case *c) {
+  return xpar_reduce(ctx, c->dtype, c->reduction, c->x, c->n, c->result);
+}
+static xpar_status run_scan(xpar_context *ctx, bench_case *c) {
+  return xpar_scan(ctx, c->dtype, c->reduction, c->kind, c->x, c->out, c->n);
+}
+static xpar_status run_axpy(xpar_context *ctx, bench_case *c) {
+  return xpar_axpy(ctx, c->dtype, c->scalar, c->x, c->y, c->n);
+}
+static xpar_status run_add(xpar_context *ctx, bench_case *c) {
+  return xpar_add(ctx, c->dtype, c->x, c->y, c->out, c->n);
+}
+static xpar_status run_fill(xpar_context *ctx, bench_case *c) {
+  return xpar_fill(ctx, c->dtype, c->scalar, c->out, c->n);
+}
+static xpar_status run_dot(xpar_context *ctx, bench_case *c) {
+  return xpar_dot(ctx, c->dtype, c->x, c->y, c->n, c->result);
+}
+
+/* Traffic per element in element sizes: what the floor time is made of. */
+static const bench_op ops[] = {
+    {"reduce", XPAR_OP_REDUCE, 0, 1.0, run_reduce, BENCH_PLAIN(reduce), "plain-reduce"},
+    {"scan", XPAR_OP_SCAN, 1, 2.0, run_scan, BENCH_PLAIN(scan), "plain-2pass"},
+    {"axpy", XPAR_OP_AXPY, 1, 3.0, run_axpy, NULL, NULL},
+    {"add", XPAR_OP_ADD, 1, 3.0, run_add, NULL, NULL},
+    {"fill", XPAR_OP_FILL, 1, 1.0, run_fill, NULL, NULL},
+    {"dot", XPAR_OP_DOT, 0, 2.0, run_dot, BENCH_PLAIN(dot), "plain-reduce"},
+};
+
+const bench_op *bench_op_at(int i) {
+  return (i >= 0 && (size_t)i < sizeof ops / sizeof ops[0]) ? &ops[i] : NULL;
+}
+
+const bench_op *bench_find_op(const char *name) {
+  for (int i = 0; bench_op_at(i); ++i)
+    if (strcmp(ops[i].name, name) == 0) return &ops[i];
+  return NULL;
+}
+
+int bench_baseline_applies(const bench_op *op, const bench_case *c) {
+  return op->baseline != NULL && c->reduction == XPAR_SUM;
+}
+
+/* ---- case set-up and checking -------------------------------------------- */
+
+static void *output_array(const bench_case *c, const bench_op *op) {
+  if (!op->has_array_output) return NULL;
+  return op->op == XPAR_OP_AXPY ? c->y : c->out;
+}
+
+int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed) {
+  xpar_reduction red = c->reduction; /* chosen by the caller before init */
+  xpar_scan_kind kind = c->kind;
+  memset(c, 0, sizeof *c);
+  c->op = op->op;
+  c->dtype = t;
+  c->reduction = red;
+  c->kind = kind;
+  c->n = n;
+  c->esize = xpar_dtype_size(t);
+  size_t bytes = (n ? n : 1) * c->esize;
+  int need_y = (op->op == XPAR_OP_AXPY || op->op == XPAR_OP_ADD || op->op == XPAR_OP_DOT);
+  int need_out = (op->op == XPAR_OP_SCAN || op->op == XPAR_OP_ADD || op->op == XPAR_OP_FILL);
+  c->x = malloc(bytes);
+  c->y = need_y ? malloc(bytes) : NULL;
+  c->y0 = (op->op == XPAR_OP_AXPY) ? malloc(bytes) : NULL;
+  c->out = need_out ? malloc(bytes) : NULL;
+  c->ref_array = op->has_array_output ? malloc(bytes) : NULL;
+  if (!c->x || (need_y && !c->y) || (op->op == XPAR_OP_AXPY && !c->y0) || (need_out && !c->out) ||
+      (op->has_array_output && !c->ref_array)) {
+    bench_case_free(c);
+    return 0;
+  }
+  uint64_t s = seed;
+  fill_random(t, c->x, n, &s);
+  if (c->y) fill_random(t, c->y, n, &s);
+  if (c->y0) memcpy(c->y0, c->y, n * c->esize);
+  if (c->out) memset(c->out, 0, n * c->esize); /* touch the pages outside the timing */
+  /* alpha = 2 (exact for floats), value = 7 */
+  switch (t) {
+#define BENCH_SCALAR_(e, ctype, name, size)                            \
+  case XPAR_##e: {                                                     \
+    ctype v = (op->op == XPAR_OP_FILL) ? (ctype)7 : (ctype)2;          \
+    memcpy(c->scalar, &v, sizeof v);                                   \
+    break;                                                             \
+  }
+    XPAR_DTYPE_MAP(BENCH_SCALAR_)
+#undef BENCH_SCALAR_
+    default: break;
+  }
+  return 1;
+}
+
+void bench_case_free(bench_case *c) {
+  free(c->x);
+  free(c->y);
+  free(c->y0);
+  free(c->out);
+  free(c->ref_array);
+  c->x = c->y = c->y0 = c->out = c->ref_array = NULL;
+}
+
+void bench_case_reset(bench_case *c, const bench_op *op) {
+  if (op->op == XPAR_OP_AXPY) memcpy(c->y, c->y0, c->n * c->esize);
+  memset(c->result, 0xA5, sizeof c->result); /* poison: a call must write it */
+  if (c->out) memset(c->out, 0xA5, c->n * c->esize);
+}
+
+void bench_case_save_reference(bench_case *c, const bench_op *op) {
+  void *o = output_array(c, op);
+  if (o)
+    memcpy(c->ref_array, o, c->n * c->esize);
+  else
+    memcpy(c->ref_result, c->result, sizeof c->result);
+}
+
+int bench_case_check(const bench_case *c, const bench_op *op, char *why, size_t why_size) {
+  void *o = output_array(c, op);
+  if (!o) {
+    if (memcmp(c->result, c->ref_result, c->esize) == 0) return 1;
+    snprintf(why, why_size, "result differs from the serial tier's");
+    return 0;
+  }
+  const unsigned char *a = (const unsigned char *)o, *b = (const unsigned char *)c->ref_array;
+  for (size_t i = 0; i < c->n; ++i)
+    if (memcmp(a + i * c->esize, b + i * c->esize, c->esize) != 0) {
+      snprintf(why, why_size, "element %zu differs from the serial tier's", i);
+      return 0;
+    }
+  return 1;
+}
