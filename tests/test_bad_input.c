@@ -1,0 +1,487 @@
+/*
+ * Bad input: every refusal returns its own status, leaves a non-empty
+ * thread-local detail, writes nothing (poisoned outputs, results and
+ * context settings unchanged) and leaves the decision record at
+ * XPAR_TIER_NONE.  Also: status names and strings, enum names for unknown
+ * values, the detail cleared by a successful call and kept per thread.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "xt.h"
+
+/* Every call below gets pointers into these; after a refused call all of
+ * them must hold exactly what they held before. */
+#define NB 64
+static double g_in[NB], g_in2[NB], g_out[NB], g_res[4];
+static unsigned char g_snap[4][NB * sizeof(double)];
+static xpar_context *g_ctx;
+
+static void arm(void) {
+  xt_rng r;
+  xt_rng_for(&r, "bad_input/inputs");
+  xt_fill_random(&r, XPAR_DOUBLE, g_in, NB, XT_DATA_RANDOM, 0);
+  xt_fill_random(&r, XPAR_DOUBLE, g_in2, NB, XT_DATA_RANDOM, 0);
+  xt_poison(XPAR_DOUBLE, g_out, NB);
+  xt_poison(XPAR_DOUBLE, g_res, 4);
+  memcpy(g_snap[0], g_in, sizeof g_in);
+  memcpy(g_snap[1], g_in2, sizeof g_in2);
+  memcpy(g_snap[2], g_out, sizeof g_out);
+  memcpy(g_snap[3], g_res, sizeof g_res);
+}
+
+static void check_refused(const char *what, xpar_status got, xpar_status want) {
+  if (got != want) {
+    xt_failf(what, "status %s (%d), expected %s; detail \"%s\"", xpar_status_name(got), (int)got,
+             xpar_status_name(want), xpar_last_error_detail());
+  }
+  const char *detail = xpar_last_error_detail();
+  if (!detail || !*detail) xt_failf(what, "refused with %s but the detail is empty", xpar_status_name(got));
+  xt_check_bytes(what, "input x", g_in, g_snap[0], sizeof g_in);
+  xt_check_bytes(what, "input y", g_in2, g_snap[1], sizeof g_in2);
+  xt_check_bytes(what, "output array", g_out, g_snap[2], sizeof g_out);
+  xt_check_bytes(what, "result scalar", g_res, g_snap[3], sizeof g_res);
+}
+
+/* `ctx` documents which context the call used (NULL: none); the decision
+ * record after refusals is checked by refusal_resets_decision. */
+#define REFUSED(want, ctx, call)                  \
+  do {                                            \
+    (void)(ctx);                                  \
+    arm();                                        \
+    xpar_status s_ = (call);                      \
+    check_refused(#call, s_, want);               \
+  } while (0)
+
+#define ACCEPTED(call)                                                                 \
+  do {                                                                                 \
+    xpar_status s_ = (call);                                                           \
+    if (s_ != XPAR_OK)                                                                 \
+      xt_failf(#call, "status %s, expected OK; detail \"%s\"", xpar_status_name(s_),  \
+               xpar_last_error_detail());                                              \
+  } while (0)
+
+static int setup(void **state) {
+  (void)state;
+  return xpar_context_create(&g_ctx) == XPAR_OK ? 0 : -1;
+}
+static int teardown(void **state) {
+  (void)state;
+  xpar_context_destroy(g_ctx);
+  g_ctx = NULL;
+  return 0;
+}
+
+static const double alpha = 2.0;
+
+/* ---- NULL context ------------------------------------------------------------ */
+static void null_context(void **state) {
+  (void)state;
+  xpar_status E = XPAR_ERR_NULL_CONTEXT;
+  xpar_backend b = XPAR_BACKEND_AUTO;
+  xpar_offload o = XPAR_OFFLOAD_DEFAULT;
+  size_t th = 0;
+  xpar_decision d;
+  void *dp = NULL;
+  REFUSED(E, NULL, xpar_reduce(NULL, XPAR_DOUBLE, XPAR_SUM, g_in, 8, g_res));
+  REFUSED(E, NULL, xpar_reduce_sum_wide(NULL, XPAR_DOUBLE, g_in, 8, g_res));
+  REFUSED(E, NULL, xpar_scan(NULL, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8));
+  REFUSED(E, NULL, xpar_axpy(NULL, XPAR_DOUBLE, &alpha, g_in, g_out, 8));
+  REFUSED(E, NULL, xpar_add(NULL, XPAR_DOUBLE, g_in, g_in2, g_out, 8));
+  REFUSED(E, NULL, xpar_fill(NULL, XPAR_DOUBLE, &alpha, g_out, 8));
+  REFUSED(E, NULL, xpar_dot(NULL, XPAR_DOUBLE, g_in, g_in2, 8, g_res));
+  REFUSED(E, NULL, xpar_reduce_nowait(NULL, XPAR_DOUBLE, XPAR_SUM, g_in, 8, g_res));
+  REFUSED(E, NULL, xpar_scan_nowait(NULL, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8));
+  REFUSED(E, NULL, xpar_axpy_nowait(NULL, XPAR_DOUBLE, &alpha, g_in, g_out, 8));
+  REFUSED(E, NULL, xpar_add_nowait(NULL, XPAR_DOUBLE, g_in, g_in2, g_out, 8));
+  REFUSED(E, NULL, xpar_fill_nowait(NULL, XPAR_DOUBLE, &alpha, g_out, 8));
+  REFUSED(E, NULL, xpar_dot_nowait(NULL, XPAR_DOUBLE, g_in, g_in2, 8, g_res));
+  REFUSED(E, NULL, xpar_wait(NULL));
+  REFUSED(E, NULL, xpar_context_set_backend(NULL, XPAR_BACKEND_CPU));
+  REFUSED(E, NULL, xpar_context_get_backend(NULL, &b));
+  REFUSED(E, NULL, xpar_context_set_offload(NULL, XPAR_OFFLOAD_DISABLED));
+  REFUSED(E, NULL, xpar_context_get_offload(NULL, &o));
+  REFUSED(E, NULL, xpar_context_set_threshold(NULL, XPAR_OP_SCAN, XPAR_FLOAT, XPAR_THRESHOLD_OPENMP, 5));
+  REFUSED(E, NULL, xpar_context_get_threshold(NULL, XPAR_OP_SCAN, XPAR_FLOAT, XPAR_THRESHOLD_OPENMP, &th));
+  REFUSED(E, NULL, xpar_context_set_num_threads(NULL, 2));
+  REFUSED(E, NULL, xpar_context_set_verbose(NULL, 0));
+  REFUSED(E, NULL, xpar_context_set_device(NULL, 0));
+  REFUSED(E, NULL, xpar_context_set_stream(NULL, NULL));
+  REFUSED(E, NULL, xpar_context_set_launch_shape(NULL, 1, 1));
+  REFUSED(E, NULL, xpar_last_decision(NULL, &d));
+  REFUSED(E, NULL, xpar_map(NULL, g_out, sizeof g_out, XPAR_MAP_TO));
+  REFUSED(E, NULL, xpar_update(NULL, g_out, XPAR_UPDATE_TO_DEVICE));
+  REFUSED(E, NULL, xpar_unmap(NULL, g_out, XPAR_UNMAP_FROM));
+  REFUSED(E, NULL, xpar_mapped_device_ptr(NULL, g_out, &dp));
+  assert_true(b == XPAR_BACKEND_AUTO && o == XPAR_OFFLOAD_DEFAULT && th == 0 && dp == NULL);
+  /* Destroying NULL is a no-op. */
+  assert_int_equal(xpar_context_destroy(NULL), XPAR_OK);
+}
+
+/* ---- NULL pointers with n > 0; accepted with n == 0 ---------------------------- */
+static void null_pointers(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  xpar_status E = XPAR_ERR_NULL_POINTER;
+  const xpar_dtype D = XPAR_DOUBLE;
+  REFUSED(E, c, xpar_reduce(c, D, XPAR_SUM, NULL, 8, g_res));
+  REFUSED(E, c, xpar_reduce(c, D, XPAR_MIN, g_in, 8, NULL));
+  REFUSED(E, c, xpar_reduce_sum_wide(c, D, NULL, 8, g_res));
+  REFUSED(E, c, xpar_reduce_sum_wide(c, D, g_in, 8, NULL));
+  REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, NULL, g_out, 8));
+  REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_EXCLUSIVE, g_in, NULL, 8));
+  REFUSED(E, c, xpar_axpy(c, D, NULL, g_in, g_out, 8));
+  REFUSED(E, c, xpar_axpy(c, D, &alpha, NULL, g_out, 8));
+  REFUSED(E, c, xpar_axpy(c, D, &alpha, g_in, NULL, 8));
+  REFUSED(E, c, xpar_add(c, D, NULL, g_in2, g_out, 8));
+  REFUSED(E, c, xpar_add(c, D, g_in, NULL, g_out, 8));
+  REFUSED(E, c, xpar_add(c, D, g_in, g_in2, NULL, 8));
+  REFUSED(E, c, xpar_fill(c, D, NULL, g_out, 8));
+  REFUSED(E, c, xpar_fill(c, D, &alpha, NULL, 8));
+  REFUSED(E, c, xpar_dot(c, D, NULL, g_in2, 8, g_res));
+  REFUSED(E, c, xpar_dot(c, D, g_in, NULL, 8, g_res));
+  REFUSED(E, c, xpar_dot(c, D, g_in, g_in2, 8, NULL));
+  REFUSED(E, c, xpar_reduce_nowait(c, D, XPAR_SUM, NULL, 8, g_res));
+  REFUSED(E, c, xpar_scan_nowait(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, NULL, 8));
+  REFUSED(E, c, xpar_dot_nowait(c, D, g_in, g_in2, 8, NULL));
+  /* Out-parameters of the context functions. */
+  REFUSED(E, NULL, xpar_context_create(NULL));
+  REFUSED(E, c, xpar_context_get_backend(c, NULL));
+  REFUSED(E, c, xpar_context_get_offload(c, NULL));
+  REFUSED(E, c, xpar_context_get_threshold(c, XPAR_OP_DOT, D, XPAR_THRESHOLD_OPENMP, NULL));
+  REFUSED(E, NULL, xpar_last_decision(c, NULL));
+  REFUSED(E, NULL, xpar_device_query(NULL));
+
+  /* n == 0: arrays may be NULL. */
+  ACCEPTED(xpar_reduce(c, D, XPAR_SUM, NULL, 0, g_res));
+  ACCEPTED(xpar_reduce_sum_wide(c, D, NULL, 0, g_res));
+  ACCEPTED(xpar_scan(c, D, XPAR_MAX, XPAR_EXCLUSIVE, NULL, NULL, 0));
+  ACCEPTED(xpar_add(c, D, NULL, NULL, NULL, 0));
+  ACCEPTED(xpar_dot(c, D, NULL, NULL, 0, g_res));
+}
+
+/* The header: "n = 0 is valid for every operation; pointers may then be
+ * NULL" -- every pointer, so also the scalars (result, alpha, value). */
+static void n0_null_scalars(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  const xpar_dtype D = XPAR_DOUBLE;
+  ACCEPTED(xpar_axpy(c, D, NULL, NULL, NULL, 0));
+  ACCEPTED(xpar_fill(c, D, NULL, NULL, 0));
+  ACCEPTED(xpar_reduce(c, D, XPAR_SUM, NULL, 0, NULL));
+  ACCEPTED(xpar_reduce_sum_wide(c, D, NULL, 0, NULL));
+  ACCEPTED(xpar_dot(c, D, NULL, NULL, 0, NULL));
+}
+
+/* The header: XPAR_TIER_NONE is "no call yet, or the last call failed before
+ * running".  After a successful call, a refused one must reset the record. */
+static void refusal_resets_decision(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  double v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, r = 0, out[8];
+  struct { const char *what; int which; } cases[] = {
+      {"NULL pointer", 0}, {"invalid dtype", 1}, {"invalid reduction", 2},
+      {"size overflow", 3}, {"overlap", 4}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    ACCEPTED(xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, 8, &r));
+    xpar_decision d;
+    ACCEPTED(xpar_last_decision(c, &d));
+    assert_true(d.tier != XPAR_TIER_NONE);
+    xpar_status s;
+    switch (cases[k].which) {
+      case 0: s = xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, NULL, 8, &r); break;
+      case 1: s = xpar_reduce(c, (xpar_dtype)99, XPAR_SUM, v, 8, &r); break;
+      case 2: s = xpar_reduce(c, XPAR_DOUBLE, (xpar_reduction)9, v, 8, &r); break;
+      case 3: s = xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, SIZE_MAX, &r); break;
+      default: s = xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, v, v + 1, 7); break;
+    }
+    (void)out;
+    assert_true(s != XPAR_OK);
+    ACCEPTED(xpar_last_decision(c, &d));
+    if (d.tier != XPAR_TIER_NONE)
+      xt_failf(cases[k].what, "after a refused call (%s) the decision record still says tier %s "
+               "(reason \"%s\"), expected none", xpar_status_name(s), xpar_tier_name(d.tier), d.reason);
+  }
+}
+
+/* ---- unknown enum values ------------------------------------------------------- */
+static void invalid_enums(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  xpar_status E = XPAR_ERR_INVALID_ENUM;
+  const xpar_dtype bad_dtypes[] = {(xpar_dtype)99, (xpar_dtype)-1, XPAR_DTYPE_COUNT_};
+  for (size_t i = 0; i < sizeof bad_dtypes / sizeof bad_dtypes[0]; i++) {
+    xpar_dtype B = bad_dtypes[i];
+    size_t th = 77;
+    REFUSED(E, c, xpar_reduce(c, B, XPAR_SUM, g_in, 8, g_res));
+    REFUSED(E, c, xpar_reduce_sum_wide(c, B, g_in, 8, g_res));
+    REFUSED(E, c, xpar_scan(c, B, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8));
+    REFUSED(E, c, xpar_axpy(c, B, &alpha, g_in, g_out, 8));
+    REFUSED(E, c, xpar_add(c, B, g_in, g_in2, g_out, 8));
+    REFUSED(E, c, xpar_fill(c, B, &alpha, g_out, 8));
+    REFUSED(E, c, xpar_dot(c, B, g_in, g_in2, 8, g_res));
+    REFUSED(E, c, xpar_reduce(c, B, XPAR_SUM, g_in, 0, g_res)); /* n == 0 too */
+    REFUSED(E, c, xpar_context_set_threshold(c, XPAR_OP_SCAN, B, XPAR_THRESHOLD_OPENMP, 5));
+    REFUSED(E, c, xpar_context_get_threshold(c, XPAR_OP_SCAN, B, XPAR_THRESHOLD_OPENMP, &th));
+    assert_int_equal(th, 77);
+  }
+  REFUSED(E, c, xpar_reduce(c, XPAR_INT32, (xpar_reduction)3, g_in, 8, g_res));
+  REFUSED(E, c, xpar_reduce(c, XPAR_INT32, (xpar_reduction)-1, g_in, 8, g_res));
+  REFUSED(E, c, xpar_scan(c, XPAR_INT32, (xpar_reduction)99, XPAR_INCLUSIVE, g_in, g_out, 8));
+  REFUSED(E, c, xpar_scan(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)2, g_in, g_out, 8));
+  REFUSED(E, c, xpar_scan(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)-1, g_in, g_out, 8));
+  REFUSED(E, c, xpar_reduce_nowait(c, XPAR_INT32, (xpar_reduction)7, g_in, 8, g_res));
+  REFUSED(E, c, xpar_scan_nowait(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)5, g_in, g_out, 8));
+
+  /* Settings: refused, and the setting keeps its value. */
+  xpar_backend b;
+  xpar_offload o;
+  size_t th = 0;
+  ACCEPTED(xpar_context_set_backend(c, XPAR_BACKEND_CPU_SERIAL));
+  REFUSED(E, NULL, xpar_context_set_backend(c, (xpar_backend)99));
+  REFUSED(E, NULL, xpar_context_set_backend(c, XPAR_BACKEND_COUNT_));
+  ACCEPTED(xpar_context_get_backend(c, &b));
+  assert_int_equal(b, XPAR_BACKEND_CPU_SERIAL);
+  ACCEPTED(xpar_context_set_backend(c, XPAR_BACKEND_AUTO));
+  ACCEPTED(xpar_context_set_offload(c, XPAR_OFFLOAD_DISABLED));
+  REFUSED(E, NULL, xpar_context_set_offload(c, (xpar_offload)99));
+  REFUSED(E, NULL, xpar_context_set_offload(c, (xpar_offload)-1));
+  ACCEPTED(xpar_context_get_offload(c, &o));
+  assert_int_equal(o, XPAR_OFFLOAD_DISABLED);
+  ACCEPTED(xpar_context_set_offload(c, XPAR_OFFLOAD_DEFAULT));
+  ACCEPTED(xpar_context_set_threshold(c, XPAR_OP_ADD, XPAR_INT64, XPAR_THRESHOLD_OPENMP, 12345));
+  REFUSED(E, NULL, xpar_context_set_threshold(c, (xpar_op)99, XPAR_INT64, XPAR_THRESHOLD_OPENMP, 1));
+  REFUSED(E, NULL, xpar_context_set_threshold(c, XPAR_OP_COUNT_, XPAR_INT64, XPAR_THRESHOLD_OPENMP, 1));
+  REFUSED(E, NULL, xpar_context_set_threshold(c, XPAR_OP_ADD, XPAR_INT64, (xpar_threshold)99, 1));
+  REFUSED(E, NULL, xpar_context_set_threshold(c, XPAR_OP_ADD, XPAR_INT64, XPAR_THRESHOLD_COUNT_, 1));
+  REFUSED(E, NULL, xpar_context_get_threshold(c, (xpar_op)99, XPAR_INT64, XPAR_THRESHOLD_OPENMP, &th));
+  REFUSED(E, NULL, xpar_context_get_threshold(c, XPAR_OP_ADD, XPAR_INT64, (xpar_threshold)-1, &th));
+  ACCEPTED(xpar_context_get_threshold(c, XPAR_OP_ADD, XPAR_INT64, XPAR_THRESHOLD_OPENMP, &th));
+  assert_int_equal(th, 12345);
+  /* Mapping enums: an argument error comes before any device question. */
+  REFUSED(E, NULL, xpar_map(c, g_out, sizeof g_out, (xpar_map_kind)99));
+  REFUSED(E, NULL, xpar_update(c, g_out, (xpar_update_dir)99));
+  REFUSED(E, NULL, xpar_unmap(c, g_out, (xpar_unmap_kind)99));
+}
+
+/* ---- n * sizeof(type) overflowing size_t ------------------------------------------ */
+static void size_overflow(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  xpar_status E = XPAR_ERR_SIZE_OVERFLOW;
+  for (int di = 0; di < XT_NDTYPES; di++) {
+    xpar_dtype D = xt_dtypes[di];
+    size_t sz = xt_size(D);
+    const size_t ns[] = {SIZE_MAX / sz + 1, SIZE_MAX, SIZE_MAX / 2 + 1};
+    for (size_t k = 0; k < 3; k++) {
+      size_t n = ns[k];
+      char what[96];
+      snprintf(what, sizeof what, "%s n=%zu", xt_dname(D), n);
+      print_message("  size overflow: %s\n", what);
+      REFUSED(E, c, xpar_reduce(c, D, XPAR_SUM, g_in, n, g_res));
+      REFUSED(E, c, xpar_reduce(c, D, XPAR_MAX, g_in, n, g_res));
+      REFUSED(E, c, xpar_reduce_sum_wide(c, D, g_in, n, g_res));
+      REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, n));
+      REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_out, g_out, n));
+      REFUSED(E, c, xpar_axpy(c, D, &alpha, g_in, g_out, n));
+      REFUSED(E, c, xpar_add(c, D, g_in, g_in2, g_out, n));
+      REFUSED(E, c, xpar_fill(c, D, &alpha, g_out, n));
+      REFUSED(E, c, xpar_dot(c, D, g_in, g_in2, n, g_res));
+    }
+  }
+  /* The largest n whose byte count fits is not an overflow (the call may
+   * then fail otherwise, but not with SIZE_OVERFLOW): not run, it would read
+   * past the buffers.  The detail names n. */
+  arm();
+  xpar_status s = xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, g_in, SIZE_MAX / 8 + 1, g_res);
+  assert_int_equal(s, E);
+  char nbuf[32];
+  snprintf(nbuf, sizeof nbuf, "%zu", SIZE_MAX / 8 + 1);
+  if (!strstr(xpar_last_error_detail(), nbuf))
+    print_message("  note: overflow detail does not name n: \"%s\"\n", xpar_last_error_detail());
+}
+
+/* ---- partial overlap of input and output ------------------------------------------- */
+static void overlap(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  xpar_status E = XPAR_ERR_OVERLAP;
+  const size_t n = 16;
+  for (int di = 0; di < XT_NDTYPES; di++) {
+    xpar_dtype D = xt_dtypes[di];
+    size_t sz = xt_size(D);
+    char *in = (char *)g_out; /* the arrays all live in g_out: all must stay poisoned */
+    unsigned char a8[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+    const ptrdiff_t shifts[] = {1, -1, (ptrdiff_t)n - 1, -((ptrdiff_t)n - 1)};
+    for (size_t k = 0; k < 4; k++) {
+      char *base = in + 2 * n * sz / 2; /* room on both sides */
+      char *other = base + shifts[k] * (ptrdiff_t)sz;
+      print_message("  overlap: %s shift %td\n", xt_dname(D), shifts[k]);
+      REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, base, other, n));
+      REFUSED(E, c, xpar_scan(c, D, XPAR_MIN, XPAR_EXCLUSIVE, base, other, n));
+      REFUSED(E, c, xpar_axpy(c, D, a8, base, other, n));
+      REFUSED(E, c, xpar_add(c, D, base, g_in2, other, n));
+      REFUSED(E, c, xpar_add(c, D, g_in2, base, other, n));
+      REFUSED(E, c, xpar_scan_nowait(c, D, XPAR_SUM, XPAR_INCLUSIVE, base, other, n));
+      REFUSED(E, c, xpar_axpy_nowait(c, D, a8, base, other, n));
+      REFUSED(E, c, xpar_add_nowait(c, D, base, g_in2, other, n));
+    }
+  }
+  /* Adjacent ranges do not overlap, and exact aliasing is allowed where
+   * documented: in place scan, axpy with x == y, add with z == x or z == y. */
+  double buf[64];
+  for (int i = 0; i < 64; i++) buf[i] = i;
+  ACCEPTED(xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, buf, buf + 16, 16));
+  ACCEPTED(xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, buf + 16, buf, 16));
+  ACCEPTED(xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, buf, buf, 16));
+  ACCEPTED(xpar_axpy(c, XPAR_DOUBLE, &alpha, buf, buf, 16));
+  ACCEPTED(xpar_add(c, XPAR_DOUBLE, buf, buf + 32, buf, 16));
+  ACCEPTED(xpar_add(c, XPAR_DOUBLE, buf, buf + 32, buf + 32, 16));
+  ACCEPTED(xpar_add(c, XPAR_DOUBLE, buf, buf + 16, buf + 32, 16));
+}
+
+/* ---- context setters with bad values ----------------------------------------------- */
+static void bad_settings(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, NULL, xpar_context_set_num_threads(c, -1));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, NULL, xpar_context_set_num_threads(c, INT32_MIN));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, NULL, xpar_context_set_device(c, -1));
+  ACCEPTED(xpar_context_set_num_threads(c, 0));
+  ACCEPTED(xpar_context_set_num_threads(c, 1));
+  ACCEPTED(xpar_context_set_launch_shape(c, 0, 0));
+  /* A refused setting leaves the context usable. */
+  double v[3] = {1, 2, 3}, r = 0;
+  ACCEPTED(xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, 3, &r));
+  assert_true(r == 6.0);
+  ACCEPTED(xpar_context_set_num_threads(c, 0));
+}
+
+/* ---- status names and strings ------------------------------------------------------- */
+static void status_strings(void **state) {
+  (void)state;
+  int count = 0;
+#define XT_CHECK_STATUS_(name, value, text)                                                    \
+  do {                                                                                         \
+    const char *s_ = xpar_status_string(XPAR_##name), *n_ = xpar_status_name(XPAR_##name);    \
+    assert_non_null(s_);                                                                       \
+    assert_non_null(n_);                                                                       \
+    assert_string_equal(s_, text);                                                             \
+    assert_string_equal(n_, #name);                                                            \
+    assert_int_equal((int)XPAR_##name, value);                                                 \
+    count++;                                                                                   \
+  } while (0);
+  XPAR_STATUS_MAP(XT_CHECK_STATUS_)
+#undef XT_CHECK_STATUS_
+  assert_true(count >= 20);
+  const int unknown[] = {1, 99, 109, 199, 999, -1, 12345};
+  for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+    const char *s = xpar_status_string((xpar_status)unknown[i]);
+    const char *n = xpar_status_name((xpar_status)unknown[i]);
+    assert_non_null(s);
+    assert_non_null(n);
+    assert_true(*s != '\0');
+    assert_true(*n != '\0');
+  }
+  /* Names of the other enums: never NULL, "?" style for unknown values. */
+  assert_string_equal(xpar_dtype_name(XPAR_UINT32), "uint32");
+  assert_non_null(xpar_dtype_name((xpar_dtype)99));
+  assert_int_equal(xpar_dtype_size((xpar_dtype)99), 0);
+  for (int d = 0; d < XT_NDTYPES; d++) {
+    assert_string_equal(xpar_dtype_name(xt_dtypes[d]), xt_dname(xt_dtypes[d]));
+    assert_int_equal(xpar_dtype_size(xt_dtypes[d]), xt_size(xt_dtypes[d]));
+  }
+  assert_string_equal(xpar_op_name(XPAR_OP_REDUCE), "reduce");
+  assert_string_equal(xpar_backend_name(XPAR_BACKEND_CUDA_SERIAL), "cuda-serial");
+  assert_string_equal(xpar_tier_name(XPAR_TIER_CPU_OPENMP), "cpu-openmp");
+  assert_non_null(xpar_op_name((xpar_op)99));
+  assert_non_null(xpar_backend_name((xpar_backend)99));
+  assert_non_null(xpar_tier_name((xpar_tier)99));
+}
+
+/* ---- the detail message: cleared on success, per thread ----------------------------- */
+static void detail_cleared(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  double v[4] = {1, 2, 3, 4}, r;
+  assert_int_equal(xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, NULL, 4, &r), XPAR_ERR_NULL_POINTER);
+  assert_true(xpar_last_error_detail()[0] != '\0');
+  assert_int_equal(xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, 4, &r), XPAR_OK);
+  assert_string_equal(xpar_last_error_detail(), "");
+  /* A successful call on another function clears it too. */
+  assert_int_equal(xpar_reduce(NULL, XPAR_DOUBLE, XPAR_SUM, v, 4, &r), XPAR_ERR_NULL_CONTEXT);
+  assert_true(xpar_last_error_detail()[0] != '\0');
+  xpar_backend b;
+  assert_int_equal(xpar_context_get_backend(c, &b), XPAR_OK);
+  assert_string_equal(xpar_last_error_detail(), "");
+}
+
+typedef struct {
+  char detail[512];
+  xpar_status st;
+} thread_out;
+
+static void *other_thread(void *arg) {
+  thread_out *o = (thread_out *)arg;
+  double r;
+  o->st = xpar_dot(NULL, XPAR_FLOAT, NULL, NULL, 3, &r);
+  snprintf(o->detail, sizeof o->detail, "%s", xpar_last_error_detail());
+  return NULL;
+}
+
+static void detail_thread_local(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  double r = 0;
+  assert_int_equal(xpar_reduce(c, (xpar_dtype)42, XPAR_SUM, &r, 1, &r), XPAR_ERR_INVALID_ENUM);
+  char mine[512];
+  snprintf(mine, sizeof mine, "%s", xpar_last_error_detail());
+  assert_true(mine[0] != '\0');
+  pthread_t th;
+  thread_out o;
+  memset(&o, 0, sizeof o);
+  assert_int_equal(pthread_create(&th, NULL, other_thread, &o), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(o.st, XPAR_ERR_NULL_CONTEXT);
+  assert_true(o.detail[0] != '\0');
+  if (strcmp(mine, o.detail) == 0)
+    xt_failf("detail_thread_local", "two different failures gave the same detail \"%s\"", mine);
+  assert_string_equal(xpar_last_error_detail(), mine);
+}
+
+static void *fresh_thread(void *arg) {
+  snprintf((char *)arg, 512, "%s", xpar_last_error_detail());
+  return NULL;
+}
+
+static void detail_fresh_thread_empty(void **state) {
+  (void)state;
+  double r = 0;
+  assert_int_equal(xpar_reduce(NULL, XPAR_DOUBLE, XPAR_SUM, &r, 1, &r), XPAR_ERR_NULL_CONTEXT);
+  char seen[512] = "unset";
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, fresh_thread, seen), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_string_equal(seen, "");
+  assert_true(xpar_last_error_detail()[0] != '\0');
+}
+
+int main(int argc, char **argv) {
+  xt_init("test_bad_input", argc, argv);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(null_context),        cmocka_unit_test(null_pointers),
+      cmocka_unit_test(n0_null_scalars),     cmocka_unit_test(refusal_resets_decision),
+      cmocka_unit_test(invalid_enums),       cmocka_unit_test(size_overflow),
+      cmocka_unit_test(overlap),             cmocka_unit_test(bad_settings),
+      cmocka_unit_test(status_strings),      cmocka_unit_test(detail_cleared),
+      cmocka_unit_test(detail_thread_local), cmocka_unit_test(detail_fresh_thread_empty),
+  };
+  return cmocka_run_group_tests_name("bad_input", tests, setup, teardown);
+}

@@ -1,0 +1,117 @@
+/*
+ * Conformance of xpar_scan on every tier: inclusive and exclusive, SUM, MIN
+ * and MAX, out of place (input and output at different element offsets) and
+ * in place (out == in), every dtype, sizes 0 .. 2^20 + 3.  Every output
+ * element is checked (ints exactly; floats against a long double prefix sum
+ * with a tolerance of 2 (i+1) eps sum_{j<=i}|x_j| per element, and exactly on
+ * small integers); the guard zones around the output and the whole input
+ * must be untouched.  The serial CPU tier must equal an element-order loop
+ * bit for bit.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "xt.h"
+
+static const char *op_name(xpar_reduction op) {
+  return op == XPAR_SUM ? "sum" : op == XPAR_MIN ? "min" : "max";
+}
+
+static void run_scan(void **state, xpar_scan_kind kind, xpar_reduction op) {
+  xt_tier_state *st = (xt_tier_state *)*state;
+  xpar_context *ctx = xt_tier_open(st);
+  const char *tier = xt_tier_name(st->tier);
+  const char *kname = kind == XPAR_INCLUSIVE ? "inclusive" : "exclusive";
+  for (int di = 0; di < XT_NDTYPES; di++) {
+    xpar_dtype d = xt_dtypes[di];
+    for (int si = 0; si < XT_NSIZES; si++) {
+      size_t n = xt_sizes[si];
+      if (n > xt_tier_max_n(st->tier)) continue;
+      xt_expect *exp = (xt_expect *)malloc((n ? n : 1) * sizeof *exp);
+      assert_non_null(exp);
+      for (int oi = 0; oi < XT_NOFFS; oi++) {
+        for (int inplace = 0; inplace < 2; inplace++) {
+          size_t in_off = xt_offs[oi][0], out_off = inplace ? in_off : xt_offs[oi][1];
+          for (int var = 0; var < (xt_is_float(d) ? 2 : 1); var++) {
+            int exact = var == 1;
+            char label[256];
+            snprintf(label, sizeof label, "scan_%s_%s/%s/%s/n=%zu/in_off=%zu/out_off=%zu/%s/%s",
+                     kname, op_name(op), tier, xt_dname(d), n, in_off, out_off,
+                     inplace ? "in-place" : "out-of-place", exact ? "smallint" : "random");
+            xt_rng rng;
+            xt_rng_for(&rng, label);
+            xt_buf in, out;
+            xt_buf_alloc(&in, d, n, in_off);
+            xt_fill_random(&rng, d, in.p, n, exact ? XT_DATA_SMALLINT : XT_DATA_RANDOM, 8);
+            unsigned char *orig = (unsigned char *)malloc(in.total);
+            assert_non_null(orig);
+            memcpy(orig, in.base, in.total);
+            xt_ref_scan(d, op, kind, in.p, n, exact, exp);
+            unsigned char *serial = NULL;
+            if (st->tier == XT_CPU_SERIAL && op == XPAR_SUM && xt_is_float(d)) {
+              serial = (unsigned char *)malloc(n * xt_size(d) + 1);
+              assert_non_null(serial);
+              xt_serial_scan_sum(d, kind, in.p, n, serial);
+            }
+            xt_buf *o = &in;
+            if (!inplace) {
+              xt_buf_alloc(&out, d, n, out_off);
+              o = &out;
+            }
+
+            xpar_status s = xpar_scan(ctx, d, op, kind, in.p, o->p, n);
+            xt_check_status(label, "call", s, XPAR_OK);
+            xt_check_decision(label, ctx, st->tier, XPAR_OP_SCAN, d, n);
+            xt_check_array(label, "output", d, o->p, exp, n);
+            xt_check_guards(label, "output", o);
+            if (!inplace) {
+              xt_check_bytes(label, "input (and its guards) after the call", in.base, orig,
+                             in.total);
+            }
+            if (serial) {
+              xt_check_bytes(label, "cpu-serial output vs element-order loop (bitwise)", o->p,
+                             serial, n * xt_size(d));
+            }
+            if (n == 0) {
+              /* NULL arrays are fine with n == 0; nothing is written. */
+              s = xpar_scan(ctx, d, op, kind, NULL, NULL, 0);
+              xt_check_status(label, "call with NULL arrays, n == 0", s, XPAR_OK);
+              s = xpar_scan(ctx, d, op, kind, in.p, o->p, 0);
+              xt_check_status(label, "call with n == 0", s, XPAR_OK);
+              xt_check_guards(label, "output of n == 0", o);
+            }
+            free(serial);
+            free(orig);
+            if (!inplace) xt_buf_free(&out);
+            xt_buf_free(&in);
+          }
+        }
+      }
+      free(exp);
+    }
+  }
+}
+
+#define SCAN_TEST(K, O, k, o) \
+  static void scan_##k##_##o(void **state) { run_scan(state, K, O); }
+SCAN_TEST(XPAR_INCLUSIVE, XPAR_SUM, inclusive, sum)
+SCAN_TEST(XPAR_INCLUSIVE, XPAR_MIN, inclusive, min)
+SCAN_TEST(XPAR_INCLUSIVE, XPAR_MAX, inclusive, max)
+SCAN_TEST(XPAR_EXCLUSIVE, XPAR_SUM, exclusive, sum)
+SCAN_TEST(XPAR_EXCLUSIVE, XPAR_MIN, exclusive, min)
+SCAN_TEST(XPAR_EXCLUSIVE, XPAR_MAX, exclusive, max)
+
+int main(int argc, char **argv) {
+  xt_init("test_scan", argc, argv);
+  static const char *const names[] = {"scan_inclusive_sum", "scan_inclusive_min",
+                                      "scan_inclusive_max", "scan_exclusive_sum",
+                                      "scan_exclusive_min", "scan_exclusive_max"};
+  static const xt_body bodies[] = {scan_inclusive_sum, scan_inclusive_min, scan_inclusive_max,
+                                   scan_exclusive_sum, scan_exclusive_min, scan_exclusive_max};
+  return xt_run_tier_tests("scan", names, bodies, sizeof names / sizeof names[0]);
+}
