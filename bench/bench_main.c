@@ -208,9 +208,10 @@ static int cmd_sweep(int argc, char **argv) {
   static const char *const red_names[] = {"sum", "min", "max"};
   char title[256];
   snprintf(title, sizeof title,
-           "xpar-bench sweep: op %s (%s%s), dtype %s, location %s, threads %d%s, seed %llu",
-           o.op->name, red_names[o.reduction],
-           o.op->op == XPAR_OP_SCAN ? (o.kind == XPAR_EXCLUSIVE ? ", exclusive" : ", inclusive")
+           "xpar-bench sweep: op %s%s%s%s, dtype %s, location %s, threads %d%s, seed %llu",
+           o.op->name, o.op->op == XPAR_OP_REDUCE || o.op->op == XPAR_OP_SCAN ? " " : "",
+           o.op->op == XPAR_OP_REDUCE || o.op->op == XPAR_OP_SCAN ? red_names[o.reduction] : "",
+           o.op->op == XPAR_OP_SCAN ? (o.kind == XPAR_EXCLUSIVE ? " exclusive" : " inclusive")
                                     : "",
            xpar_dtype_name(o.dtype), bench_location_name(o.location), o.threads,
            o.threads ? "" : " (runtime default)", (unsigned long long)o.seed);
