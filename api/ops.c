@@ -52,6 +52,7 @@ static xpar_status run(xpar_context *ctx, const xpar__call *c) {
   do {                                      \
     xpar_status s_ = (expr);                \
     if (s_ != XPAR_OK) {                    \
+      ctx->last.tier = XPAR_TIER_NONE;      \
       xpar__ctx_leave(ctx);                 \
       return s_;                            \
     }                                       \
