@@ -1,0 +1,51 @@
+/*
+ * The C-callable entry points of the CUDA backend, as the backend table
+ * (cuda_backend_table.c) references them.  Implemented in the .cu files of
+ * this folder with extern "C" linkage; no C++ type crosses this header.
+ */
+#ifndef XPAR_BACKEND_CUDA_OPS_H
+#define XPAR_BACKEND_CUDA_OPS_H
+
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* operations (device_reduce.cu, device_scan.cu, device_elementwise.cu) */
+xpar_status xpar__cuda_reduce(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
+                              const void *in, size_t n, void *result);
+xpar_status xpar__cuda_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const void *in,
+                                       size_t n, void *result);
+xpar_status xpar__cuda_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y,
+                           size_t n, void *result);
+xpar_status xpar__cuda_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
+                            xpar_scan_kind kind, const void *in, void *out, size_t n);
+xpar_status xpar__cuda_axpy(const xpar__exec *ex, xpar_dtype t, const void *alpha, const void *x,
+                            void *y, size_t n);
+xpar_status xpar__cuda_add(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y,
+                           void *z, size_t n);
+xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
+                            size_t n);
+
+/* device management (cuda_query.cu, cuda_state.cu) */
+xpar_status xpar__cuda_query(int device, xpar_device_info *out);
+xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out);
+void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
+xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream);
+xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
+xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t bytes, void **out);
+void xpar__cuda_free(struct xpar__cuda_state *st, void *p);
+xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot, size_t bytes, void **out);
+xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, const void *src, size_t bytes,
+                            xpar__copy_dir dir);
+xpar_status xpar__cuda_wait(struct xpar__cuda_state *st);
+
+/* Kernel launches made by this state so far (tests, bench); 0 for NULL. */
+unsigned long long xpar__cuda_launch_count(const struct xpar__cuda_state *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XPAR_BACKEND_CUDA_OPS_H */

@@ -1,0 +1,316 @@
+/*
+ * Per-context GPU state: creation, streams, cached scratch and staging,
+ * copies, and the mapping of CUDA errors to xpar statuses (including the
+ * process-wide latch for context-corrupting errors).
+ */
+#include <atomic>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_ops.h"
+#include "cuda_state.cuh"
+
+/* ---- errors ---------------------------------------------------------------- */
+
+namespace {
+
+/* The first context-corrupting error of the process and where it happened.
+ * Once set it is never cleared: the CUDA context cannot recover, so every
+ * later call on any state reports it again. */
+std::atomic<int> g_sticky_error{0};
+char g_sticky_where[160];
+
+} // namespace
+
+int xpar__cuda_error_is_sticky(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorHardwareStackError:
+    case cudaErrorInvalidPc:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorExternalDevice:
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorPriorLaunchFailure:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+static xpar_status status_of(cudaError_t err) {
+  switch (err) {
+    case cudaErrorMemoryAllocation:
+      return XPAR_ERR_DEVICE_OUT_OF_MEMORY;
+    case cudaErrorInsufficientDriver:
+    case cudaErrorNoDevice:
+    case cudaErrorStubLibrary:
+      return XPAR_ERR_NO_DEVICE;
+    default:
+      return xpar__cuda_error_is_sticky(err) ? XPAR_ERR_DEVICE_STICKY : XPAR_ERR_DEVICE;
+  }
+}
+
+xpar_status xpar__cuda_error(cudaError_t err, const char *where_fmt, ...) {
+  char where[160];
+  va_list ap;
+  va_start(ap, where_fmt);
+  vsnprintf(where, sizeof where, where_fmt, ap);
+  va_end(ap);
+  const xpar_status status = status_of(err);
+  if (status == XPAR_ERR_DEVICE_STICKY) {
+    int expected = 0;
+    if (g_sticky_error.compare_exchange_strong(expected, -1)) {
+      snprintf(g_sticky_where, sizeof g_sticky_where, "%s in %s", cudaGetErrorName(err), where);
+      g_sticky_error.store((int)err);
+    }
+  } else {
+    /* Clear the runtime's last-error slot so the error cannot resurface in a
+     * later, unrelated call. */
+    (void)cudaGetLastError();
+  }
+  return xpar__fail(status, "%s in %s", cudaGetErrorName(err), where);
+}
+
+xpar_status xpar__cuda_check_sticky(void) {
+  const int err = g_sticky_error.load();
+  if (err == 0) return XPAR_OK;
+  if (err < 0) /* another thread is recording it right now */
+    return xpar__fail(XPAR_ERR_DEVICE_STICKY, "the GPU context was corrupted by an earlier error");
+  return xpar__fail(XPAR_ERR_DEVICE_STICKY,
+                    "the GPU context was corrupted by an earlier error (%s); restart the process",
+                    g_sticky_where);
+}
+
+/* ---- per-call helpers ------------------------------------------------------- */
+
+xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
+  XPAR__FORWARD(xpar__cuda_check_sticky());
+  if (!st) return xpar__fail(XPAR_ERR_INTERNAL, "%s: no CUDA state", op_name);
+  /* Host threads may switch devices between calls: select ours every time
+   * (cheap when it is already current). */
+  XPAR_CUDA_TRY(cudaSetDevice(st->device), "%s (selecting device %d)", op_name, st->device);
+  return XPAR_OK;
+}
+
+xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
+  XPAR_CUDA_TRY(cudaStreamSynchronize(st->stream), "%s", what);
+  return XPAR_OK;
+}
+
+xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {
+  st->counters.launches++;
+  XPAR_CUDA_TRY(cudaGetLastError(), "%s kernel launch", what);
+  return XPAR_OK;
+}
+
+xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf, size_t bytes,
+                                   const char *what, int *grown) {
+  if (grown) *grown = 0;
+  if (buf->ptr && buf->bytes >= bytes) return XPAR_OK;
+  /* Queued kernels may still read the old buffer. */
+  XPAR__FORWARD(xpar__cuda_sync(st, what));
+  if (buf->ptr) {
+    cudaFree(buf->ptr);
+    buf->ptr = NULL;
+    buf->bytes = 0;
+  }
+  /* Grow geometrically so a slowly rising n does not reallocate every call. */
+  size_t want = bytes < 4096 ? 4096 : bytes;
+  if (want < SIZE_MAX / 4 * 3) want += want / 2;
+  want = (want + 255) & ~(size_t)255;
+  void *p = NULL;
+  cudaError_t err = cudaMalloc(&p, want);
+  if (err != cudaSuccess) {
+    /* Retry at exactly the size needed before giving up. */
+    (void)cudaGetLastError();
+    want = bytes;
+    err = cudaMalloc(&p, want);
+  }
+  if (err != cudaSuccess) return xpar__cuda_error(err, "%s (requested %zu bytes)", what, want);
+  buf->ptr = p;
+  buf->bytes = want;
+  st->counters.scratch_allocations++;
+  if (grown) *grown = 1;
+  return XPAR_OK;
+}
+
+xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
+  if (!st->control_block) {
+    void *p = NULL;
+    XPAR_CUDA_TRY(cudaMalloc(&p, 64), "reduce/scan control block (requested 64 bytes)");
+    /* Zeroed once: the reduce ticket is reset by each reduce's last block and
+     * the scan tile counter only ever increases. */
+    cudaError_t err = cudaMemsetAsync(p, 0, 64, st->stream);
+    if (err != cudaSuccess) {
+      cudaFree(p);
+      return xpar__cuda_error(err, "zeroing the control block");
+    }
+    st->control_block = p;
+    st->reduce_ticket = (unsigned int *)p;
+    st->scan_tile_counter = (unsigned long long *)((char *)p + 8);
+    st->scan_tile_base = 0;
+    st->counters.scratch_allocations++;
+  }
+  if (!st->result_host) {
+    void *h = NULL, *d = NULL;
+    XPAR_CUDA_TRY(cudaHostAlloc(&h, 64, cudaHostAllocMapped),
+                  "pinned result slot (requested 64 bytes)");
+    cudaError_t err = cudaHostGetDevicePointer(&d, h, 0);
+    if (err != cudaSuccess) {
+      cudaFreeHost(h);
+      return xpar__cuda_error(err, "mapping the pinned result slot");
+    }
+    st->result_host = h;
+    st->result_device = d;
+  }
+  return XPAR_OK;
+}
+
+/* ---- state life cycle --------------------------------------------------------- */
+
+extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out) {
+  *out = NULL;
+  XPAR__FORWARD(xpar__cuda_check_sticky());
+  int count = 0;
+  XPAR_CUDA_TRY(cudaGetDeviceCount(&count), "counting CUDA devices");
+  if (device < 0) device = 0;
+  if (device >= count)
+    return xpar__fail(XPAR_ERR_NO_DEVICE, "CUDA device %d requested but %d visible", device, count);
+  XPAR_CUDA_TRY(cudaSetDevice(device), "selecting device %d", device);
+  int sms = 0;
+  XPAR_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                "reading the multiprocessor count of device %d", device);
+  xpar__cuda_state *st = (xpar__cuda_state *)calloc(1, sizeof *st);
+  if (!st) return xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "allocating the CUDA state");
+  st->device = device;
+  st->multiprocessors = sms;
+  cudaError_t err = cudaStreamCreateWithFlags(&st->own_stream, cudaStreamNonBlocking);
+  if (err != cudaSuccess) {
+    free(st);
+    return xpar__cuda_error(err, "creating the context's stream on device %d", device);
+  }
+  st->stream = st->own_stream;
+  *out = st;
+  return XPAR_OK;
+}
+
+extern "C" void xpar__cuda_state_destroy(struct xpar__cuda_state *st) {
+  if (!st) return;
+  /* Best effort: after a sticky error these calls fail, and there is nothing
+   * left to report them to; the memory goes with the process. */
+  if (cudaSetDevice(st->device) == cudaSuccess) {
+    cudaStreamSynchronize(st->stream);
+    for (int i = 0; i < 3; i++)
+      if (st->staging[i].ptr) cudaFree(st->staging[i].ptr);
+    if (st->reduce_partials.ptr) cudaFree(st->reduce_partials.ptr);
+    if (st->scan_status.ptr) cudaFree(st->scan_status.ptr);
+    if (st->control_block) cudaFree(st->control_block);
+    if (st->result_host) cudaFreeHost(st->result_host);
+    if (st->own_stream) cudaStreamDestroy(st->own_stream);
+  }
+  (void)cudaGetLastError();
+  free(st);
+}
+
+extern "C" xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream) {
+  XPAR__FORWARD(xpar__cuda_begin(st, "set_stream"));
+  cudaStream_t next = stream ? (cudaStream_t)stream : st->own_stream;
+  if (next == st->stream) return XPAR_OK;
+  /* Scratch is shared by everything this state queues: finish the work on the
+   * old stream before work on the new one can touch the same buffers. */
+  XPAR__FORWARD(xpar__cuda_sync(st, "set_stream (finishing work on the previous stream)"));
+  st->stream = next;
+  return XPAR_OK;
+}
+
+extern "C" unsigned long long xpar__cuda_launch_count(const struct xpar__cuda_state *st) {
+  return st ? st->counters.launches : 0;
+}
+
+/* ---- memory ------------------------------------------------------------------- */
+
+extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
+  XPAR__FORWARD(xpar__cuda_check_sticky());
+  cudaPointerAttributes attr;
+  memset(&attr, 0, sizeof attr);
+  cudaError_t err = cudaPointerGetAttributes(&attr, p);
+  if (err != cudaSuccess) return xpar__cuda_error(err, "classifying pointer %p", p);
+  switch (attr.type) {
+    case cudaMemoryTypeHost: *out = XPAR__PTR_HOST_PINNED; break;
+    case cudaMemoryTypeDevice: *out = XPAR__PTR_DEVICE; break;
+    case cudaMemoryTypeManaged: *out = XPAR__PTR_MANAGED; break;
+    case cudaMemoryTypeUnregistered:
+    default: *out = XPAR__PTR_HOST_PAGEABLE; break;
+  }
+  /* Some runtimes leave an error in the last-error slot for plain host
+   * pointers; it must not leak into the next call. */
+  (void)cudaGetLastError();
+  return XPAR_OK;
+}
+
+extern "C" xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t bytes, void **out) {
+  XPAR__FORWARD(xpar__cuda_begin(st, "alloc"));
+  void *p = NULL;
+  XPAR_CUDA_TRY(cudaMalloc(&p, bytes ? bytes : 1), "device allocation for a mapping (requested %zu bytes)",
+                bytes);
+  *out = p;
+  return XPAR_OK;
+}
+
+extern "C" void xpar__cuda_free(struct xpar__cuda_state *st, void *p) {
+  if (!st || !p) return;
+  if (cudaSetDevice(st->device) == cudaSuccess) cudaFree(p);
+  (void)cudaGetLastError();
+}
+
+extern "C" xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot, size_t bytes,
+                                          void **out) {
+  if (slot < 0 || slot > 2)
+    return xpar__fail(XPAR_ERR_INTERNAL, "staging slot %d out of range 0..2", slot);
+  XPAR__FORWARD(xpar__cuda_begin(st, "staging"));
+  char what[48];
+  snprintf(what, sizeof what, "staging slot %d", slot);
+  XPAR__FORWARD(xpar__cuda_grow_device(st, &st->staging[slot], bytes, what, NULL));
+  *out = st->staging[slot].ptr;
+  return XPAR_OK;
+}
+
+extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, const void *src,
+                                       size_t bytes, xpar__copy_dir dir) {
+  XPAR__FORWARD(xpar__cuda_begin(st, "copy"));
+  if (bytes == 0) return XPAR_OK;
+  static const char *const names[] = {"host to device", "device to host", "device to device"};
+  const char *name = (unsigned)dir < 3 ? names[dir] : "?";
+  XPAR_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream),
+                "copy %s (%zu bytes)", name, bytes);
+  int wait = 0;
+  if (dir == XPAR__DEVICE_TO_HOST) {
+    wait = 1;
+  } else if (dir == XPAR__HOST_TO_DEVICE) {
+    /* From pageable memory the copy must be complete before we return (the
+     * caller may reuse its buffer); from pinned memory stream order is enough. */
+    cudaPointerAttributes attr;
+    memset(&attr, 0, sizeof attr);
+    if (cudaPointerGetAttributes(&attr, src) != cudaSuccess || attr.type != cudaMemoryTypeHost)
+      wait = 1;
+    (void)cudaGetLastError();
+  }
+  if (wait) XPAR_CUDA_TRY(cudaStreamSynchronize(st->stream), "copy %s (%zu bytes)", name, bytes);
+  return XPAR_OK;
+}
+
+extern "C" xpar_status xpar__cuda_wait(struct xpar__cuda_state *st) {
+  XPAR__FORWARD(xpar__cuda_begin(st, "wait"));
+  return xpar__cuda_sync(st, "waiting for queued GPU work");
+}

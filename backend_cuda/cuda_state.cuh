@@ -1,0 +1,108 @@
+/*
+ * The per-context GPU state and the helpers every .cu file of the backend
+ * shares: CUDA error -> xpar status, the sticky-error latch, cached scratch.
+ * C++ only; nothing here crosses into C (the C side sees an opaque pointer).
+ */
+#ifndef XPAR_BACKEND_CUDA_STATE_CUH
+#define XPAR_BACKEND_CUDA_STATE_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/* A device or pinned buffer that only grows; never freed per call. */
+struct xpar__cuda_buffer {
+  void *ptr;
+  size_t bytes;
+};
+
+/* Kernel launches and scratch growths, for tests and the bench. */
+struct xpar__cuda_counters {
+  unsigned long long launches;
+  unsigned long long scratch_allocations;
+};
+
+struct xpar__cuda_state {
+  int device;
+  int multiprocessors;
+  cudaStream_t own_stream; /* created non-blocking by state_create        */
+  cudaStream_t stream;     /* own_stream or the application's (set_stream) */
+
+  /* Small control block in device memory, zeroed once when allocated:
+   * the reduce last-block ticket (reset to 0 by the last block of each
+   * reduce) and the scan's 64-bit monotonically increasing tile counter. */
+  unsigned int *reduce_ticket;
+  unsigned long long *scan_tile_counter;
+  void *control_block;
+
+  struct xpar__cuda_buffer reduce_partials; /* one accumulator per block  */
+  struct xpar__cuda_buffer scan_status;     /* flags + aggregate + inclusive */
+  size_t scan_status_tiles;                 /* tiles the status buffer holds */
+  uint32_t scan_epoch;             /* tags this call's status flags         */
+  unsigned long long scan_tile_base; /* counter value at the start of a call */
+
+  struct xpar__cuda_buffer staging[3]; /* dispatch's operand staging slots */
+
+  /* Pinned, host-mapped result slot: the reduce's last block writes the
+   * result straight into host memory; the host reads it after the sync. */
+  void *result_host;
+  void *result_device; /* the same memory as seen from the device */
+
+  struct xpar__cuda_counters counters;
+};
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/*
+ * Turn a CUDA error into an xpar status with the error's name and a
+ * printf-style description of where it happened:
+ *   "cudaErrorMemoryAllocation in scan scratch (requested 1048576 bytes)".
+ * Out of memory -> XPAR_ERR_DEVICE_OUT_OF_MEMORY; context-corrupting errors ->
+ * XPAR_ERR_DEVICE_STICKY, latched process-wide; anything else XPAR_ERR_DEVICE.
+ * Clears the runtime's last-error slot of non-sticky errors so they do not
+ * resurface in a later, unrelated call.
+ */
+xpar_status xpar__cuda_error(cudaError_t err, const char *where_fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* XPAR_ERR_DEVICE_STICKY if an earlier call saw a context-corrupting error,
+ * else XPAR_OK.  Every entry point that touches the GPU starts with it. */
+xpar_status xpar__cuda_check_sticky(void);
+
+/* 1 if err leaves the CUDA context unusable for the rest of the process. */
+int xpar__cuda_error_is_sticky(cudaError_t err);
+
+#define XPAR_CUDA_TRY(call, ...)                              \
+  do {                                                        \
+    cudaError_t xpar_cuda_err_ = (call);                      \
+    if (xpar_cuda_err_ != cudaSuccess)                        \
+      return xpar__cuda_error(xpar_cuda_err_, __VA_ARGS__);   \
+  } while (0)
+
+/* ---- per-call helpers (cuda_state.cu) -------------------------------------- */
+
+/* Make the state's device current for this host thread and check the sticky
+ * latch; every operation starts with it. */
+xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
+
+/* Grow `buf` to at least `bytes` of device memory.  Waits for the stream
+ * first (queued work may still use the old buffer).  `what` names it in
+ * errors.  Sets *grown when it reallocated. */
+xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf, size_t bytes,
+                                   const char *what, int *grown);
+
+/* The control block and pinned result slot, allocated on first use. */
+xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st);
+
+/* After a launch: report a launch error (bad configuration, no image, ...). */
+xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);
+
+/* Wait for the state's stream and map any error raised by queued work. */
+xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what);
+
+#endif /* XPAR_BACKEND_CUDA_STATE_CUH */

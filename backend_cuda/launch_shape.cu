@@ -1,0 +1,66 @@
+/* The launch-shape decision; tuning data lives in launch_shape.cuh. */
+#include "launch_shape.cuh"
+
+using namespace xpar_cuda;
+
+namespace {
+
+struct FamilyTuning {
+  unsigned block;
+  unsigned max_blocks_per_sm;
+};
+
+FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
+  switch (family) {
+    case XPAR_CUDA_FAMILY_REDUCE:
+      return {tuning::reduce_block, tuning::reduce_max_blocks_per_sm};
+    case XPAR_CUDA_FAMILY_SCAN:
+      return {tuning::scan_block, tuning::scan_max_blocks_per_sm};
+    case XPAR_CUDA_FAMILY_ELEMENTWISE:
+    default:
+      return {tuning::elementwise_block, tuning::elementwise_max_blocks_per_sm};
+  }
+}
+
+} // namespace
+
+xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state *st,
+                                    xpar__cuda_kernel_family family, const void *kernel,
+                                    size_t n, unsigned items_per_thread, xpar__cuda_shape *out) {
+  if (ex->serial) {
+    out->grid = 1;
+    out->block = 1;
+    return XPAR_OK;
+  }
+  const FamilyTuning tune = family_tuning(family);
+  unsigned block = ex->block ? ex->block : tune.block;
+  if (block > tuning::max_block)
+    return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                      "launch block size %u exceeds the %u threads per block of the CUDA backend",
+                      block, tuning::max_block);
+  if (ex->grid > 0x7fffffffu)
+    return xpar__fail(XPAR_ERR_INVALID_ARGUMENT, "launch grid size %u exceeds 2^31 - 1", ex->grid);
+  out->block = block;
+  if (ex->grid) {
+    out->grid = ex->grid;
+    return XPAR_OK;
+  }
+
+  const size_t per_block = (size_t)block * items_per_thread;
+  size_t wanted = n / per_block + (n % per_block != 0);
+  if (wanted == 0) wanted = 1;
+  const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
+  if (wanted > sms) {
+    int resident = 0;
+    cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, (int)block, 0);
+    if (err != cudaSuccess)
+      return xpar__cuda_error(err, "occupancy query for a block of %u threads", block);
+    if (resident < 1) resident = 1;
+    size_t per_sm = (unsigned)resident < tune.max_blocks_per_sm ? (unsigned)resident
+                                                                : tune.max_blocks_per_sm;
+    size_t cap = sms * per_sm;
+    if (wanted > cap) wanted = cap;
+  }
+  out->grid = (unsigned)wanted;
+  return XPAR_OK;
+}

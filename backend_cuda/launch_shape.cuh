@@ -1,0 +1,78 @@
+/*
+ * Launch shapes: the one place that decides grid, block and items per thread
+ * for every kernel of the backend, and the tuning data behind the choices.
+ *
+ * Every kernel is a grid-stride (or persistent, tile-fetching) loop that is
+ * correct at any grid and block size, including 1 x 1 (cuda-serial) and odd
+ * sizes such as 7 x 33; the numbers below only decide speed.
+ */
+#ifndef XPAR_BACKEND_CUDA_LAUNCH_SHAPE_CUH
+#define XPAR_BACKEND_CUDA_LAUNCH_SHAPE_CUH
+
+#include <stddef.h>
+
+#include "cuda_state.cuh"
+
+namespace xpar_cuda {
+namespace tuning {
+
+/* Bytes of one vector access: LDG.E.128 / STG.E.128. */
+constexpr unsigned vector_bytes = 16;
+
+/*
+ * Tuning, as data.  Figures: NVIDIA H100 80GB HBM3 (132 SMs), lent machine,
+ * xpar-gpu-bench runs recorded in bench/cub/NOTES.md.
+ *
+ * reduce: 256 threads, 8 independent 16-byte loads in flight per thread per
+ *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
+ * scan: 256 threads x 4 vectors (16 int32 / 8 double items) per thread per
+ *   tile = 16 KiB tiles; up to 4 resident blocks per SM (persistent grid).
+ * elementwise: 256 threads, 4 vectors per operand per iteration.
+ */
+constexpr unsigned reduce_block = 256;
+constexpr unsigned reduce_vectors_per_thread = 8;
+constexpr unsigned reduce_max_blocks_per_sm = 8;
+
+constexpr unsigned scan_block = 256;
+constexpr unsigned scan_vectors_per_thread = 4;
+constexpr unsigned scan_max_blocks_per_sm = 4;
+
+constexpr unsigned elementwise_block = 256;
+constexpr unsigned elementwise_vectors_per_thread = 4;
+constexpr unsigned elementwise_max_blocks_per_sm = 8;
+
+/* The largest block any kernel is compiled for (__launch_bounds__), so that
+ * a launch-shape override up to the hardware limit always launches. */
+constexpr unsigned max_block = 1024;
+
+} // namespace tuning
+} // namespace xpar_cuda
+
+enum xpar__cuda_kernel_family {
+  XPAR_CUDA_FAMILY_REDUCE = 0,
+  XPAR_CUDA_FAMILY_SCAN = 1,
+  XPAR_CUDA_FAMILY_ELEMENTWISE = 2
+};
+
+struct xpar__cuda_shape {
+  unsigned grid;
+  unsigned block;
+};
+
+/*
+ * Choose the launch shape of one call.
+ *  - exec->serial: grid = block = 1.
+ *  - exec->block / exec->grid (0 = choose) override each side.
+ *  - otherwise: the family's tuned block; the grid covers the work
+ *    (`items_per_block_pass(block)` elements per block per pass) but is
+ *    capped at the resident blocks of the device (persistent grid), asked of
+ *    the occupancy calculator for `kernel` only when the work would exceed
+ *    one block per SM.
+ * `items_per_thread` is the number of elements one thread handles in one
+ * pass (reduce, elementwise) or one tile (scan).
+ */
+xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state *st,
+                                    xpar__cuda_kernel_family family, const void *kernel,
+                                    size_t n, unsigned items_per_thread, xpar__cuda_shape *out);
+
+#endif /* XPAR_BACKEND_CUDA_LAUNCH_SHAPE_CUH */

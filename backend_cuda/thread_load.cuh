@@ -1,0 +1,105 @@
+/*
+ * Thread layer: one thread's memory accesses.  16-byte vector loads and
+ * stores (LDG.E.128 / STG.E.128) for aligned bodies, cache-global loads and
+ * stores for values that other blocks exchange, and the host-side split of
+ * an array into a scalar head, an aligned vector body and a scalar tail.
+ */
+#ifndef XPAR_BACKEND_CUDA_THREAD_LOAD_CUH
+#define XPAR_BACKEND_CUDA_THREAD_LOAD_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+namespace xpar_cuda {
+
+/* 16 bytes seen either as one vector register quad or as elements. */
+template <class T> union Pack16 {
+  static constexpr int count = 16 / (int)sizeof(T);
+  int4 raw;
+  T e[16 / sizeof(T)];
+};
+
+/* Read-only data (never written during the kernel): the non-coherent path. */
+__device__ __forceinline__ int4 load16_readonly(const void *p) {
+  return __ldg(reinterpret_cast<const int4 *>(p));
+}
+/* Data the same kernel may overwrite (in-place scan, axpy with x == y). */
+__device__ __forceinline__ int4 load16(const void *p) { return *reinterpret_cast<const int4 *>(p); }
+
+/*
+ * Store 16 bytes of elements as ONE vector store.  Written as PTX because
+ * nvcc splits a union-punned int4 store into four 32-bit stores.
+ */
+template <class T> __device__ __forceinline__ void store16(T *p, const T (&e)[16 / sizeof(T)]) {
+  if constexpr (sizeof(T) == 4) {
+    unsigned int u[4];
+    memcpy(u, e, 16);
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u[0]), "r"(u[1]),
+                 "r"(u[2]), "r"(u[3])
+                 : "memory");
+  } else {
+    static_assert(sizeof(T) == 8, "4- or 8-byte elements only");
+    unsigned long long u[2];
+    memcpy(u, e, 16);
+    asm volatile("st.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(u[0]), "l"(u[1]) : "memory");
+  }
+}
+
+/* L2-only (cache-global) accesses of values exchanged between blocks: a
+ * stale L1 line must never be read after the exchange's fence. */
+template <class T> __device__ __forceinline__ T load_cg(const T *p) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte values only");
+  T v;
+  if constexpr (sizeof(T) == 4) {
+    unsigned int u = __ldcg(reinterpret_cast<const unsigned int *>(p));
+    memcpy(&v, &u, 4);
+  } else {
+    unsigned long long u = __ldcg(reinterpret_cast<const unsigned long long *>(p));
+    memcpy(&v, &u, 8);
+  }
+  return v;
+}
+template <class T> __device__ __forceinline__ void store_cg(T *p, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte values only");
+  if constexpr (sizeof(T) == 4) {
+    unsigned int u;
+    memcpy(&u, &v, 4);
+    __stcg(reinterpret_cast<unsigned int *>(p), u);
+  } else {
+    unsigned long long u;
+    memcpy(&u, &v, 8);
+    __stcg(reinterpret_cast<unsigned long long *>(p), u);
+  }
+}
+
+/*
+ * How an array of n elements of T at p splits for vector access: `head`
+ * scalar elements up to the first 16-byte boundary (0..3 for 4-byte types),
+ * then `vectors` whole 16-byte vectors; the rest is the scalar tail.
+ */
+struct VectorSplit {
+  size_t head;
+  size_t vectors;
+};
+
+template <class T> inline VectorSplit split_for_vectors(const void *p, size_t n) {
+  const size_t misalign = (size_t)((uintptr_t)p % 16);
+  size_t head = misalign ? (16 - misalign) / sizeof(T) : 0;
+  if (head > n) head = n;
+  return {head, (n - head) / (16 / sizeof(T))};
+}
+
+/* The same split when several arrays are accessed at one index: vectors only
+ * when every array meets the 16-byte boundary at the same element; else the
+ * whole range is the scalar tail. */
+template <class T> inline VectorSplit split_for_vectors(const void *p, const void *q, size_t n) {
+  if (((uintptr_t)p - (uintptr_t)q) % 16 != 0) return {0, 0};
+  return split_for_vectors<T>(p, n);
+}
+
+inline int aligned_to(const void *p, size_t bytes) { return (uintptr_t)p % bytes == 0; }
+
+} // namespace xpar_cuda
+
+#endif /* XPAR_BACKEND_CUDA_THREAD_LOAD_CUH */

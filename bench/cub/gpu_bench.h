@@ -1,0 +1,45 @@
+/*
+ * xpar-gpu-bench: shared pieces of the check harness (gpu_check.cu) and the
+ * timing runs (gpu_timing.cu).  Both call the CUDA backend's table directly.
+ */
+#ifndef XPAR_BENCH_CUB_GPU_BENCH_H
+#define XPAR_BENCH_CUB_GPU_BENCH_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "backend_cuda/cuda_ops.h"
+
+#define GB_CUDA(call)                                                              \
+  do {                                                                             \
+    cudaError_t gb_err_ = (call);                                                  \
+    if (gb_err_ != cudaSuccess) {                                                  \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                \
+              cudaGetErrorName(gb_err_));                                          \
+      exit(2);                                                                     \
+    }                                                                              \
+  } while (0)
+
+#define GB_XPAR(call)                                                              \
+  do {                                                                             \
+    xpar_status gb_st_ = (call);                                                   \
+    if (gb_st_ != XPAR_OK) {                                                       \
+      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,           \
+              xpar_status_name(gb_st_), xpar_last_error_detail());                 \
+      exit(2);                                                                     \
+    }                                                                              \
+  } while (0)
+
+struct CheckOptions {
+  unsigned long long seed;
+  int quick; /* small subset, for compute-sanitizer */
+};
+
+int gpu_check_run(const CheckOptions &opt);
+int gpu_sticky_test(void);
+int gpu_bench_run(int quick);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * xpar-gpu-bench [--check] [--quick] [--bench] [--sticky-test] [--seed N]
+ *   --check        correctness of the CUDA backend on the GPU (gpu_check.cu)
+ *   --quick        a small subset (for compute-sanitizer), or short timings
+ *   --bench        CUB vs xpar timings (gpu_timing.cu); the default
+ *   --sticky-test  a context-corrupting error must stay reported (own process)
+ * Exit status: 0 on success, 1 on a failed check, 2 on a setup error,
+ * 77 when no usable GPU is present.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "gpu_bench.h"
+
+int main(int argc, char **argv) {
+  int check = 0, bench = 0, quick = 0, sticky = 0;
+  CheckOptions opt;
+  opt.seed = (unsigned long long)time(NULL);
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--check"))
+      check = 1;
+    else if (!strcmp(argv[i], "--bench"))
+      bench = 1;
+    else if (!strcmp(argv[i], "--quick"))
+      quick = 1;
+    else if (!strcmp(argv[i], "--sticky-test"))
+      sticky = 1;
+    else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+      opt.seed = strtoull(argv[++i], NULL, 0);
+    else {
+      fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] [--seed N]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (!check && !sticky) bench = 1;
+  opt.quick = quick;
+
+  xpar_device_info info;
+  xpar__cuda_backend.query(-1, &info);
+  if (!info.usable) {
+    printf("no usable GPU: %s\n", info.reason);
+    return 77;
+  }
+  if (sticky) return gpu_sticky_test();
+  int rc = 0;
+  if (check) rc |= gpu_check_run(opt);
+  if (bench) rc |= gpu_bench_run(quick);
+  return rc;
+}

@@ -1,0 +1,268 @@
+/*
+ * `xpar-gpu-bench` timing: the CUDA backend side by side with CUB in one run.
+ *
+ *  - device-to-device copy bandwidth (bytes read + written): the ceiling;
+ *  - reduce sum int32 / float and inclusive scan int32 / float at 2^28 and
+ *    2^30 (well beyond the 50 MB L2), CUB vs xpar, CUDA events around each
+ *    call, warm-up, median of the reps; xpar runs queued (nowait) with the
+ *    result on the device, as CUB's figure is;
+ *  - small-N latency: 1,024 device-resident int32, synchronous, host wall
+ *    clock: CUB reduce + cudaMemcpy of the result vs xpar's reduce with the
+ *    result on the host (pinned mapped slot + stream sync);
+ *  - a launch-shape sweep of xpar's reduce and scan (block and grid
+ *    overrides) for the tuning table in backend_cuda/launch_shape.cuh.
+ */
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "gpu_bench.h"
+
+namespace {
+
+const xpar__backend &B = xpar__cuda_backend;
+
+__global__ void fill_random(uint32_t *p, size_t words, uint32_t salt) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t z = (uint32_t)i * 0x9e3779b9u ^ salt;
+    z ^= z >> 16;
+    z *= 0x85ebca6bu;
+    z ^= z >> 13;
+    p[i] = z;
+  }
+}
+
+/* float inputs in [0, 1): finite, no overflow at 2^30 */
+__global__ void fill_unit_floats(float *p, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = (float)(((uint32_t)i * 2654435761u) >> 8) * (1.0f / 16777216.0f);
+}
+
+template <class F> double median_ms(F &&run, int warmup, int reps) {
+  cudaEvent_t a, b;
+  GB_CUDA(cudaEventCreate(&a));
+  GB_CUDA(cudaEventCreate(&b));
+  for (int i = 0; i < warmup; i++) run();
+  GB_CUDA(cudaDeviceSynchronize());
+  std::vector<float> t;
+  for (int i = 0; i < reps; i++) {
+    GB_CUDA(cudaEventRecord(a, 0));
+    run();
+    GB_CUDA(cudaEventRecord(b, 0));
+    GB_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    GB_CUDA(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <class F> double median_wall_us(F &&run, int warmup, int reps) {
+  for (int i = 0; i < warmup; i++) run();
+  std::vector<double> t;
+  for (int i = 0; i < reps; i++) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    auto t1 = std::chrono::steady_clock::now();
+    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Row {
+  const char *op, *dtype;
+  size_t n;
+  double bytes;
+  double cub_ms, xpar_ms;
+};
+std::vector<Row> g_rows;
+
+void print_row(const Row &r) {
+  printf("%-12s %-6s 2^%-3d %9.3f %9.3f %8.0f %8.0f %6.3f\n", r.op, r.dtype,
+         (int)(log2((double)r.n) + 0.5), r.cub_ms, r.xpar_ms, r.bytes / r.cub_ms / 1e6,
+         r.bytes / r.xpar_ms / 1e6, r.cub_ms / r.xpar_ms);
+  fflush(stdout);
+}
+
+} // namespace
+
+int gpu_bench_run(int quick) {
+  cudaDeviceProp prop;
+  GB_CUDA(cudaGetDeviceProperties(&prop, 0));
+  printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount,
+         prop.l2CacheSize >> 20);
+  const size_t max_n = quick ? (1u << 24) : (1u << 30);
+  const int reps = quick ? 5 : 25;
+
+  char *in = NULL, *out = NULL;
+  GB_CUDA(cudaMalloc(&in, max_n * 4));
+  GB_CUDA(cudaMalloc(&out, max_n * 4));
+  void *d_result = NULL;
+  GB_CUDA(cudaMalloc(&d_result, 64));
+  fill_random<<<1024, 256>>>((uint32_t *)in, max_n, 12345u);
+  GB_CUDA(cudaDeviceSynchronize());
+
+  xpar__cuda_state *st = NULL;
+  GB_XPAR(B.state_create(0, &st));
+  GB_XPAR(B.set_stream(st, (void *)cudaStreamLegacy)); /* same stream as CUB and the events */
+  xpar__exec ex;
+  memset(&ex, 0, sizeof ex);
+  ex.cuda = st;
+  ex.nowait = 1;
+  ex.result_on_device = 1;
+
+  /* ---- ceiling: device-to-device copy ---- */
+  const double copy_ms = median_ms(
+      [&] { GB_CUDA(cudaMemcpyAsync(out, in, max_n * 4, cudaMemcpyDeviceToDevice, 0)); }, 2, reps);
+  const double copy_gbs = 2.0 * max_n * 4 / copy_ms / 1e6;
+  printf("d2d copy %zu MiB: %.3f ms, %.0f GB/s (read + write)\n", (max_n * 4) >> 20, copy_ms,
+         copy_gbs);
+
+  /* CUB temporary storage, sized for the largest call of each algorithm */
+  size_t temp_bytes = 0, t1 = 0, t2 = 0;
+  cub::DeviceReduce::Sum(NULL, t1, (const int *)in, (int *)d_result, (int64_t)max_n);
+  cub::DeviceScan::InclusiveSum(NULL, t2, (const int *)in, (int *)out, (int64_t)max_n);
+  temp_bytes = std::max(t1, t2);
+  size_t t3 = 0, t4 = 0;
+  cub::DeviceReduce::Sum(NULL, t3, (const float *)in, (float *)d_result, (int64_t)max_n);
+  cub::DeviceScan::InclusiveSum(NULL, t4, (const float *)in, (float *)out, (int64_t)max_n);
+  temp_bytes = std::max(temp_bytes, std::max(t3, t4));
+  void *temp = NULL;
+  GB_CUDA(cudaMalloc(&temp, temp_bytes));
+
+  printf("\n%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
+         "CUB GB/s", "xpar GB/s", "ratio");
+  const std::vector<size_t> sizes =
+      quick ? std::vector<size_t>{1u << 24} : std::vector<size_t>{1u << 28, 1u << 30};
+  for (int dt = 0; dt < 2; dt++) {
+    if (dt == 1) {
+      fill_unit_floats<<<1024, 256>>>((float *)in, max_n);
+      GB_CUDA(cudaDeviceSynchronize());
+    }
+    for (size_t n : sizes) {
+      Row r{"reduce-sum", dt ? "float" : "int32", n, 4.0 * n, 0, 0};
+      size_t tb = temp_bytes;
+      r.cub_ms = median_ms(
+          [&] {
+            if (dt)
+              cub::DeviceReduce::Sum(temp, tb, (const float *)in, (float *)d_result, (int64_t)n);
+            else
+              cub::DeviceReduce::Sum(temp, tb, (const int *)in, (int *)d_result, (int64_t)n);
+          },
+          3, reps);
+      r.xpar_ms = median_ms(
+          [&] { GB_XPAR(B.reduce(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, in, n, d_result)); },
+          3, reps);
+      g_rows.push_back(r);
+      print_row(r);
+    }
+    for (size_t n : sizes) {
+      Row r{"scan-incl", dt ? "float" : "int32", n, 8.0 * n, 0, 0};
+      size_t tb = temp_bytes;
+      r.cub_ms = median_ms(
+          [&] {
+            if (dt)
+              cub::DeviceScan::InclusiveSum(temp, tb, (const float *)in, (float *)out, (int64_t)n);
+            else
+              cub::DeviceScan::InclusiveSum(temp, tb, (const int *)in, (int *)out, (int64_t)n);
+          },
+          3, reps);
+      r.xpar_ms = median_ms(
+          [&] {
+            GB_XPAR(B.scan(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n));
+          },
+          3, reps);
+      g_rows.push_back(r);
+      print_row(r);
+    }
+  }
+  /* elementwise against the copy ceiling (no CUB counterpart) */
+  {
+    const size_t n = quick ? (1u << 22) : (1u << 28);
+    float alpha = 0.5f;
+    const double ms = median_ms(
+        [&] { GB_XPAR(B.axpy(&ex, XPAR_FLOAT, &alpha, in, out, n)); }, 3, reps);
+    printf("%-12s %-6s 2^%-3d %9s %9.3f %8s %8.0f  (%.0f%% of d2d copy)\n", "axpy", "float",
+           (int)(log2((double)n) + 0.5), "-", ms, "-", 12.0 * n / ms / 1e6,
+           100.0 * (12.0 * n / ms / 1e6) / copy_gbs);
+    const double dms = median_ms(
+        [&] { GB_XPAR(B.dot(&ex, XPAR_FLOAT, in, out, n, d_result)); }, 3, reps);
+    printf("%-12s %-6s 2^%-3d %9s %9.3f %8s %8.0f  (%.0f%% of d2d copy)\n", "dot", "float",
+           (int)(log2((double)n) + 0.5), "-", dms, "-", 8.0 * n / dms / 1e6,
+           100.0 * (8.0 * n / dms / 1e6) / copy_gbs);
+  }
+
+  /* ---- small-N latency, synchronous, host wall clock ---- */
+  fill_random<<<64, 256>>>((uint32_t *)in, 1024, 777u);
+  GB_CUDA(cudaDeviceSynchronize());
+  cudaStream_t s;
+  GB_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  GB_XPAR(B.set_stream(st, NULL)); /* the state's own stream, as an application has it */
+  int host_result = 0;
+  size_t tb = temp_bytes;
+  const double cub_us = median_wall_us(
+      [&] {
+        cub::DeviceReduce::Sum(temp, tb, (const int *)in, (int *)d_result, 1024, s);
+        GB_CUDA(cudaMemcpyAsync(&host_result, d_result, 4, cudaMemcpyDeviceToHost, s));
+        GB_CUDA(cudaStreamSynchronize(s));
+      },
+      200, 2001);
+  xpar__exec sync_ex;
+  memset(&sync_ex, 0, sizeof sync_ex);
+  sync_ex.cuda = st;
+  int xpar_result = 0;
+  const double xpar_us = median_wall_us(
+      [&] { GB_XPAR(B.reduce(&sync_ex, XPAR_INT32, XPAR_SUM, in, 1024, &xpar_result)); }, 200,
+      2001);
+  printf("\nsmall-N reduce, 1024 int32 on the device, result on the host (wall clock median):\n"
+         "  CUB reduce + cudaMemcpy + sync: %.1f us   xpar reduce (sync): %.1f us   ratio %.2f  "
+         "results %s\n",
+         cub_us, xpar_us, cub_us / xpar_us, host_result == xpar_result ? "equal" : "DIFFER");
+  GB_CUDA(cudaStreamDestroy(s));
+
+  /* ---- launch-shape sweep for the tuning table ---- */
+  if (!quick) {
+    const size_t n = 1u << 30;
+    fill_random<<<1024, 256>>>((uint32_t *)in, max_n, 999u);
+    GB_CUDA(cudaDeviceSynchronize());
+    GB_XPAR(B.set_stream(st, (void *)cudaStreamLegacy));
+    printf("\nshape sweep, int32 sum at 2^30 (GB/s; grid 0 = xpar's choice):\n");
+    const unsigned sms = (unsigned)prop.multiProcessorCount;
+    for (unsigned block : {128u, 256u, 512u}) {
+      for (unsigned per_sm : {0u, 2u, 4u, 8u}) {
+        xpar__exec e = ex;
+        e.block = block;
+        e.grid = per_sm * sms;
+        if (per_sm * block > 2048) continue;
+        const double rm = median_ms(
+            [&] { GB_XPAR(B.reduce(&e, XPAR_INT32, XPAR_SUM, in, n, d_result)); }, 2, 9);
+        const double sm = median_ms(
+            [&] { GB_XPAR(B.scan(&e, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, 9);
+        printf("  block %4u grid %5u: reduce %6.0f  scan %6.0f\n", block, e.grid, 4.0 * n / rm / 1e6,
+               8.0 * n / sm / 1e6);
+      }
+    }
+  }
+
+  printf("\nSUMMARY (ratio = CUB time / xpar time; d2d copy %.0f GB/s)\n", copy_gbs);
+  printf("%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
+         "CUB GB/s", "xpar GB/s", "ratio");
+  for (const Row &r : g_rows) print_row(r);
+  printf("small-N reduce 1024 int32 sync: CUB+memcpy %.1f us, xpar %.1f us\n", cub_us, xpar_us);
+
+  B.state_destroy(st);
+  cudaFree(temp);
+  cudaFree(in);
+  cudaFree(out);
+  cudaFree(d_result);
+  return 0;
+}
