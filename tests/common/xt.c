@@ -234,12 +234,25 @@ void xt_fill_random(xt_rng *r, xpar_dtype t, void *p, size_t n, xt_data kind, in
     }
     return;
   }
+  if (kind == XT_DATA_SMALLINT) {
+    for (size_t i = 0; i < n; i++) xt_put(t, p, i, random_float_value(r, t, kind, k));
+    return;
+  }
+  /* +-(1 + m) * 2^e, e in [-10, 10], built from the bits (exact, fast). */
   if (t == XPAR_FLOAT) {
-    float *q = (float *)p;
-    for (size_t i = 0; i < n; i++) q[i] = (float)random_float_value(r, t, kind, k);
+    uint32_t *q = (uint32_t *)p;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t u = xt_next(r);
+      uint32_t e = (uint32_t)(127 - 10 + (uint32_t)(((u & 0xFFFFFFFFull) * 21) >> 32));
+      q[i] = (uint32_t)((u >> 63) << 31) | (e << 23) | (uint32_t)((u >> 32) & 0x7FFFFFu);
+    }
   } else {
-    double *q = (double *)p;
-    for (size_t i = 0; i < n; i++) q[i] = (double)random_float_value(r, t, kind, k);
+    uint64_t *q = (uint64_t *)p;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t u = xt_next(r), v = xt_next(r);
+      uint64_t e = 1023 - 10 + (((v & 0xFFFFFFFFull) * 21) >> 32);
+      q[i] = ((u >> 63) << 63) | (e << 52) | (u & 0xFFFFFFFFFFFFFull);
+    }
   }
 }
 
@@ -377,36 +390,50 @@ xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact) {
   return e;
 }
 
+#define XT_SCAN_LOOP(CT, FL)                                                        \
+  {                                                                                 \
+    const CT *x = (const CT *)in;                                                   \
+    for (size_t i = 0; i < n; i++) {                                                \
+      xt_expect e = {0, 0};                                                         \
+      if (kind == XPAR_EXCLUSIVE) { /* the value before element i enters */          \
+        if (op != XPAR_SUM) e.v = m;                                                \
+        else if (!FL) e.v = xt_int_from_bits(t, iacc & mask);                       \
+        else {                                                                      \
+          e.v = facc;                                                               \
+          e.tol = exact ? 0 : 2.0L * (long double)(i + 1) * eps * abs;              \
+        }                                                                           \
+      }                                                                             \
+      long double v = x[i];                                                         \
+      if (op == XPAR_MIN) { if (v < m) m = v; }                                     \
+      else if (op == XPAR_MAX) { if (v > m) m = v; }                                \
+      else if (!FL) iacc += (uint64_t)x[i];                                         \
+      else { facc += v; abs += fabsl(v); }                                          \
+      if (kind == XPAR_INCLUSIVE) {                                                 \
+        if (op != XPAR_SUM) e.v = m;                                                \
+        else if (!FL) e.v = xt_int_from_bits(t, iacc & mask);                       \
+        else {                                                                      \
+          e.v = facc;                                                               \
+          e.tol = exact ? 0 : 2.0L * (long double)(i + 1) * eps * abs;              \
+        }                                                                           \
+      }                                                                             \
+      out[i] = e;                                                                   \
+    }                                                                               \
+  }                                                                                 \
+  break;
+
 void xt_ref_scan(xpar_dtype t, xpar_reduction op, xpar_scan_kind kind, const void *in, size_t n,
                  int exact, xt_expect *out) {
-  int fl = xt_is_float(t);
-  uint64_t iacc = 0;
-  long double facc = 0, abs = 0;
+  uint64_t iacc = 0, mask = mask_of(t);
+  long double facc = 0, abs = 0, eps = xt_eps(t);
   long double m = op == XPAR_MIN ? xt_max_value(t) : xt_min_value(t);
-  for (size_t i = 0; i < n; i++) {
-    xt_expect e = {0, 0};
-    if (kind == XPAR_EXCLUSIVE) { /* the value before element i enters */
-      if (op != XPAR_SUM) e.v = m;
-      else if (!fl) e.v = xt_int_from_bits(t, iacc & mask_of(t));
-      else {
-        e.v = facc;
-        e.tol = exact ? 0 : 2.0L * (long double)(i + 1) * xt_eps(t) * abs;
-      }
-    }
-    long double v = xt_get(t, in, i);
-    if (op == XPAR_MIN) { if (v < m) m = v; }
-    else if (op == XPAR_MAX) { if (v > m) m = v; }
-    else if (!fl) iacc += xt_bits(t, in, i);
-    else { facc += v; abs += fabsl(v); }
-    if (kind == XPAR_INCLUSIVE) {
-      if (op != XPAR_SUM) e.v = m;
-      else if (!fl) e.v = xt_int_from_bits(t, iacc & mask_of(t));
-      else {
-        e.v = facc;
-        e.tol = exact ? 0 : 2.0L * (long double)(i + 1) * xt_eps(t) * abs;
-      }
-    }
-    out[i] = e;
+  switch (t) {
+    case XPAR_INT32: XT_SCAN_LOOP(int32_t, 0)
+    case XPAR_INT64: XT_SCAN_LOOP(int64_t, 0)
+    case XPAR_UINT32: XT_SCAN_LOOP(uint32_t, 0)
+    case XPAR_UINT64: XT_SCAN_LOOP(uint64_t, 0)
+    case XPAR_FLOAT: XT_SCAN_LOOP(float, 1)
+    case XPAR_DOUBLE: XT_SCAN_LOOP(double, 1)
+    default: break;
   }
 }
 
@@ -513,11 +540,13 @@ void xt_serial_scan_sum(xpar_dtype t, xpar_scan_kind kind, const void *in, size_
 
 /* ---- comparing -------------------------------------------------------------------- */
 
-int xt_match(xpar_dtype t, long double got, xt_expect e) {
+static inline int match_inline(xpar_dtype t, long double got, xt_expect e) {
   if (!xt_is_float(t) || e.tol == 0 || isinf(e.v)) return got == e.v;
   if (isnan(got)) return 0;
   return fabsl(got - e.v) <= e.tol;
 }
+
+int xt_match(xpar_dtype t, long double got, xt_expect e) { return match_inline(t, got, e); }
 
 static void fmt_value(char *buf, size_t len, xpar_dtype t, long double v) {
   if (xt_is_float(t)) snprintf(buf, len, "%.21Lg (%La)", v, v);
@@ -534,13 +563,25 @@ void xt_failf(const char *label, const char *fmt, ...) {
   fail();
 }
 
+#define XT_MISMATCHES(CT)                                                           \
+  {                                                                                 \
+    const CT *g = (const CT *)got;                                                  \
+    for (size_t i = 0; i < n; i++)                                                  \
+      if (!match_inline(t, (long double)g[i], exp[i]) && bad++ == 0) first = i;         \
+  }                                                                                 \
+  break;
+
 void xt_check_array(const char *label, const char *what, xpar_dtype t, const void *got,
                     const xt_expect *exp, size_t n) {
   size_t bad = 0, first = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!xt_match(t, xt_get(t, got, i), exp[i])) {
-      if (bad++ == 0) first = i;
-    }
+  switch (t) {
+    case XPAR_INT32: XT_MISMATCHES(int32_t)
+    case XPAR_INT64: XT_MISMATCHES(int64_t)
+    case XPAR_UINT32: XT_MISMATCHES(uint32_t)
+    case XPAR_UINT64: XT_MISMATCHES(uint64_t)
+    case XPAR_FLOAT: XT_MISMATCHES(float)
+    case XPAR_DOUBLE: XT_MISMATCHES(double)
+    default: break;
   }
   if (bad) {
     char e[96], g[96];
