@@ -11,6 +11,7 @@
 
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
+#include "launch_shape.cuh"
 
 /* ---- errors ---------------------------------------------------------------- */
 
@@ -195,6 +196,7 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
   if (!st) return xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "allocating the CUDA state");
   st->device = device;
   st->multiprocessors = sms;
+  st->scan_tuning = xpar__cuda_default_scan_tuning();
   cudaError_t err = cudaStreamCreateWithFlags(&st->own_stream, cudaStreamNonBlocking);
   if (err != cudaSuccess) {
     free(st);
@@ -288,10 +290,19 @@ extern "C" xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot,
 
 extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, const void *src,
                                        size_t bytes, xpar__copy_dir dir) {
-  XPAR__FORWARD(xpar__cuda_begin(st, "copy"));
-  if (bytes == 0) return XPAR_OK;
   static const char *const names[] = {"host to device", "device to host", "device to device"};
   const char *name = (unsigned)dir < 3 ? names[dir] : "?";
+  if (!st) {
+    /* No state yet (a context that never ran on the GPU, e.g. forced to the
+     * CPU, moving device data): a plain synchronous copy, no stream. */
+    XPAR__FORWARD(xpar__cuda_check_sticky());
+    if (bytes == 0) return XPAR_OK;
+    XPAR_CUDA_TRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "copy %s (%zu bytes)", name,
+                  bytes);
+    return XPAR_OK;
+  }
+  XPAR__FORWARD(xpar__cuda_begin(st, "copy"));
+  if (bytes == 0) return XPAR_OK;
   XPAR_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream),
                 "copy %s (%zu bytes)", name, bytes);
   int wait = 0;
@@ -311,6 +322,7 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
 }
 
 extern "C" xpar_status xpar__cuda_wait(struct xpar__cuda_state *st) {
+  if (!st) return xpar__cuda_check_sticky(); /* nothing was ever queued */
   XPAR__FORWARD(xpar__cuda_begin(st, "wait"));
   return xpar__cuda_sync(st, "waiting for queued GPU work");
 }

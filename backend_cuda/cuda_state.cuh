@@ -24,6 +24,15 @@ struct xpar__cuda_counters {
   unsigned long long scratch_allocations;
 };
 
+/* Run-time knobs of the scan's look-back (defaults in launch_shape.cuh;
+ * xpar-gpu-bench sweeps them through the state). */
+struct xpar__cuda_scan_tuning {
+  unsigned blocks_per_sm;    /* persistent grid: resident blocks per SM, at most */
+  unsigned first_poll_delay_ns; /* sleep before the first look at predecessors */
+  unsigned poll_delay_ns;    /* sleep between polls of a predecessor's flag */
+  int prefetch_tile;         /* draw the next tile index while scanning this one */
+};
+
 struct xpar__cuda_state {
   int device;
   int multiprocessors;
@@ -50,6 +59,7 @@ struct xpar__cuda_state {
   void *result_host;
   void *result_device; /* the same memory as seen from the device */
 
+  struct xpar__cuda_scan_tuning scan_tuning;
   struct xpar__cuda_counters counters;
 };
 

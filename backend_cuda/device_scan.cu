@@ -31,8 +31,9 @@
  *
  * Tile status.  flags[t] = epoch << 2 | state (0 none, 1 aggregate,
  * 2 inclusive), with separate value arrays for the aggregate and the
- * inclusive prefix so a reader never mixes them; a value is written, fenced,
- * then its flag.  The epoch is the state's per-call tag: flags of earlier
+ * inclusive prefix so a reader never mixes them; a value is written, then
+ * its flag with a release store (GPU-scope fence + store), and readers poll
+ * flags with acquire loads.  The epoch is the state's per-call tag: flags of earlier
  * calls simply do not match, so no per-call memset is needed (only when the
  * buffer grows or the 30-bit epoch wraps).
  *
@@ -69,6 +70,9 @@ struct ScanParams {
   uint32_t epoch;
   unsigned long long *tile_counter;
   unsigned long long tile_base;
+  unsigned first_poll_delay_ns;
+  unsigned poll_delay_ns;
+  int prefetch_tile;
 };
 
 template <class T> struct ScanShared {
@@ -82,8 +86,9 @@ template <class T> constexpr int items_per_thread() {
   return (int)(tuning::scan_vectors_per_thread * (tuning::vector_bytes / sizeof(T)));
 }
 
+/* Acquire: the value loads that follow cannot see data older than the flag. */
 __device__ __forceinline__ uint32_t read_status(const uint32_t *flag, uint32_t epoch) {
-  const uint32_t word = *reinterpret_cast<const volatile uint32_t *>(flag);
+  const uint32_t word = load_acquire_gpu(flag);
   return (word >> 2) == epoch ? (word & 3u) : kStatusNone;
 }
 
@@ -91,8 +96,8 @@ template <class T>
 __device__ __forceinline__ void publish(const ScanParams &p, T *values, size_t tile, T value,
                                         uint32_t state) {
   store_cg(values + tile, value);
-  __threadfence(); /* the value is visible before the flag that announces it */
-  *reinterpret_cast<volatile uint32_t *>(p.flags + tile) = p.epoch << 2 | state;
+  /* Release: the value is visible GPU-wide before the flag that announces it. */
+  store_release_gpu(p.flags + tile, p.epoch << 2 | state);
 }
 
 /*
@@ -109,15 +114,20 @@ __device__ typename Op::Type look_back(const ScanParams &p, size_t tile, unsigne
   T prefix = Op::identity();
   bool have = false;
   long long window_end = (long long)tile - 1; /* the tile lane 0 looks at */
+  /* Give the predecessors' flags time to land before the first poll, and
+   * back off between polls, so that spinning warps do not crowd the L2
+   * slices the publishing warps write to. */
+  if (p.first_poll_delay_ns) __nanosleep(p.first_poll_delay_ns);
   while (true) {
     const long long pred = window_end - (long long)lane;
     uint32_t state;
-    do {
+    while (true) {
       /* Tiles before 0 read as "inclusive identity"; tile 0 always publishes
        * its inclusive prefix, so they are never folded in. */
       state = pred >= 0 ? read_status(p.flags + pred, p.epoch) : kStatusInclusive;
-    } while (__any_sync(mask, state == kStatusNone));
-    __threadfence(); /* acquire: values are read after their flags */
+      if (!__any_sync(mask, state == kStatusNone)) break;
+      if (p.poll_delay_ns) __nanosleep(p.poll_delay_ns);
+    }
     T value = Op::identity();
     if (pred >= 0)
       value = load_cg(state == kStatusInclusive ? inclusives + pred : aggregates + pred);
@@ -208,7 +218,10 @@ __device__ __forceinline__ void scan_tile(const ScanParams &p, ScanShared<typena
         seed = has_prefix ? Op::apply(prefix, excl) : excl;
       sh.warp_seed[lane] = seed;
     }
-    if (lane == 0 && !single_block) sh.next_tile = (size_t)(next_ticket - p.tile_base);
+    if (lane == 0 && !single_block) {
+      if (!p.prefetch_tile) next_ticket = atomicAdd(p.tile_counter, 1ull);
+      sh.next_tile = (size_t)(next_ticket - p.tile_base);
+    }
   }
   __syncthreads();
 
@@ -264,9 +277,12 @@ __global__ void __launch_bounds__(tuning::max_block) scan_kernel(ScanParams p) {
     tile = sh.next_tile;
   }
   while (tile < p.num_tiles) {
-    /* Draw the next index now, so its latency hides behind this tile. */
+    /* Draw the next index now, so its latency hides behind this tile (or,
+     * without prefetch, once this tile's prefix is settled, so that a drawn
+     * tile starts soon after). */
     unsigned long long next_ticket = 0;
-    if (!single_block && threadIdx.x == 0) next_ticket = atomicAdd(p.tile_counter, 1ull);
+    if (!single_block && threadIdx.x == 0 && p.prefetch_tile)
+      next_ticket = atomicAdd(p.tile_counter, 1ull);
     const bool full = (tile + 1) * tile_items <= p.n;
     if (full && p.vectorized)
       scan_tile<Op, V, false>(p, sh, tile, single_block, next_ticket);
@@ -325,6 +341,9 @@ template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind ki
     p.epoch = st->scan_epoch;
     p.tile_counter = st->scan_tile_counter;
     p.tile_base = st->scan_tile_base;
+    p.first_poll_delay_ns = st->scan_tuning.first_poll_delay_ns;
+    p.poll_delay_ns = st->scan_tuning.poll_delay_ns;
+    p.prefetch_tile = st->scan_tuning.prefetch_tile;
   }
 
   kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);

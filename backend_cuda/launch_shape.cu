@@ -32,7 +32,9 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
     out->block = 1;
     return XPAR_OK;
   }
-  const FamilyTuning tune = family_tuning(family);
+  FamilyTuning tune = family_tuning(family);
+  if (family == XPAR_CUDA_FAMILY_SCAN && st->scan_tuning.blocks_per_sm)
+    tune.max_blocks_per_sm = st->scan_tuning.blocks_per_sm;
   unsigned block = ex->block ? ex->block : tune.block;
   if (block > tuning::max_block)
     return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
@@ -63,4 +65,13 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
   }
   out->grid = (unsigned)wanted;
   return XPAR_OK;
+}
+
+xpar__cuda_scan_tuning xpar__cuda_default_scan_tuning(void) {
+  xpar__cuda_scan_tuning t;
+  t.blocks_per_sm = tuning::scan_max_blocks_per_sm;
+  t.first_poll_delay_ns = tuning::scan_first_poll_delay_ns;
+  t.poll_delay_ns = tuning::scan_poll_delay_ns;
+  t.prefetch_tile = tuning::scan_prefetch_tile;
+  return t;
 }

@@ -35,7 +35,11 @@ constexpr unsigned reduce_max_blocks_per_sm = 8;
 
 constexpr unsigned scan_block = 256;
 constexpr unsigned scan_vectors_per_thread = 4;
+/* Defaults of the run-time scan knobs (xpar__cuda_scan_tuning). */
 constexpr unsigned scan_max_blocks_per_sm = 4;
+constexpr unsigned scan_first_poll_delay_ns = 0;
+constexpr unsigned scan_poll_delay_ns = 0;
+constexpr int scan_prefetch_tile = 1;
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;
@@ -74,5 +78,8 @@ struct xpar__cuda_shape {
 xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state *st,
                                     xpar__cuda_kernel_family family, const void *kernel,
                                     size_t n, unsigned items_per_thread, xpar__cuda_shape *out);
+
+/* The scan knobs a new state starts with (the tuning constants above). */
+xpar__cuda_scan_tuning xpar__cuda_default_scan_tuning(void);
 
 #endif /* XPAR_BACKEND_CUDA_LAUNCH_SHAPE_CUH */

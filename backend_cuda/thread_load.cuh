@@ -74,6 +74,23 @@ template <class T> __device__ __forceinline__ void store_cg(T *p, T v) {
 }
 
 /*
+ * Tile-status flags: a release store publishes a flag after the value it
+ * announces (the release is the fence between the two: every earlier write
+ * of this thread is visible GPU-wide before the flag is); an acquire load
+ * reads a flag such that later loads of the value cannot see older data.
+ * GPU scope, not the sequentially consistent __threadfence(): on H100 the
+ * scan spent most of its time in MEMBAR.SC.GPU (740 GB/s at 2^30, NOTES.md).
+ */
+__device__ __forceinline__ uint32_t load_acquire_gpu(const uint32_t *p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release_gpu(uint32_t *p, uint32_t v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/*
  * How an array of n elements of T at p splits for vector access: `head`
  * scalar elements up to the first 16-byte boundary (0..3 for 4-byte types),
  * then `vectors` whole 16-byte vectors; the rest is the scalar tail.

@@ -41,5 +41,6 @@ struct CheckOptions {
 int gpu_check_run(const CheckOptions &opt);
 int gpu_sticky_test(void);
 int gpu_bench_run(int quick);
+int gpu_profile_scan(void);
 
 #endif

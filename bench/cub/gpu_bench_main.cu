@@ -4,6 +4,7 @@
  *   --quick        a small subset (for compute-sanitizer), or short timings
  *   --bench        CUB vs xpar timings (gpu_timing.cu); the default
  *   --sticky-test  a context-corrupting error must stay reported (own process)
+ *   --profile-scan five int32 scans of 2^28 elements, for ncu
  * Exit status: 0 on success, 1 on a failed check, 2 on a setup error,
  * 77 when no usable GPU is present.
  */
@@ -13,7 +14,7 @@
 #include "gpu_bench.h"
 
 int main(int argc, char **argv) {
-  int check = 0, bench = 0, quick = 0, sticky = 0;
+  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -23,6 +24,8 @@ int main(int argc, char **argv) {
       bench = 1;
     else if (!strcmp(argv[i], "--quick"))
       quick = 1;
+    else if (!strcmp(argv[i], "--profile-scan"))
+      profile = 1;
     else if (!strcmp(argv[i], "--sticky-test"))
       sticky = 1;
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -33,7 +36,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!check && !sticky) bench = 1;
+  if (!check && !sticky && !profile) bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -43,6 +46,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   if (sticky) return gpu_sticky_test();
+  if (profile) return gpu_profile_scan();
   int rc = 0;
   if (check) rc |= gpu_check_run(opt);
   if (bench) rc |= gpu_bench_run(quick);

@@ -19,6 +19,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "backend_cuda/cuda_state.cuh"
 #include "gpu_bench.h"
 
 namespace {
@@ -139,6 +140,58 @@ int gpu_bench_run(int quick) {
   void *temp = NULL;
   GB_CUDA(cudaMalloc(&temp, temp_bytes));
 
+  /* ---- scan look-back knobs and shape, swept at 2^28 int32 (beyond L2) ---- */
+  if (!quick) {
+    const size_t n = 1u << 28;
+    struct Result {
+      unsigned block, per_sm, first, poll;
+      int prefetch;
+      double gbs;
+    };
+    std::vector<Result> results;
+    const xpar__cuda_scan_tuning saved = st->scan_tuning;
+    for (unsigned block : {256u, 512u})
+      for (unsigned per_sm : {2u, 4u})
+        for (int prefetch : {0, 1})
+          for (unsigned poll : {0u, 200u, 800u})
+            for (unsigned first : {0u, 500u}) {
+              if (block == 512 && per_sm == 4) continue; /* not resident */
+              st->scan_tuning.blocks_per_sm = per_sm;
+              st->scan_tuning.prefetch_tile = prefetch;
+              st->scan_tuning.poll_delay_ns = poll;
+              st->scan_tuning.first_poll_delay_ns = first;
+              xpar__exec e = ex;
+              e.block = block;
+              const double ms = median_ms(
+                  [&] { GB_XPAR(B.scan(&e, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); },
+                  2, 7);
+              results.push_back({block, per_sm, first, poll, prefetch, 8.0 * n / ms / 1e6});
+            }
+    std::sort(results.begin(), results.end(),
+              [](const Result &a, const Result &b) { return a.gbs > b.gbs; });
+    printf("\nscan knob sweep, int32 inclusive sum, 2^28 (GB/s r+w), best first:\n");
+    for (size_t i = 0; i < results.size(); i++) {
+      const Result &r = results[i];
+      if (i < 12 || i + 3 >= results.size())
+        printf("  block %3u  blocks/SM %u  prefetch %d  first-poll delay %4u ns  poll delay %4u ns:"
+               " %6.0f\n",
+               r.block, r.per_sm, r.prefetch, r.first, r.poll, r.gbs);
+    }
+    st->scan_tuning = saved;
+    if (getenv("GPU_BENCH_USE_BEST_SCAN")) {
+      const Result &b = results[0];
+      st->scan_tuning = {b.per_sm, b.first, b.poll, b.prefetch};
+      ex.block = b.block;
+      printf("main table uses the best knobs above\n");
+    }
+    /* the default knobs, for reference */
+    const double ms = median_ms(
+        [&] { GB_XPAR(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, 7);
+    printf("  defaults (block %u, blocks/SM %u, prefetch %d, delays %u/%u ns): %6.0f\n",
+           ex.block ? ex.block : 256u, st->scan_tuning.blocks_per_sm, st->scan_tuning.prefetch_tile,
+           st->scan_tuning.first_poll_delay_ns, st->scan_tuning.poll_delay_ns, 8.0 * n / ms / 1e6);
+  }
+
   printf("\n%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
          "CUB GB/s", "xpar GB/s", "ratio");
   const std::vector<size_t> sizes =
@@ -159,8 +212,10 @@ int gpu_bench_run(int quick) {
               cub::DeviceReduce::Sum(temp, tb, (const int *)in, (int *)d_result, (int64_t)n);
           },
           3, reps);
+      xpar__exec re = ex;
+      re.block = 0;
       r.xpar_ms = median_ms(
-          [&] { GB_XPAR(B.reduce(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, in, n, d_result)); },
+          [&] { GB_XPAR(B.reduce(&re, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, in, n, d_result)); },
           3, reps);
       g_rows.push_back(r);
       print_row(r);
@@ -189,13 +244,15 @@ int gpu_bench_run(int quick) {
   {
     const size_t n = quick ? (1u << 22) : (1u << 28);
     float alpha = 0.5f;
+    xpar__exec ew = ex;
+    ew.block = 0;
     const double ms = median_ms(
-        [&] { GB_XPAR(B.axpy(&ex, XPAR_FLOAT, &alpha, in, out, n)); }, 3, reps);
+        [&] { GB_XPAR(B.axpy(&ew, XPAR_FLOAT, &alpha, in, out, n)); }, 3, reps);
     printf("%-12s %-6s 2^%-3d %9s %9.3f %8s %8.0f  (%.0f%% of d2d copy)\n", "axpy", "float",
            (int)(log2((double)n) + 0.5), "-", ms, "-", 12.0 * n / ms / 1e6,
            100.0 * (12.0 * n / ms / 1e6) / copy_gbs);
     const double dms = median_ms(
-        [&] { GB_XPAR(B.dot(&ex, XPAR_FLOAT, in, out, n, d_result)); }, 3, reps);
+        [&] { GB_XPAR(B.dot(&ew, XPAR_FLOAT, in, out, n, d_result)); }, 3, reps);
     printf("%-12s %-6s 2^%-3d %9s %9.3f %8s %8.0f  (%.0f%% of d2d copy)\n", "dot", "float",
            (int)(log2((double)n) + 0.5), "-", dms, "-", 8.0 * n / dms / 1e6,
            100.0 * (8.0 * n / dms / 1e6) / copy_gbs);
@@ -229,30 +286,6 @@ int gpu_bench_run(int quick) {
          cub_us, xpar_us, cub_us / xpar_us, host_result == xpar_result ? "equal" : "DIFFER");
   GB_CUDA(cudaStreamDestroy(s));
 
-  /* ---- launch-shape sweep for the tuning table ---- */
-  if (!quick) {
-    const size_t n = 1u << 30;
-    fill_random<<<1024, 256>>>((uint32_t *)in, max_n, 999u);
-    GB_CUDA(cudaDeviceSynchronize());
-    GB_XPAR(B.set_stream(st, (void *)cudaStreamLegacy));
-    printf("\nshape sweep, int32 sum at 2^30 (GB/s; grid 0 = xpar's choice):\n");
-    const unsigned sms = (unsigned)prop.multiProcessorCount;
-    for (unsigned block : {128u, 256u, 512u}) {
-      for (unsigned per_sm : {0u, 2u, 4u, 8u}) {
-        xpar__exec e = ex;
-        e.block = block;
-        e.grid = per_sm * sms;
-        if (per_sm * block > 2048) continue;
-        const double rm = median_ms(
-            [&] { GB_XPAR(B.reduce(&e, XPAR_INT32, XPAR_SUM, in, n, d_result)); }, 2, 9);
-        const double sm = median_ms(
-            [&] { GB_XPAR(B.scan(&e, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, 9);
-        printf("  block %4u grid %5u: reduce %6.0f  scan %6.0f\n", block, e.grid, 4.0 * n / rm / 1e6,
-               8.0 * n / sm / 1e6);
-      }
-    }
-  }
-
   printf("\nSUMMARY (ratio = CUB time / xpar time; d2d copy %.0f GB/s)\n", copy_gbs);
   printf("%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
          "CUB GB/s", "xpar GB/s", "ratio");
@@ -264,5 +297,26 @@ int gpu_bench_run(int quick) {
   cudaFree(in);
   cudaFree(out);
   cudaFree(d_result);
+  return 0;
+}
+
+/* Five int32 inclusive scans of 2^28 elements, for a profiler to pick from. */
+int gpu_profile_scan(void) {
+  const size_t n = 1u << 28;
+  char *in = NULL, *out = NULL;
+  GB_CUDA(cudaMalloc(&in, n * 4));
+  GB_CUDA(cudaMalloc(&out, n * 4));
+  fill_random<<<1024, 256>>>((uint32_t *)in, n, 4242u);
+  GB_CUDA(cudaDeviceSynchronize());
+  xpar__cuda_state *st = NULL;
+  GB_XPAR(B.state_create(0, &st));
+  xpar__exec ex;
+  memset(&ex, 0, sizeof ex);
+  ex.cuda = st;
+  for (int i = 0; i < 5; i++)
+    GB_XPAR(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n));
+  B.state_destroy(st);
+  cudaFree(in);
+  cudaFree(out);
   return 0;
 }
