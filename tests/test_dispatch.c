@@ -415,10 +415,12 @@ int main(int argc, char **argv) {
       cmocka_unit_test(cpu_serial_forced),
       cmocka_unit_test(auto_offload_disabled),
       cmocka_unit_test(device_query),
-      cmocka_unit_test(auto_without_gpu),
-      cmocka_unit_test(mandatory_without_gpu),
-      cmocka_unit_test(auto_picks_gpu),
-      cmocka_unit_test(auto_device_pointers),
+      /* Named by what they need: "/no-gpu" runs only without a usable GPU,
+       * "/cuda" only with one; the other skips by name. */
+      {"auto_without_gpu/no-gpu", auto_without_gpu, NULL, NULL, NULL},
+      {"mandatory_without_gpu/no-gpu", mandatory_without_gpu, NULL, NULL, NULL},
+      {"auto_host_data_thresholds/cuda", auto_picks_gpu, NULL, NULL, NULL},
+      {"auto_device_pointers/cuda", auto_device_pointers, NULL, NULL, NULL},
   };
   return cmocka_run_group_tests_name("dispatch", tests, NULL, NULL);
 }
