@@ -76,6 +76,15 @@ int bench_parse_reduction(const char *s, xpar_reduction *out);
 /** Allocate and fill the case's arrays with seeded random data. */
 int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed);
 void bench_case_free(bench_case *c);
+/** A case over caller-owned arrays (no allocation; y / out NULL where the op
+ *  does not use them), with the op's scalar set as bench_case_init sets it. */
+void bench_case_view(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, void *x, void *y,
+                     void *out);
+/** Seeded random data as bench_case_init draws it (parallel, reproducible). */
+void bench_fill_random(xpar_dtype t, void *p, size_t n, uint64_t seed);
+/** A case of n <= c->n elements that uses the first n elements of c's arrays
+ *  (sweeps allocate and fill once at the largest n). */
+bench_case bench_case_prefix(const bench_case *c, size_t n);
 /** Restore inputs that an op modifies in place (axpy's y) before a checked run. */
 void bench_case_reset(bench_case *c, const bench_op *op);
 /** Save the last run's output as the reference (the serial tier's answer). */
@@ -133,15 +142,36 @@ typedef struct bench_timing_cfg {
   int min_reps;       /* adaptive: at least this many ... */
   double min_time_s;  /* ... and at least this much time in timed reps */
   int max_reps;       /* never more than this */
+  /* Long calls (a 2^30 serial scan takes a second): once one call takes at
+   * least long_call_s, long_reps samples are enough (0: rule off). */
+  double long_call_s;
+  int long_reps;
+  /* Calls shorter than batch_s are timed in back-to-back batches of k calls
+   * (sample = batch time / k), so the clock's own cost and resolution do not
+   * dominate a 50 ns call (0: one call per sample). */
+  double batch_s;
 } bench_timing_cfg;
 
 typedef struct bench_timing {
   double median_s, min_s, max_s;
-  int reps;
+  int reps;  /* samples */
+  int batch; /* calls per sample */
 } bench_timing;
 
 /** Time `call(arg)` (after one warm-up call): the median of adaptive reps. */
 int bench_time(const bench_timing_cfg *cfg, int (*call)(void *arg), void *arg, bench_timing *out);
+/** As bench_time; prior_call_s >= 0 is the time of a call just made on the
+ *  same data (a checked run), which then serves as the warm-up. */
+int bench_time_after(const bench_timing_cfg *cfg, double prior_call_s, int (*call)(void *arg),
+                     void *arg, bench_timing *out);
+
+/* ---- host memory (bench_hostmem.c) ---------------------------------------- */
+
+/** MemAvailable from /proc/meminfo in bytes; 0 if unknown. */
+size_t bench_mem_available(void);
+/** Pinned host memory (cudaMallocHost), or NULL with the reason in why. */
+void *bench_alloc_pinned(size_t bytes, char *why, size_t why_size);
+void bench_free_pinned(void *p);
 
 /* ---- results and writers -------------------------------------------------- */
 
@@ -168,5 +198,60 @@ typedef struct bench_writer {
 
 void bench_table_writer(bench_writer *w, FILE *f);
 void bench_csv_writer(bench_writer *w, FILE *f);
+
+/* ---- crossover analysis and subcommands ----------------------------------- */
+
+#define BENCH_NEVER (-1)   /* the second side is never faster at the largest N */
+#define BENCH_NO_DATA (-2) /* nothing to compare */
+
+/**
+ * The crossover of a (first side) to b (second side) over exponents lo..hi:
+ * the smallest e such that b[e'] < a[e'] at every e' >= e where both are
+ * known.  NAN = not measured (skipped); INFINITY = pruned (slower than
+ * anything).  BENCH_NEVER if b is not faster at the largest comparable e.
+ */
+int bench_crossing(const double *a, const double *b, int lo, int hi);
+/** "2^14", "never", "n/a" into buf. */
+const char *bench_exp_str(int e, char *buf, size_t size);
+
+/* Shared option parsing (bench_main.c). */
+int bench_parse_long(const char *s, long lo, long hi, long *out);
+/** Whether the comma-separated list contains name. */
+int bench_list_has(const char *list, const char *name);
+
+int bench_cmd_crossover(int argc, char **argv);
+int bench_cmd_calibrate(int argc, char **argv);
+int bench_cmd_overhead(int argc, char **argv);
+
+/* ---- plots (bench_plot.c) -------------------------------------------------- */
+
+#define BENCH_MAX_EXP 40
+#define BENCH_PLOT_MAX_SERIES 6
+#define BENCH_PLOT_MAX_MARKS 4
+
+/* One chart: time per call against N = 2^e, log-log, one curve per tier,
+ * vertical marks at the crossovers. */
+typedef struct bench_plot {
+  char title[160];
+  int min_exp, max_exp;
+  int nseries;
+  const char *series[BENCH_PLOT_MAX_SERIES];
+  double t_s[BENCH_PLOT_MAX_SERIES][BENCH_MAX_EXP + 1]; /* seconds; NAN: none */
+  int nmarks;
+  int mark_exp[BENCH_PLOT_MAX_MARKS];
+  char mark_label[BENCH_PLOT_MAX_MARKS][48];
+} bench_plot;
+
+/** 1 if a gnuplot with a PNG terminal runs here. */
+int bench_have_gnuplot(void);
+/** Write the chart as base.png through gnuplot (keeping base.dat and base.gp
+ *  for re-rendering) or, without gnuplot, as base.svg written directly.
+ *  The file written goes to path.  1 on success. */
+int bench_plot_write(const bench_plot *p, const char *base, int use_gnuplot, char *path,
+                     size_t size);
+/** All charts in one PNG grid (gnuplot only; needs the .dat files written by
+ *  bench_plot_write with the same bases).  1 on success. */
+int bench_plot_overview(const bench_plot *plots, const char *const *bases, int n,
+                        const char *png_path);
 
 #endif /* XPAR_BENCH_H */

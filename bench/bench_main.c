@@ -55,7 +55,7 @@ typedef struct sweep_opts {
   bench_timing_cfg timing;
 } sweep_opts;
 
-static int parse_int(const char *s, long lo, long hi, long *out) {
+int bench_parse_long(const char *s, long lo, long hi, long *out) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 0);
@@ -63,17 +63,22 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
   *out = v;
   return 1;
 }
+#define parse_int bench_parse_long
 
-static int tier_selected(const sweep_opts *o, const bench_tier *t) {
-  if (!o->tiers) return t->default_on;
-  size_t len = strlen(t->name);
-  for (const char *p = o->tiers; *p;) {
+int bench_list_has(const char *list, const char *name) {
+  size_t len = strlen(name);
+  for (const char *p = list; *p;) {
     const char *comma = strchr(p, ',');
     size_t l = comma ? (size_t)(comma - p) : strlen(p);
-    if (l == len && strncmp(p, t->name, len) == 0) return 1;
+    if (l == len && strncmp(p, name, len) == 0) return 1;
     p += l + (comma ? 1 : 0);
   }
   return 0;
+}
+
+static int tier_selected(const sweep_opts *o, const bench_tier *t) {
+  if (!o->tiers) return t->default_on;
+  return bench_list_has(o->tiers, t->name);
 }
 
 /* What the timing core calls: one synchronous call of the tier. */
@@ -309,21 +314,31 @@ static int cmd_sweep(int argc, char **argv) {
   return failures ? 1 : 0;
 }
 
-/* Subcommands; the crossover tool adds "crossover" and "calibrate" here. */
 static const struct {
   const char *name;
   int (*fn)(int argc, char **argv);
+  const char *what;
 } commands[] = {
-    {"sweep", cmd_sweep},
+    {"sweep", cmd_sweep, "every tier of one op and dtype over N, with plain OpenMP baselines"},
+    {"crossover", bench_cmd_crossover,
+     "serial/OpenMP/CUDA/AUTO per op x dtype x location; crossovers, AUTO's efficiency, plots"},
+    {"calibrate", bench_cmd_calibrate, "measure this machine's thresholds; write a profile"},
+    {"overhead", bench_cmd_overhead, "per-call cost of xpar at N = 128 against inline loops"},
 };
+
+static void usage_all(FILE *f) {
+  fprintf(f, "usage: xpar-bench COMMAND [options]   (COMMAND --help for its options)\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
+}
 
 int main(int argc, char **argv) {
   if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-    usage(stdout);
+    usage_all(stdout);
     return 0;
   }
   for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof commands[0]; ++i)
     if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 2, argv + 2);
-  usage(stderr);
+  usage_all(stderr);
   return 2;
 }

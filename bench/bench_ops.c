@@ -67,7 +67,7 @@ static uint64_t splitmix(uint64_t *s) {
 XPAR_DTYPE_MAP(BENCH_FILL_)
 #undef BENCH_FILL_
 
-static void fill_random(xpar_dtype t, void *p, size_t n, uint64_t *s) {
+static void fill_random_serial(xpar_dtype t, void *p, size_t n, uint64_t *s) {
   switch (t) {
 #define BENCH_CASE_(e, ctype, name, size) \
   case XPAR_##e: fill_random_##e(p, n, s); break;
@@ -75,6 +75,30 @@ static void fill_random(xpar_dtype t, void *p, size_t n, uint64_t *s) {
 #undef BENCH_CASE_
     default: break;
   }
+}
+
+/* splitmix's state after i steps is seed + i * golden, so chunks filled in
+ * parallel from their own offsets give exactly the sequential data; at 2^30
+ * elements the sequential fill alone took seconds per array. */
+#define BENCH_FILL_CHUNK ((size_t)1 << 16)
+static void fill_random(xpar_dtype t, void *p, size_t n, uint64_t *s) {
+  size_t es = xpar_dtype_size(t);
+  long long chunks = (long long)((n + BENCH_FILL_CHUNK - 1) / BENCH_FILL_CHUNK);
+  uint64_t base = *s;
+#if defined(BENCH_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) if (chunks > 4)
+#endif
+  for (long long ch = 0; ch < chunks; ++ch) {
+    size_t lo = (size_t)ch * BENCH_FILL_CHUNK;
+    size_t len = n - lo < BENCH_FILL_CHUNK ? n - lo : BENCH_FILL_CHUNK;
+    uint64_t st = base + (uint64_t)lo * 0x9e3779b97f4a7c15ull;
+    fill_random_serial(t, (unsigned char *)p + lo * es, len, &st);
+  }
+  *s = base + (uint64_t)n * 0x9e3779b97f4a7c15ull;
+}
+
+void bench_fill_random(xpar_dtype t, void *p, size_t n, uint64_t seed) {
+  fill_random(t, p, n, &seed);
 }
 
 /* ---- plain OpenMP baselines (SUM only; what an application writes) ------- */
@@ -218,6 +242,8 @@ static void *output_array(const bench_case *c, const bench_op *op) {
   return op->op == XPAR_OP_AXPY ? c->y : c->out;
 }
 
+static void set_scalar(bench_case *c, const bench_op *op);
+
 int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed) {
   xpar_reduction red = c->reduction; /* chosen by the caller before init */
   xpar_scan_kind kind = c->kind;
@@ -246,6 +272,27 @@ int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, u
   if (c->y) fill_random(t, c->y, n, &s);
   if (c->y0) memcpy(c->y0, c->y, n * c->esize);
   if (c->out) memset(c->out, 0, n * c->esize); /* touch the pages outside the timing */
+  set_scalar(c, op);
+  return 1;
+}
+
+void bench_case_view(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, void *x, void *y,
+                     void *out) {
+  memset(c, 0, sizeof *c);
+  c->op = op->op;
+  c->dtype = t;
+  c->reduction = XPAR_SUM;
+  c->kind = XPAR_INCLUSIVE;
+  c->n = n;
+  c->esize = xpar_dtype_size(t);
+  c->x = x;
+  if (op->op == XPAR_OP_AXPY || op->op == XPAR_OP_ADD || op->op == XPAR_OP_DOT) c->y = y;
+  if (op->op == XPAR_OP_SCAN || op->op == XPAR_OP_ADD || op->op == XPAR_OP_FILL) c->out = out;
+  set_scalar(c, op);
+}
+
+static void set_scalar(bench_case *c, const bench_op *op) {
+  xpar_dtype t = c->dtype;
   /* alpha = 2 (exact for floats), value = 7 */
   switch (t) {
 #define BENCH_SCALAR_(e, ctype, name, size)                            \
@@ -258,7 +305,6 @@ int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, u
 #undef BENCH_SCALAR_
     default: break;
   }
-  return 1;
 }
 
 void bench_case_free(bench_case *c) {
@@ -298,4 +344,10 @@ int bench_case_check(const bench_case *c, const bench_op *op, char *why, size_t 
       return 0;
     }
   return 1;
+}
+
+bench_case bench_case_prefix(const bench_case *c, size_t n) {
+  bench_case v = *c;
+  v.n = n;
+  return v;
 }

@@ -20,39 +20,75 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int bench_time(const bench_timing_cfg *cfg, int (*call)(void *arg), void *arg, bench_timing *out) {
+/* Time k back-to-back calls; the sample is the time per call. */
+static int run_batch(int (*call)(void *), void *arg, int k, double *per_call) {
+  double t0 = bench_now_s();
+  for (int i = 0; i < k; ++i)
+    if (!call(arg)) return 0;
+  *per_call = (bench_now_s() - t0) / k;
+  return 1;
+}
+
+int bench_time_after(const bench_timing_cfg *cfg, double prior_call_s, int (*call)(void *arg),
+                     void *arg, bench_timing *out) {
   int cap = cfg->fixed_reps > 0 ? cfg->fixed_reps : cfg->max_reps;
   if (cap < 1) cap = 1;
   double *t = (double *)malloc((size_t)cap * sizeof *t);
   if (!t) return 0;
-  if (!call(arg)) { /* warm-up: page faults, thread pool, GPU module load */
-    free(t);
-    return 0;
+  double first = prior_call_s;
+  if (first < 0) { /* warm-up: page faults, thread pool, GPU module load */
+    double t0 = bench_now_s();
+    if (!call(arg)) {
+      free(t);
+      return 0;
+    }
+    first = bench_now_s() - t0;
   }
+  /* Batch size: double k until one batch lasts batch_s.  The first call is
+   * often cold (slow), so it is only an upper bound on the call time. */
+  int k = 1;
+  if (cfg->batch_s > 0 && first < cfg->batch_s) {
+    double per;
+    for (;;) {
+      if (!run_batch(call, arg, k, &per)) {
+        free(t);
+        return 0;
+      }
+      if (per * k >= cfg->batch_s || k >= (1 << 20)) break;
+      k *= 2;
+    }
+  }
+  int min_reps = cfg->min_reps;
+  if (cfg->long_call_s > 0 && first >= cfg->long_call_s && cfg->long_reps > 0)
+    min_reps = cfg->long_reps;
   int reps = 0;
   double total = 0.0;
   for (;;) {
     if (cfg->fixed_reps > 0) {
       if (reps >= cfg->fixed_reps) break;
-    } else if (reps >= cap ||
-               (reps >= cfg->min_reps && total >= cfg->min_time_s)) {
+    } else if (reps >= cap || (reps >= min_reps && total >= cfg->min_time_s) ||
+               (min_reps < cfg->min_reps && reps >= min_reps)) {
+      /* a long call stops at long_reps, whatever min_time says */
       break;
     }
-    double t0 = bench_now_s();
-    int ok = call(arg);
-    double t1 = bench_now_s();
-    if (!ok) {
+    double per;
+    if (!run_batch(call, arg, k, &per)) {
       free(t);
       return 0;
     }
-    t[reps++] = t1 - t0;
-    total += t1 - t0;
+    t[reps++] = per;
+    total += per * k;
   }
   qsort(t, (size_t)reps, sizeof *t, cmp_double);
   out->reps = reps;
+  out->batch = k;
   out->min_s = t[0];
   out->max_s = t[reps - 1];
   out->median_s = (reps % 2) ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
   free(t);
   return 1;
+}
+
+int bench_time(const bench_timing_cfg *cfg, int (*call)(void *arg), void *arg, bench_timing *out) {
+  return bench_time_after(cfg, -1.0, call, arg, out);
 }

@@ -1,0 +1,52 @@
+/*
+ * Host memory for the sweeps: how much is available (sweeps of 2^30 doubles
+ * need 8 GiB per array, more than some machines have), and pinned buffers
+ * for calibrating the pinned-host-data threshold.  xpar has no allocator of
+ * its own, so pinned memory comes from the CUDA runtime linked into the
+ * bench (BENCH_HAVE_CUDART); the pages it returns belong to the device's
+ * primary context, which libxpar's own runtime shares, so xpar classifies
+ * them as pinned.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(BENCH_HAVE_CUDART)
+#include <cuda_runtime_api.h>
+#endif
+
+#include "bench.h"
+
+size_t bench_mem_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  size_t kib = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %zu kB", &kib) == 1) break;
+  fclose(f);
+  return kib * 1024;
+}
+
+void *bench_alloc_pinned(size_t bytes, char *why, size_t why_size) {
+#if defined(BENCH_HAVE_CUDART)
+  void *p = NULL;
+  cudaError_t e = cudaMallocHost(&p, bytes ? bytes : 1);
+  if (e == cudaSuccess) return p;
+  snprintf(why, why_size, "cudaMallocHost(%zu): %s", bytes, cudaGetErrorName(e));
+  (void)cudaGetLastError(); /* not sticky: clear it */
+  return NULL;
+#else
+  (void)bytes;
+  snprintf(why, why_size, "xpar-bench was built without the CUDA runtime");
+  return NULL;
+#endif
+}
+
+void bench_free_pinned(void *p) {
+#if defined(BENCH_HAVE_CUDART)
+  if (p) cudaFreeHost(p);
+#else
+  (void)p;
+#endif
+}
