@@ -1,0 +1,549 @@
+/*
+ * xpar-bench calibrate: measure this machine's crossovers and write them as a
+ * calibration profile (xpar_profile_save), then load it back into a fresh
+ * context and check that a decision record quotes it.
+ *
+ * Per op x dtype:
+ *  1. serial -> OpenMP: the serial and the OpenMP tier over 2^4..2^20 (the
+ *     OpenMP tier runs one thread with independent lanes below 2 x 4096
+ *     elements, which for floats beats the strict element-order serial loop
+ *     from the smallest sizes: the sweep must start low enough to see it).
+ *  2. CPU -> GPU over 2^10..2^28: the CPU side is what AUTO would run there
+ *     (backend CPU with the OpenMP threshold just measured), timed once per N
+ *     on host arrays; the GPU side three ways: mapped arrays (threshold
+ *     `gpu`, no transfer), pinned host arrays (`gpu_pinned`) and pageable
+ *     ones (`gpu_pageable`), transfers included.  The CPU computes just as
+ *     fast on the host copy of mapped or pinned arrays as on pageable ones.
+ *
+ * A crossing is the first N from which the second side stays faster.  The
+ * serial -> OpenMP sweep is cheap and runs the whole range; a CPU -> GPU
+ * sweep stops once the crossing is confirmed at the next two sizes.  "never" is declared early when,
+ * from 2^22 on, the GPU is >= 1.5x slower at two consecutive sizes and not
+ * catching up (the transfer-bound ratio is flat), so pageable reduces do not
+ * sweep to 2^28.  Calls are not checked for correctness here (crossover does).
+ * Thresholds that were not measured are left out of the profile: loading it
+ * then keeps their built-in defaults.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+
+enum { K_DEV, K_PIN, K_PAGE, K_COUNT };
+static const xpar_threshold k_threshold[K_COUNT] = {XPAR_THRESHOLD_GPU_DEVICE_DATA,
+                                                    XPAR_THRESHOLD_GPU_PINNED_DATA,
+                                                    XPAR_THRESHOLD_GPU_PAGEABLE_DATA};
+static const char *const k_names[K_COUNT] = {"gpu", "gpu_pinned", "gpu_pageable"};
+
+typedef struct cal_opts {
+  const char *ops, *dtypes, *out;
+  int threads;
+  int omp_lo, omp_hi, gpu_lo, gpu_hi;
+  int no_gpu;
+  uint64_t seed;
+  bench_timing_cfg timing;
+} cal_opts;
+
+/* One crossing being searched for along a sweep. */
+typedef struct crossing {
+  int streak, first, result, done;
+  double prev_ratio;
+  int at_exp;           /* where the evidence is */
+  double t_first, t_second;
+} crossing;
+
+/* measured[op][dtype][kind]: 1 if calibrated; value in thr */
+typedef struct cal_result {
+  int measured[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+  size_t thr[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+} cal_result;
+
+typedef struct cal_state {
+  cal_opts o;
+  xpar_context *serial, *openmp, *cpu, *gpu, *gpu_map;
+  int gpu_ok, pinned_ok;
+  void *x, *y, *out;    /* pageable, cap elements of 8 bytes */
+  void *px, *py, *pout; /* pinned */
+  size_t cap;           /* elements */
+  cal_result r;
+} cal_state;
+
+/* ---- timing one context ---------------------------------------------------- */
+
+typedef struct cal_call {
+  xpar_context *ctx;
+  bench_case *c;
+  const bench_op *op;
+} cal_call;
+
+static int cal_timed(void *p) {
+  cal_call *a = (cal_call *)p;
+  return a->op->run(a->ctx, a->c) == XPAR_OK;
+}
+
+/* Median time of op on ctx over the view c (mapped first if map); NAN on
+ * failure (reported). */
+static double time_on(cal_state *s, xpar_context *ctx, const bench_op *op, bench_case *c,
+                      int map) {
+  void *arr[3] = {c->x, c->y, c->out};
+  int mapped = 0;
+  double result = NAN;
+  if (map)
+    for (; mapped < 3; ++mapped) {
+      if (!arr[mapped]) continue;
+      xpar_status st = xpar_map(ctx, arr[mapped], c->n * c->esize,
+                                arr[mapped] == c->out ? XPAR_MAP_ALLOC : XPAR_MAP_TO);
+      if (st != XPAR_OK) {
+        fprintf(stderr, "xpar-bench calibrate: xpar_map: %s (%s)\n", xpar_status_name(st),
+                xpar_last_error_detail());
+        goto unmap;
+      }
+    }
+  cal_call a = {ctx, c, op};
+  bench_timing t;
+  if (bench_time(&s->o.timing, cal_timed, &a, &t))
+    result = t.median_s;
+  else
+    fprintf(stderr, "xpar-bench calibrate: %s %s n = %zu failed: %s\n", op->name,
+            xpar_dtype_name(c->dtype), c->n, xpar_last_error_detail());
+unmap:
+  for (int i = 0; i < mapped; ++i)
+    if (arr[i]) xpar_unmap(ctx, arr[i], XPAR_UNMAP_RELEASE);
+  return result;
+}
+
+/* Feed one comparison (second side faster?) into a crossing search (GPU
+ * sweeps, where large N are expensive and the sweep stops once it knows). */
+static void crossing_step(crossing *x, int e, double t_first, double t_second, int never_rule) {
+  if (x->done || isnan(t_first) || isnan(t_second)) return;
+  double ratio = t_second / t_first;
+  if (ratio < 1.0) {
+    if (x->streak++ == 0) {
+      x->first = e;
+      x->t_first = t_first, x->t_second = t_second, x->at_exp = e;
+    }
+    if (x->streak >= 3) x->result = x->first, x->done = 1; /* confirmed at 2 larger N */
+  } else {
+    x->streak = 0;
+    if (never_rule && e >= 22 && ratio >= 1.5 && x->prev_ratio >= 1.5 &&
+        ratio >= 0.9 * x->prev_ratio) {
+      x->result = BENCH_NEVER, x->done = 1;
+      x->t_first = t_first, x->t_second = t_second, x->at_exp = e;
+    }
+  }
+  x->prev_ratio = ratio;
+}
+
+/* At the end of the range: an unconfirmed crossing at the top still counts. */
+static void crossing_finish(crossing *x) {
+  if (x->done) return;
+  x->result = x->streak > 0 ? x->first : BENCH_NEVER;
+  x->done = 1;
+}
+
+static size_t exp_value(int e) { return e == BENCH_NEVER ? XPAR_NEVER : (size_t)1 << e; }
+
+/* ---- the two sweeps ---------------------------------------------------------- */
+
+static void sweep_openmp(cal_state *s, const bench_op *op, xpar_dtype t) {
+  /* Calls here take nanoseconds to a millisecond: sweep the whole range and
+   * read the crossing from the top (bench_crossing), so a near-tie at small
+   * N (the OpenMP tier runs one thread there) cannot hide a later reversal. */
+  double ts[BENCH_MAX_EXP + 1], to[BENCH_MAX_EXP + 1];
+  bench_case c[BENCH_MAX_EXP + 1];
+  for (int e = s->o.omp_lo; e <= s->o.omp_hi; ++e) {
+    bench_case_view(&c[e], op, t, (size_t)1 << e, s->x, s->y, s->out);
+    ts[e] = time_on(s, s->serial, op, &c[e], 0);
+    to[e] = time_on(s, s->openmp, op, &c[e], 0);
+  }
+  /* An isolated winner (both neighbours disagree) is a spike until measured
+   * again; the lower median is kept, as a spike only ever adds time. */
+  for (int e = s->o.omp_lo + 1; e < s->o.omp_hi; ++e) {
+    int w = to[e] < ts[e], wl = to[e - 1] < ts[e - 1], wh = to[e + 1] < ts[e + 1];
+    if (w != wl && w != wh) {
+      ts[e] = fmin(ts[e], time_on(s, s->serial, op, &c[e], 0));
+      to[e] = fmin(to[e], time_on(s, s->openmp, op, &c[e], 0));
+    }
+  }
+  int x = bench_crossing(ts, to, s->o.omp_lo, s->o.omp_hi);
+  if (x == BENCH_NO_DATA) x = BENCH_NEVER;
+  s->r.measured[op->op][t][XPAR_THRESHOLD_OPENMP] = 1;
+  s->r.thr[op->op][t][XPAR_THRESHOLD_OPENMP] = exp_value(x);
+  char b[16];
+  printf("%-7s %-7s openmp        %-7s", op->name, xpar_dtype_name(t), bench_exp_str(x, b, sizeof b));
+  if (x >= 0)
+    printf("  (at 2^%d: serial %.3g us, openmp %.3g us)\n", x, ts[x] * 1e6, to[x] * 1e6);
+  else
+    printf("  (OpenMP slower at 2^%d: serial %.3g us, openmp %.3g us)\n", s->o.omp_hi,
+           ts[s->o.omp_hi] * 1e6, to[s->o.omp_hi] * 1e6);
+}
+
+static void sweep_gpu(cal_state *s, const bench_op *op, xpar_dtype t) {
+  crossing x[K_COUNT];
+  memset(x, 0, sizeof x);
+  if (!s->pinned_ok) x[K_PIN].done = 1;
+  size_t es = xpar_dtype_size(t);
+  int hi = s->o.gpu_hi;
+  while (hi > s->o.gpu_lo && ((size_t)1 << hi) * es > s->cap * 8) --hi;
+  /* the CPU side: AUTO's CPU choice for this op and dtype */
+  xpar_context_set_threshold(s->cpu, op->op, t, XPAR_THRESHOLD_OPENMP,
+                             s->r.thr[op->op][t][XPAR_THRESHOLD_OPENMP]);
+  int e;
+  for (e = s->o.gpu_lo; e <= hi; ++e) {
+    int all = 1;
+    for (int k = 0; k < K_COUNT; ++k) all &= x[k].done;
+    if (all) break;
+    size_t n = (size_t)1 << e;
+    bench_case c, pc;
+    bench_case_view(&c, op, t, n, s->x, s->y, s->out);
+    double tc = time_on(s, s->cpu, op, &c, 0);
+    if (!x[K_DEV].done) crossing_step(&x[K_DEV], e, tc, time_on(s, s->gpu_map, op, &c, 1), 1);
+    if (!x[K_PAGE].done) crossing_step(&x[K_PAGE], e, tc, time_on(s, s->gpu, op, &c, 0), 1);
+    if (!x[K_PIN].done) {
+      bench_case_view(&pc, op, t, n, s->px, s->py, s->pout);
+      crossing_step(&x[K_PIN], e, tc, time_on(s, s->gpu, op, &pc, 0), 1);
+    }
+  }
+  for (int k = 0; k < K_COUNT; ++k) {
+    if (k == K_PIN && !s->pinned_ok) continue;
+    crossing_finish(&x[k]);
+    s->r.measured[op->op][t][k_threshold[k]] = 1;
+    s->r.thr[op->op][t][k_threshold[k]] = exp_value(x[k].result);
+    char b[16];
+    printf("%-7s %-7s %-13s %-7s", op->name, xpar_dtype_name(t), k_names[k],
+           bench_exp_str(x[k].result, b, sizeof b));
+    if (x[k].at_exp > 0)
+      printf("  (at 2^%d: cpu %.3g us, gpu %.3g us)\n", x[k].at_exp, x[k].t_first * 1e6,
+             x[k].t_second * 1e6);
+    else
+      printf("  (GPU not faster up to 2^%d)\n", e - 1);
+  }
+}
+
+/* ---- profile ------------------------------------------------------------------ */
+
+static int mkdir_p(const char *file) {
+  char d[1024];
+  snprintf(d, sizeof d, "%s", file);
+  char *slash = strrchr(d, '/');
+  if (!slash || slash == d) return 1;
+  *slash = '\0';
+  for (char *p = d + 1; *p; ++p)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(d, 0777) != 0 && errno != EEXIST) return 0;
+      *p = '/';
+    }
+  return mkdir(d, 0777) == 0 || errno == EEXIST;
+}
+
+static const char *const thr_names[XPAR_THRESHOLD_COUNT_] = {"openmp", "gpu", "gpu_pinned",
+                                                             "gpu_pageable"};
+
+/* xpar_profile_save writes every threshold of the context; keep only those
+ * measured here, so that loading the profile leaves the others at their
+ * built-in defaults (docs/profile.md: missing lines keep their defaults). */
+static int keep_measured(const cal_state *s, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t cap = 1 << 16, len = 0;
+  char *outbuf = malloc(cap);
+  char line[512], op[32], dt[32], kind[32];
+  int dropped = 0;
+  while (outbuf && fgets(line, sizeof line, f)) {
+    int keep = 1;
+    if (line[0] != '#' && sscanf(line, "%31s %31s %31s", op, dt, kind) == 3 && !strchr(op, ':')) {
+      keep = 0;
+      for (int o = 0; o < XPAR_OP_COUNT_; ++o)
+        for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
+          for (int k = 0; k < XPAR_THRESHOLD_COUNT_; ++k)
+            if (s->r.measured[o][t][k] && strcmp(op, xpar_op_name((xpar_op)o)) == 0 &&
+                strcmp(dt, xpar_dtype_name((xpar_dtype)t)) == 0 && strcmp(kind, thr_names[k]) == 0)
+              keep = 1;
+      dropped += !keep;
+    }
+    size_t l = strlen(line);
+    if (!keep) continue;
+    if (len + l + 1 > cap) {
+      char *g = realloc(outbuf, cap *= 2);
+      if (!g) {
+        free(outbuf);
+        outbuf = NULL;
+        break;
+      }
+      outbuf = g;
+    }
+    memcpy(outbuf + len, line, l);
+    len += l;
+  }
+  fclose(f);
+  if (!outbuf) return 0;
+  f = fopen(path, "w");
+  int ok = f && fwrite(outbuf, 1, len, f) == len;
+  if (f) {
+    fprintf(f, "# written by xpar-bench calibrate; %d thresholds not measured on this run are "
+               "left out (they keep their built-in defaults)\n", dropped);
+    ok &= fclose(f) == 0;
+  }
+  free(outbuf);
+  return ok;
+}
+
+/* Load the profile into a fresh context; check every threshold and that a
+ * decision record quotes "(profile)". */
+static int round_trip(cal_state *s, const char *path) {
+  xpar_context *ctx;
+  if (xpar_context_create(&ctx) != XPAR_OK) {
+    fprintf(stderr, "xpar-bench calibrate: check: %s\n", xpar_last_error_detail());
+    return 0;
+  }
+  int applied = 0, ok = 1;
+  xpar_status st = xpar_profile_load(ctx, path, &applied);
+  if (st != XPAR_OK || !applied) {
+    fprintf(stderr, "xpar-bench calibrate: check: loading %s: %s%s\n", path, xpar_status_name(st),
+            applied ? "" : " (not applied: another machine?)");
+    xpar_context_destroy(ctx);
+    return 0;
+  }
+  int checked = 0, first_op = -1, first_t = -1;
+  for (int o = 0; o < XPAR_OP_COUNT_; ++o)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
+      for (int k = 0; k < XPAR_THRESHOLD_COUNT_; ++k) {
+        if (!s->r.measured[o][t][k]) continue;
+        if (first_op < 0) first_op = o, first_t = t;
+        size_t v = 0;
+        xpar_context_get_threshold(ctx, (xpar_op)o, (xpar_dtype)t, (xpar_threshold)k, &v);
+        if (v != s->r.thr[o][t][k]) {
+          fprintf(stderr, "xpar-bench calibrate: check: %s %s %s is %zu after loading, not %zu\n",
+                  xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t), thr_names[k], v,
+                  s->r.thr[o][t][k]);
+          ok = 0;
+        }
+        checked++;
+      }
+  /* one small call of the first calibrated op: below its OpenMP threshold
+   * (or at 256 if that is lower), on host data */
+  const bench_op *op = NULL;
+  for (int i = 0; bench_op_at(i); ++i)
+    if (bench_op_at(i)->op == (xpar_op)first_op) op = bench_op_at(i);
+  xpar_decision d;
+  memset(&d, 0, sizeof d);
+  if (op) {
+    bench_case c;
+    bench_case_view(&c, op, (xpar_dtype)first_t, 256, s->x, s->y, s->out);
+    st = op->run(ctx, &c);
+    if (st == XPAR_OK) st = xpar_last_decision(ctx, &d);
+  }
+  int quoted = op && st == XPAR_OK && strstr(d.reason, "(profile)") != NULL;
+  printf("check: %s loaded into a fresh context: %d thresholds %s; %s %s n=256 ran on %s: \"%s\" "
+         "-> %s\n",
+         path, checked, ok ? "match" : "DIFFER", op ? op->name : "?",
+         xpar_dtype_name((xpar_dtype)first_t), xpar_tier_name(d.tier), d.reason,
+         quoted ? "quotes (profile): OK" : "does NOT quote (profile): FAILED");
+  xpar_context_destroy(ctx);
+  return ok && quoted;
+}
+
+/* ---- options and the command ------------------------------------------------ */
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: xpar-bench calibrate [options]\n"
+          "  --out FILE       profile to write (default: xpar_profile_default_path,\n"
+          "                   i.e. $XDG_CACHE_HOME/xpar/profile.txt or ~/.cache/xpar/...)\n"
+          "  --ops LIST       comma-separated ops (default: all six)\n"
+          "  --dtypes LIST    comma-separated dtypes (default: all six)\n"
+          "  --omp-range A:B  serial->OpenMP sweep 2^A..2^B (default 4:20)\n"
+          "  --gpu-range A:B  CPU->GPU sweep 2^A..2^B (default 10:28; capped by memory)\n"
+          "  --no-gpu         calibrate the OpenMP thresholds only\n"
+          "  --min-time-ms M  adaptive reps per point run at least M ms (default 10)\n"
+          "  --threads T      OpenMP threads (default: the runtime's)\n"
+          "Without a usable GPU only the OpenMP thresholds are calibrated; the GPU ones\n"
+          "are left out of the profile and keep their built-in defaults.\n");
+}
+
+static int parse_range(const char *v, int *lo, int *hi) {
+  int a, b;
+  char tail;
+  if (sscanf(v, "%d:%d%c", &a, &b, &tail) != 2 || a < 0 || b > 34 || a > b) return 0;
+  *lo = a, *hi = b;
+  return 1;
+}
+
+static xpar_context *open_ctx(xpar_backend b, int threads, int force_openmp) {
+  xpar_context *ctx;
+  if (xpar_context_create(&ctx) != XPAR_OK) {
+    fprintf(stderr, "xpar-bench calibrate: %s\n", xpar_last_error_detail());
+    return NULL;
+  }
+  xpar_context_set_backend(ctx, b);
+  if (threads > 0) xpar_context_set_num_threads(ctx, threads);
+  for (int o = 0; force_openmp && o < XPAR_OP_COUNT_; ++o)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
+      xpar_context_set_threshold(ctx, (xpar_op)o, (xpar_dtype)t, XPAR_THRESHOLD_OPENMP, 0);
+  return ctx;
+}
+
+int bench_cmd_calibrate(int argc, char **argv) {
+  cal_state s;
+  memset(&s, 0, sizeof s);
+  s.o = (cal_opts){.ops = "reduce,scan,axpy,add,fill,dot",
+                   .dtypes = "int32,int64,uint32,uint64,float,double",
+                   .omp_lo = 4, .omp_hi = 20, .gpu_lo = 10, .gpu_hi = 28, .seed = 12345,
+                   .timing = {.min_reps = 5, .min_time_s = 0.010, .max_reps = 300,
+                              .long_call_s = 0.05, .long_reps = 3, .batch_s = 50e-6}};
+  for (int i = 0; i < argc; ++i) {
+    const char *a = argv[i];
+    long v;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--no-gpu") == 0) {
+      s.o.no_gpu = 1;
+      continue;
+    }
+    const char *val = i + 1 < argc ? argv[++i] : NULL;
+    if (val && strcmp(a, "--out") == 0) s.o.out = val;
+    else if (val && strcmp(a, "--ops") == 0) s.o.ops = val;
+    else if (val && strcmp(a, "--dtypes") == 0) s.o.dtypes = val;
+    else if (val && strcmp(a, "--omp-range") == 0 && parse_range(val, &s.o.omp_lo, &s.o.omp_hi)) {
+    } else if (val && strcmp(a, "--gpu-range") == 0 &&
+               parse_range(val, &s.o.gpu_lo, &s.o.gpu_hi)) {
+    } else if (val && strcmp(a, "--min-time-ms") == 0 && bench_parse_long(val, 0, 100000, &v)) {
+      s.o.timing.min_time_s = (double)v * 1e-3;
+    } else if (val && strcmp(a, "--threads") == 0 && bench_parse_long(val, 0, 4096, &v)) {
+      s.o.threads = (int)v;
+    } else {
+      fprintf(stderr, "xpar-bench calibrate: bad option or value: %s %s\n", a, val ? val : "");
+      usage(stderr);
+      return 2;
+    }
+  }
+  char path[1024];
+  if (s.o.out) {
+    snprintf(path, sizeof path, "%s", s.o.out);
+  } else if (xpar_profile_default_path(path, sizeof path) != XPAR_OK) {
+    fprintf(stderr, "xpar-bench calibrate: no default profile path (%s); use --out\n",
+            xpar_last_error_detail());
+    return 1;
+  }
+  double t_all = bench_now_s();
+
+  xpar_device_info dev;
+  memset(&dev, 0, sizeof dev);
+  if (xpar_device_query(&dev) != XPAR_OK) dev.usable = 0;
+  s.gpu_ok = dev.usable && !s.o.no_gpu;
+  if (!s.gpu_ok)
+    printf("# no GPU calibration: %s; the GPU thresholds keep their built-in defaults\n",
+           s.o.no_gpu ? "--no-gpu" : dev.reason);
+
+  /* buffers: 8-byte elements, enough for every dtype, capped by memory */
+  int top = s.gpu_ok ? s.o.gpu_hi : s.o.omp_hi;
+  size_t avail = bench_mem_available();
+  int arrays = s.gpu_ok ? 6 : 3; /* pageable x, y, out (+ pinned copies) */
+  while (top > s.o.omp_hi && avail && (double)arrays * ldexp(8.0, top) > 0.7 * (double)avail)
+    --top;
+  if (s.gpu_ok && dev.total_memory)
+    while (top > s.o.omp_hi && 6.0 * ldexp(8.0, top) > 0.7 * (double)dev.total_memory) --top;
+  if (s.gpu_ok && top < s.o.gpu_hi)
+    printf("# CPU->GPU sweeps capped at 2^%d by memory\n", top);
+  s.cap = (size_t)1 << top;
+  s.x = malloc(s.cap * 8);
+  s.y = malloc(s.cap * 8);
+  s.out = malloc(s.cap * 8);
+  if (!s.x || !s.y || !s.out) {
+    fprintf(stderr, "xpar-bench calibrate: out of memory (3 x %zu bytes)\n", s.cap * 8);
+    return 1;
+  }
+  memset(s.out, 0, s.cap * 8);
+  char why[160] = "";
+  if (s.gpu_ok) {
+    s.px = bench_alloc_pinned(s.cap * 8, why, sizeof why);
+    s.py = s.px ? bench_alloc_pinned(s.cap * 8, why, sizeof why) : NULL;
+    s.pout = s.py ? bench_alloc_pinned(s.cap * 8, why, sizeof why) : NULL;
+    s.pinned_ok = s.pout != NULL;
+    if (!s.pinned_ok)
+      printf("# no pinned host memory (%s): gpu_pinned keeps its defaults\n", why);
+    else
+      memset(s.pout, 0, s.cap * 8);
+  }
+
+  s.serial = open_ctx(XPAR_BACKEND_CPU_SERIAL, s.o.threads, 0);
+  s.openmp = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 1);
+  s.cpu = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 0);
+  if (s.gpu_ok) {
+    s.gpu = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, 0);
+    s.gpu_map = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, 0);
+  }
+  if (!s.serial || !s.openmp || !s.cpu || (s.gpu_ok && (!s.gpu || !s.gpu_map))) return 1;
+
+  printf("# xpar-bench calibrate -> %s\n%-7s %-7s %-13s %s\n", path, "# op", "dtype", "threshold",
+         "crossover");
+  for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
+    if (!bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t))) continue;
+    double t0 = bench_now_s();
+    bench_fill_random((xpar_dtype)t, s.x, s.cap * 8 / xpar_dtype_size((xpar_dtype)t), s.o.seed);
+    bench_fill_random((xpar_dtype)t, s.y, s.cap * 8 / xpar_dtype_size((xpar_dtype)t),
+                      s.o.seed + 1);
+    if (s.pinned_ok) {
+      memcpy(s.px, s.x, s.cap * 8);
+      memcpy(s.py, s.y, s.cap * 8);
+    }
+    for (int i = 0; bench_op_at(i); ++i) {
+      const bench_op *op = bench_op_at(i);
+      if (!bench_list_has(s.o.ops, op->name)) continue;
+      sweep_openmp(&s, op, (xpar_dtype)t);
+      if (s.gpu_ok) sweep_gpu(&s, op, (xpar_dtype)t);
+      fflush(stdout);
+    }
+    fprintf(stderr, "[calibrate] %s done in %.1f s (%.0f s in all)\n",
+            xpar_dtype_name((xpar_dtype)t), bench_now_s() - t0, bench_now_s() - t_all);
+  }
+
+  /* the profile: the measured values set through the API, saved, trimmed */
+  xpar_context *ctx = open_ctx(XPAR_BACKEND_AUTO, 0, 0);
+  int ok = ctx != NULL;
+  for (int o = 0; ok && o < XPAR_OP_COUNT_; ++o)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
+      for (int k = 0; k < XPAR_THRESHOLD_COUNT_; ++k)
+        if (s.r.measured[o][t][k])
+          xpar_context_set_threshold(ctx, (xpar_op)o, (xpar_dtype)t, (xpar_threshold)k,
+                                     s.r.thr[o][t][k]);
+  if (ok && !mkdir_p(path)) {
+    fprintf(stderr, "xpar-bench calibrate: cannot create the directory of %s: %s\n", path,
+            strerror(errno));
+    ok = 0;
+  }
+  if (ok) {
+    xpar_status st = xpar_profile_save(ctx, path);
+    if (st != XPAR_OK) {
+      fprintf(stderr, "xpar-bench calibrate: saving %s: %s (%s)\n", path, xpar_status_name(st),
+              xpar_last_error_detail());
+      ok = 0;
+    }
+  }
+  if (ctx) xpar_context_destroy(ctx);
+  if (ok && !keep_measured(&s, path)) {
+    fprintf(stderr, "xpar-bench calibrate: rewriting %s failed\n", path);
+    ok = 0;
+  }
+  if (ok) {
+    printf("# profile written: %s (%.0f s)\n", path, bench_now_s() - t_all);
+    ok = round_trip(&s, path);
+  }
+
+  xpar_context *all[] = {s.serial, s.openmp, s.cpu, s.gpu, s.gpu_map};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+    if (all[i]) xpar_context_destroy(all[i]);
+  free(s.x);
+  free(s.y);
+  free(s.out);
+  bench_free_pinned(s.px);
+  bench_free_pinned(s.py);
+  bench_free_pinned(s.pout);
+  return ok ? 0 : 1;
+}
