@@ -8,7 +8,9 @@
  *  - On any status other than XPAR_OK nothing has been written to any output
  *    (array or scalar), and xpar_last_error_detail() says exactly what was
  *    wrong.  The detail message is thread-local.
- *  - n = 0 is valid for every operation; pointers may then be NULL.
+ *  - n = 0 is valid for every operation; array pointers (and axpy's alpha,
+ *    fill's value) may then be NULL.  A reduce or dot still writes its
+ *    result (the identity), so `result` must be valid even for n = 0.
  *  - Arrays are passed as plain pointers: host memory (pageable or pinned),
  *    host arrays mapped with xpar_map(), raw device pointers from cudaMalloc,
  *    or managed memory.  xpar classifies each pointer itself (see
