@@ -86,9 +86,9 @@ template <class T> constexpr int items_per_thread() {
   return (int)(tuning::scan_vectors_per_thread * (tuning::vector_bytes / sizeof(T)));
 }
 
-/* Acquire: the value loads that follow cannot see data older than the flag. */
+/* One flag, relaxed: the caller fences (acquire) once the flags it needs are in. */
 __device__ __forceinline__ uint32_t read_status(const uint32_t *flag, uint32_t epoch) {
-  const uint32_t word = load_acquire_gpu(flag);
+  const uint32_t word = load_relaxed_gpu(flag);
   return (word >> 2) == epoch ? (word & 3u) : kStatusNone;
 }
 
@@ -102,43 +102,86 @@ __device__ __forceinline__ void publish(const ScanParams &p, T *values, size_t t
 
 /*
  * Warp 0: the exclusive prefix of `tile` (> 0) from its predecessors' status.
- * All existing lanes of warp 0 take part; the window is that many tiles.
+ * All existing lanes of warp 0 take part.  A window is lanes x M tiles: lane
+ * j looks at the M tiles end - j*M - m (m = 0 nearest), all M flags in
+ * flight at once.  The window ends at the nearest tile that has published
+ * its inclusive prefix; only the tiles up to it must have a status at all
+ * (farther ones are not waited for).  Without one, every aggregate of the
+ * window is folded in and the window moves back.
  */
 template <class Op>
 __device__ typename Op::Type look_back(const ScanParams &p, size_t tile, unsigned lane,
                                        unsigned lanes) {
   using T = typename Op::Type;
+  constexpr int M = tuning::scan_lookback_tiles_per_lane;
   const unsigned mask = lane_mask(lanes);
   const T *aggregates = static_cast<const T *>(p.aggregates);
   const T *inclusives = static_cast<const T *>(p.inclusives);
   T prefix = Op::identity();
   bool have = false;
-  long long window_end = (long long)tile - 1; /* the tile lane 0 looks at */
+  long long window_end = (long long)tile - 1; /* the tile lane 0, m = 0 looks at */
   /* Give the predecessors' flags time to land before the first poll, and
    * back off between polls, so that spinning warps do not crowd the L2
    * slices the publishing warps write to. */
   if (p.first_poll_delay_ns) __nanosleep(p.first_poll_delay_ns);
   while (true) {
-    const long long pred = window_end - (long long)lane;
-    uint32_t state;
+    const long long base = window_end - (long long)lane * M;
+    uint32_t state[M];
+    unsigned stop_lane, first_inclusive;
+    bool found_inclusive; /* uniform across the warp */
     while (true) {
-      /* Tiles before 0 read as "inclusive identity"; tile 0 always publishes
-       * its inclusive prefix, so they are never folded in. */
-      state = pred >= 0 ? read_status(p.flags + pred, p.epoch) : kStatusInclusive;
-      if (!__any_sync(mask, state == kStatusNone)) break;
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        /* Tiles before 0 read as "inclusive identity"; tile 0 always
+         * publishes its inclusive prefix, so they are never folded in. */
+        const long long pred = base - m;
+        state[m] = pred >= 0 ? read_status(p.flags + pred, p.epoch) : kStatusInclusive;
+      }
+      first_inclusive = M; /* first m with an inclusive prefix */
+      bool none_before = false, none_any = false;
+#pragma unroll
+      for (int m = M - 1; m >= 0; --m) {
+        if (state[m] == kStatusInclusive) first_inclusive = (unsigned)m;
+      }
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        none_any |= state[m] == kStatusNone;
+        if ((unsigned)m < first_inclusive) none_before |= state[m] == kStatusNone;
+      }
+      const unsigned inclusive_lanes = __ballot_sync(mask, first_inclusive < (unsigned)M);
+      found_inclusive = inclusive_lanes != 0;
+      stop_lane = found_inclusive ? (unsigned)__ffs(inclusive_lanes) - 1u : lanes - 1u;
+      const bool must_wait =
+          lane < stop_lane ? none_any : (lane == stop_lane ? none_before : false);
+      if (!__any_sync(mask, must_wait)) break;
       if (p.poll_delay_ns) __nanosleep(p.poll_delay_ns);
     }
-    T value = Op::identity();
-    if (pred >= 0)
-      value = load_cg(state == kStatusInclusive ? inclusives + pred : aggregates + pred);
-    const unsigned inclusive_lanes = __ballot_sync(mask, state == kStatusInclusive);
-    const unsigned last = inclusive_lanes ? (unsigned)__ffs(inclusive_lanes) - 1u : lanes - 1u;
-    T window = warp_reduce<Op>(value, lane, lanes, last + 1u);
+    fence_acquire_gpu(); /* the values below are no older than their flags */
+
+    /* This lane's tiles in element order (farthest first), up to the stop. */
+    const int last_m = lane < stop_lane ? M - 1 : (lane == stop_lane ? (int)first_inclusive : -1);
+    T lane_value[M];
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      lane_value[m] = Op::identity();
+      if (m <= last_m) {
+        const long long pred = base - m;
+        if (pred >= 0)
+          lane_value[m] =
+              load_cg(state[m] == kStatusInclusive ? inclusives + pred : aggregates + pred);
+      }
+    }
+    const int first_m = last_m < M - 1 ? last_m : M - 1; /* farthest included */
+    T lane_total = Op::identity();
+#pragma unroll
+    for (int m = M - 1; m >= 0; --m)
+      if (m <= first_m) lane_total = m == first_m ? lane_value[m] : Op::apply(lane_total, lane_value[m]);
+    T window = warp_reduce<Op>(lane_total, lane, lanes, stop_lane + 1u);
     window = __shfl_sync(mask, window, 0);
     prefix = have ? Op::apply(window, prefix) : window; /* the window is earlier */
     have = true;
-    if (inclusive_lanes) return prefix;
-    window_end -= (long long)lanes;
+    if (found_inclusive) return prefix;
+    window_end -= (long long)lanes * M;
   }
 }
 

@@ -25,21 +25,31 @@ constexpr unsigned vector_bytes = 16;
  *
  * reduce: 256 threads, 8 independent 16-byte loads in flight per thread per
  *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
- * scan: 256 threads x 4 vectors (16 int32 / 8 double items) per thread per
- *   tile = 16 KiB tiles; up to 4 resident blocks per SM (persistent grid).
+ * scan: 512 threads x 4 vectors (16 int32 / 8 double items) per thread per
+ *   tile = 32 KiB tiles; 2 resident blocks per SM (persistent grid, the
+ *   register limit at 64 registers); no tile-index prefetch (a drawn tile
+ *   must start at once: its successors wait for its aggregate); sleep 500 ns
+ *   before the first look-back poll and 200 ns between polls.  Sweep of
+ *   2026-11-22 (1 flag per lane): 512/2/no-prefetch/500/800 ns 1851 GB/s,
+ *   256/4/prefetch/0/0 (the first defaults) 1137 GB/s at 2^28 int32.
  * elementwise: 256 threads, 4 vectors per operand per iteration.
  */
 constexpr unsigned reduce_block = 256;
 constexpr unsigned reduce_vectors_per_thread = 8;
 constexpr unsigned reduce_max_blocks_per_sm = 8;
 
-constexpr unsigned scan_block = 256;
+constexpr unsigned scan_block = 512;
 constexpr unsigned scan_vectors_per_thread = 4;
+/* Look-back window: each lane of warp 0 polls this many predecessor flags at
+ * once, so one round trip to L2 covers 32 x 4 = 128 tiles (with 1 tile per
+ * lane the look-back walked ~8 windows of 2 round trips each at 2^28 and
+ * capped the scan at 1851 GB/s, bench run of 2026-11-22). */
+constexpr int scan_lookback_tiles_per_lane = 4;
 /* Defaults of the run-time scan knobs (xpar__cuda_scan_tuning). */
-constexpr unsigned scan_max_blocks_per_sm = 4;
-constexpr unsigned scan_first_poll_delay_ns = 0;
-constexpr unsigned scan_poll_delay_ns = 0;
-constexpr int scan_prefetch_tile = 1;
+constexpr unsigned scan_max_blocks_per_sm = 2;
+constexpr unsigned scan_first_poll_delay_ns = 500;
+constexpr unsigned scan_poll_delay_ns = 200;
+constexpr int scan_prefetch_tile = 0;
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;

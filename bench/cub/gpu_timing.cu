@@ -153,8 +153,8 @@ int gpu_bench_run(int quick) {
     for (unsigned block : {256u, 512u})
       for (unsigned per_sm : {2u, 4u})
         for (int prefetch : {0, 1})
-          for (unsigned poll : {0u, 200u, 800u})
-            for (unsigned first : {0u, 500u}) {
+          for (unsigned poll : {0u, 200u})
+            for (unsigned first : {0u, 300u, 700u}) {
               if (block == 512 && per_sm == 4) continue; /* not resident */
               st->scan_tuning.blocks_per_sm = per_sm;
               st->scan_tuning.prefetch_tile = prefetch;
@@ -188,7 +188,7 @@ int gpu_bench_run(int quick) {
     const double ms = median_ms(
         [&] { GB_XPAR(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, 7);
     printf("  defaults (block %u, blocks/SM %u, prefetch %d, delays %u/%u ns): %6.0f\n",
-           ex.block ? ex.block : 256u, st->scan_tuning.blocks_per_sm, st->scan_tuning.prefetch_tile,
+           ex.block ? ex.block : 512u, st->scan_tuning.blocks_per_sm, st->scan_tuning.prefetch_tile,
            st->scan_tuning.first_poll_delay_ns, st->scan_tuning.poll_delay_ns, 8.0 * n / ms / 1e6);
   }
 
