@@ -167,17 +167,26 @@ static void null_pointers(void **state) {
   ACCEPTED(xpar_dot(c, D, NULL, NULL, 0, g_res));
 }
 
-/* The header: "n = 0 is valid for every operation; pointers may then be
- * NULL" -- every pointer, so also the scalars (result, alpha, value). */
+/* The header: "n = 0 is valid for every operation; array pointers (and axpy's
+ * alpha, fill's value) may then be NULL.  A reduce or dot still writes its
+ * result (the identity), so `result` must be valid even for n = 0." */
 static void n0_null_scalars(void **state) {
   (void)state;
   xpar_context *c = g_ctx;
   const xpar_dtype D = XPAR_DOUBLE;
   ACCEPTED(xpar_axpy(c, D, NULL, NULL, NULL, 0));
   ACCEPTED(xpar_fill(c, D, NULL, NULL, 0));
-  ACCEPTED(xpar_reduce(c, D, XPAR_SUM, NULL, 0, NULL));
-  ACCEPTED(xpar_reduce_sum_wide(c, D, NULL, 0, NULL));
-  ACCEPTED(xpar_dot(c, D, NULL, NULL, 0, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce(c, D, XPAR_SUM, NULL, 0, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce(c, D, XPAR_MIN, g_in, 0, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_sum_wide(c, D, NULL, 0, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_dot(c, D, NULL, NULL, 0, NULL));
+  /* ... and with a result, n = 0 writes the identity there. */
+  double r = -1;
+  ACCEPTED(xpar_reduce(c, D, XPAR_SUM, NULL, 0, &r));
+  assert_true(r == 0.0);
+  r = -1;
+  ACCEPTED(xpar_dot(c, D, NULL, NULL, 0, &r));
+  assert_true(r == 0.0);
 }
 
 /* The header: XPAR_TIER_NONE is "no call yet, or the last call failed before
