@@ -30,7 +30,12 @@ struct xpar__cuda_scan_tuning {
   unsigned blocks_per_sm;    /* persistent grid: resident blocks per SM, at most */
   unsigned first_poll_delay_ns; /* sleep before the first look at predecessors */
   unsigned poll_delay_ns;    /* sleep between polls of a predecessor's flag */
-  int prefetch_tile;         /* draw the next tile index while scanning this one */
+  int ticket_draw;           /* when a block draws its next tile index (below) */
+};
+enum {
+  XPAR_CUDA_TICKET_AT_END = 0,         /* after the tile is stored */
+  XPAR_CUDA_TICKET_AT_START = 1,       /* as the tile starts (prefetch) */
+  XPAR_CUDA_TICKET_AFTER_AGGREGATE = 2 /* once the tile's aggregate is published */
 };
 
 struct xpar__cuda_state {

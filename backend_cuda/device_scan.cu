@@ -72,7 +72,7 @@ struct ScanParams {
   unsigned long long tile_base;
   unsigned first_poll_delay_ns;
   unsigned poll_delay_ns;
-  int prefetch_tile;
+  int ticket_draw; /* when the next tile index is drawn: XPAR_CUDA_TICKET_* */
 };
 
 template <class T> struct ScanShared {
@@ -246,7 +246,12 @@ __device__ __forceinline__ void scan_tile(const ScanParams &p, ScanShared<typena
       has_prefix = false;
       if (lane == 0) publish(p, static_cast<T *>(p.inclusives), tile, block_total, kStatusInclusive);
     } else {
-      if (lane == 0) publish(p, static_cast<T *>(p.aggregates), tile, block_total, kStatusAggregate);
+      if (lane == 0) {
+        publish(p, static_cast<T *>(p.aggregates), tile, block_total, kStatusAggregate);
+        /* The draw's round trip overlaps the look-back. */
+        if (p.ticket_draw == XPAR_CUDA_TICKET_AFTER_AGGREGATE)
+          next_ticket = atomicAdd(p.tile_counter, 1ull);
+      }
       prefix = look_back<Op>(p, tile, lane, lanes);
       has_prefix = true;
       if (lane == 0)
@@ -261,8 +266,10 @@ __device__ __forceinline__ void scan_tile(const ScanParams &p, ScanShared<typena
         seed = has_prefix ? Op::apply(prefix, excl) : excl;
       sh.warp_seed[lane] = seed;
     }
-    if (lane == 0 && !single_block) {
-      if (!p.prefetch_tile) next_ticket = atomicAdd(p.tile_counter, 1ull);
+    if (lane == 0 && !single_block && p.ticket_draw != XPAR_CUDA_TICKET_AT_END) {
+      /* Tile 0 publishes no aggregate: it draws here. */
+      if (p.ticket_draw == XPAR_CUDA_TICKET_AFTER_AGGREGATE && tile == 0)
+        next_ticket = atomicAdd(p.tile_counter, 1ull);
       sh.next_tile = (size_t)(next_ticket - p.tile_base);
     }
   }
@@ -320,17 +327,23 @@ __global__ void __launch_bounds__(tuning::max_block) scan_kernel(ScanParams p) {
     tile = sh.next_tile;
   }
   while (tile < p.num_tiles) {
-    /* Draw the next index now, so its latency hides behind this tile (or,
-     * without prefetch, once this tile's prefix is settled, so that a drawn
-     * tile starts soon after). */
+    /* The next index is drawn at the start of this tile (its latency hides
+     * behind the tile, but successors of the drawn tile wait a whole tile for
+     * its aggregate), after this tile's aggregate is published (the round
+     * trip overlaps the look-back), or at the end (nothing waits on a drawn
+     * tile that has not started, but the round trip is exposed). */
     unsigned long long next_ticket = 0;
-    if (!single_block && threadIdx.x == 0 && p.prefetch_tile)
+    if (!single_block && threadIdx.x == 0 && p.ticket_draw == XPAR_CUDA_TICKET_AT_START)
       next_ticket = atomicAdd(p.tile_counter, 1ull);
     const bool full = (tile + 1) * tile_items <= p.n;
     if (full && p.vectorized)
       scan_tile<Op, V, false>(p, sh, tile, single_block, next_ticket);
     else
       scan_tile<Op, 1, true>(p, sh, tile, single_block, next_ticket);
+    if (!single_block && p.ticket_draw == XPAR_CUDA_TICKET_AT_END) {
+      if (threadIdx.x == 0) sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
+      __syncthreads();
+    }
     tile = single_block ? tile + 1 : sh.next_tile;
   }
 }
@@ -386,7 +399,7 @@ template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind ki
     p.tile_base = st->scan_tile_base;
     p.first_poll_delay_ns = st->scan_tuning.first_poll_delay_ns;
     p.poll_delay_ns = st->scan_tuning.poll_delay_ns;
-    p.prefetch_tile = st->scan_tuning.prefetch_tile;
+    p.ticket_draw = st->scan_tuning.ticket_draw;
   }
 
   kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);

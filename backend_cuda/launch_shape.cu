@@ -52,7 +52,10 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
   size_t wanted = n / per_block + (n % per_block != 0);
   if (wanted == 0) wanted = 1;
   const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
-  if (wanted > sms) {
+  /* A scan knob of 1000+ blocks per SM means no persistent cap: one block per
+   * tile, started as resident blocks finish (CUB's shape). */
+  const bool uncapped = family == XPAR_CUDA_FAMILY_SCAN && st->scan_tuning.blocks_per_sm >= 1000;
+  if (wanted > sms && !uncapped) {
     int resident = 0;
     cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, (int)block, 0);
     if (err != cudaSuccess)
@@ -72,6 +75,6 @@ xpar__cuda_scan_tuning xpar__cuda_default_scan_tuning(void) {
   t.blocks_per_sm = tuning::scan_max_blocks_per_sm;
   t.first_poll_delay_ns = tuning::scan_first_poll_delay_ns;
   t.poll_delay_ns = tuning::scan_poll_delay_ns;
-  t.prefetch_tile = tuning::scan_prefetch_tile;
+  t.ticket_draw = tuning::scan_ticket_draw;
   return t;
 }

@@ -49,7 +49,7 @@ constexpr int scan_lookback_tiles_per_lane = 4;
 constexpr unsigned scan_max_blocks_per_sm = 2;
 constexpr unsigned scan_first_poll_delay_ns = 500;
 constexpr unsigned scan_poll_delay_ns = 200;
-constexpr int scan_prefetch_tile = 0;
+constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AFTER_AGGREGATE;
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;

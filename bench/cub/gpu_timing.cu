@@ -145,19 +145,21 @@ int gpu_bench_run(int quick) {
     const size_t n = 1u << 28;
     struct Result {
       unsigned block, per_sm, first, poll;
-      int prefetch;
+      int draw;
       double gbs;
     };
     std::vector<Result> results;
     const xpar__cuda_scan_tuning saved = st->scan_tuning;
-    for (unsigned block : {256u, 512u})
-      for (unsigned per_sm : {2u, 4u})
-        for (int prefetch : {0, 1})
+    const unsigned resident_threads = 1024; /* 64 registers per thread */
+    for (unsigned block : {128u, 256u, 512u})
+      for (unsigned per_sm : {2u, 4u, 8u, 100000u}) /* 100000: one tile per block */
+        for (int draw : {0, 1, 2})
           for (unsigned poll : {0u, 200u})
-            for (unsigned first : {0u, 300u, 700u}) {
-              if (block == 512 && per_sm == 4) continue; /* not resident */
+            for (unsigned first : {0u, 500u}) {
+              if (per_sm != 100000u && per_sm * block > resident_threads) continue;
+              if (per_sm == 100000u && draw != 2) continue;
               st->scan_tuning.blocks_per_sm = per_sm;
-              st->scan_tuning.prefetch_tile = prefetch;
+              st->scan_tuning.ticket_draw = draw;
               st->scan_tuning.poll_delay_ns = poll;
               st->scan_tuning.first_poll_delay_ns = first;
               xpar__exec e = ex;
@@ -165,30 +167,31 @@ int gpu_bench_run(int quick) {
               const double ms = median_ms(
                   [&] { GB_XPAR(B.scan(&e, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); },
                   2, 7);
-              results.push_back({block, per_sm, first, poll, prefetch, 8.0 * n / ms / 1e6});
+              results.push_back({block, per_sm, first, poll, draw, 8.0 * n / ms / 1e6});
             }
     std::sort(results.begin(), results.end(),
               [](const Result &a, const Result &b) { return a.gbs > b.gbs; });
-    printf("\nscan knob sweep, int32 inclusive sum, 2^28 (GB/s r+w), best first:\n");
+    printf("\nscan knob sweep, int32 inclusive sum, 2^28 (GB/s r+w), best first"
+           " (ticket draw: 0 at end, 1 at start, 2 after the aggregate):\n");
     for (size_t i = 0; i < results.size(); i++) {
       const Result &r = results[i];
-      if (i < 12 || i + 3 >= results.size())
-        printf("  block %3u  blocks/SM %u  prefetch %d  first-poll delay %4u ns  poll delay %4u ns:"
-               " %6.0f\n",
-               r.block, r.per_sm, r.prefetch, r.first, r.poll, r.gbs);
+      if (i < 16 || i + 3 >= results.size())
+        printf("  block %3u  blocks/SM %6u  ticket draw %d  first-poll delay %4u ns  poll delay %4u"
+               " ns: %6.0f\n",
+               r.block, r.per_sm, r.draw, r.first, r.poll, r.gbs);
     }
     st->scan_tuning = saved;
     if (getenv("GPU_BENCH_USE_BEST_SCAN")) {
       const Result &b = results[0];
-      st->scan_tuning = {b.per_sm, b.first, b.poll, b.prefetch};
+      st->scan_tuning = {b.per_sm, b.first, b.poll, b.draw};
       ex.block = b.block;
       printf("main table uses the best knobs above\n");
     }
     /* the default knobs, for reference */
     const double ms = median_ms(
         [&] { GB_XPAR(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, 7);
-    printf("  defaults (block %u, blocks/SM %u, prefetch %d, delays %u/%u ns): %6.0f\n",
-           ex.block ? ex.block : 512u, st->scan_tuning.blocks_per_sm, st->scan_tuning.prefetch_tile,
+    printf("  in use (block %u, blocks/SM %u, ticket draw %d, delays %u/%u ns): %6.0f\n",
+           ex.block ? ex.block : 512u, st->scan_tuning.blocks_per_sm, st->scan_tuning.ticket_draw,
            st->scan_tuning.first_poll_delay_ns, st->scan_tuning.poll_delay_ns, 8.0 * n / ms / 1e6);
   }
 
