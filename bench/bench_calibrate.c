@@ -43,6 +43,7 @@ typedef struct cal_opts {
   int threads;
   int omp_lo, omp_hi, gpu_lo, gpu_hi;
   int no_gpu;
+  double time_limit_s;
   uint64_t seed;
   bench_timing_cfg timing;
 } cal_opts;
@@ -159,26 +160,60 @@ static void sweep_openmp(cal_state *s, const bench_op *op, xpar_dtype t) {
     ts[e] = time_on(s, s->serial, op, &c[e], 0);
     to[e] = time_on(s, s->openmp, op, &c[e], 0);
   }
-  /* An isolated winner (both neighbours disagree) is a spike until measured
-   * again; the lower median is kept, as a spike only ever adds time. */
-  for (int e = s->o.omp_lo + 1; e < s->o.omp_hi; ++e) {
-    int w = to[e] < ts[e], wl = to[e - 1] < ts[e - 1], wh = to[e + 1] < ts[e + 1];
-    if (w != wl && w != wh) {
+  /* Where the winner changes between neighbours, either side may be a
+   * scheduler spike: measure both sizes again (the lower median is kept, as
+   * a spike only ever adds time). */
+  int again[BENCH_MAX_EXP + 2] = {0};
+  for (int e = s->o.omp_lo; e < s->o.omp_hi; ++e)
+    if ((to[e] < ts[e]) != (to[e + 1] < ts[e + 1])) again[e] = again[e + 1] = 1;
+  for (int e = s->o.omp_lo; e <= s->o.omp_hi; ++e)
+    if (again[e]) {
       ts[e] = fmin(ts[e], time_on(s, s->serial, op, &c[e], 0));
       to[e] = fmin(to[e], time_on(s, s->openmp, op, &c[e], 0));
     }
-  }
   int x = bench_crossing(ts, to, s->o.omp_lo, s->o.omp_hi);
   if (x == BENCH_NO_DATA) x = BENCH_NEVER;
+  /* The curves need not cross once: below 2 x 4096 elements the OpenMP tier
+   * runs one thread with independent lanes (faster than the element-order
+   * serial loop), and it loses again where its first parallel region starts.
+   * One threshold cannot follow that, so the threshold written is the one
+   * that minimises AUTO's worst ratio (chosen tier / faster tier) over the
+   * sweep; with a single crossing that is the crossing itself.  Near-ties
+   * (within 2 %) go to the candidate nearest the crossing. */
+  int lo = s->o.omp_lo, hi = s->o.omp_hi;
+  double worst[BENCH_MAX_EXP + 2], best_worst = INFINITY;
+  int worst_at[BENCH_MAX_EXP + 2];
+  /* candidate k = lo - 1 stands for "never"; k >= lo for 2^k */
+  for (int k = lo - 1; k <= hi; ++k) {
+    worst[k + 1] = 0, worst_at[k + 1] = -1;
+    for (int e = lo; e <= hi; ++e) {
+      double r = (k >= lo && e >= k ? to[e] : ts[e]) / fmin(ts[e], to[e]);
+      if (r > worst[k + 1]) worst[k + 1] = r, worst_at[k + 1] = e;
+    }
+    best_worst = fmin(best_worst, worst[k + 1]);
+  }
+  int xk = x == BENCH_NEVER ? lo - 1 : x, pk = -1;
+  for (int k = lo - 1; k <= hi; ++k)
+    if (worst[k + 1] <= 1.02 * best_worst && (pk < 0 || abs(k - xk) < abs(pk - xk))) pk = k;
+  int pick = pk < lo ? BENCH_NEVER : pk;
+  double pick_worst = worst[pk + 1];
+  int pick_at = worst_at[pk + 1];
   s->r.measured[op->op][t][XPAR_THRESHOLD_OPENMP] = 1;
-  s->r.thr[op->op][t][XPAR_THRESHOLD_OPENMP] = exp_value(x);
-  char b[16];
-  printf("%-7s %-7s openmp        %-7s", op->name, xpar_dtype_name(t), bench_exp_str(x, b, sizeof b));
-  if (x >= 0)
-    printf("  (at 2^%d: serial %.3g us, openmp %.3g us)\n", x, ts[x] * 1e6, to[x] * 1e6);
+  s->r.thr[op->op][t][XPAR_THRESHOLD_OPENMP] = exp_value(pick);
+  char b[16], bx[16];
+  printf("%-7s %-7s openmp        %-7s", op->name, xpar_dtype_name(t),
+         bench_exp_str(pick, b, sizeof b));
+  if (pick >= 0)
+    printf("  (at 2^%d: serial %.3g us, openmp %.3g us)", pick, ts[pick] * 1e6, to[pick] * 1e6);
   else
-    printf("  (OpenMP slower at 2^%d: serial %.3g us, openmp %.3g us)\n", s->o.omp_hi,
+    printf("  (OpenMP slower at 2^%d: serial %.3g us, openmp %.3g us)", s->o.omp_hi,
            ts[s->o.omp_hi] * 1e6, to[s->o.omp_hi] * 1e6);
+  if (pick != x)
+    printf(" crossing %s; chosen for AUTO's worst ratio %.2f (at 2^%d)",
+           bench_exp_str(x, bx, sizeof bx), pick_worst, pick_at);
+  else if (pick_worst > 1.10)
+    printf(" AUTO's worst ratio with it %.2f (at 2^%d)", pick_worst, pick_at);
+  printf("\n");
 }
 
 static void sweep_gpu(cal_state *s, const bench_op *op, xpar_dtype t) {
@@ -361,6 +396,9 @@ static void usage(FILE *f) {
           "  --no-gpu         calibrate the OpenMP thresholds only\n"
           "  --min-time-ms M  adaptive reps per point run at least M ms (default 10)\n"
           "  --threads T      OpenMP threads (default: the runtime's)\n"
+          "  --time-limit S   stop starting new op x dtype pairs after S seconds; the\n"
+          "                   profile then holds what was measured (reduce and scan on\n"
+          "                   int32 and float are measured first)\n"
           "Without a usable GPU only the OpenMP thresholds are calibrated; the GPU ones\n"
           "are left out of the profile and keep their built-in defaults.\n");
 }
@@ -415,6 +453,8 @@ int bench_cmd_calibrate(int argc, char **argv) {
                parse_range(val, &s.o.gpu_lo, &s.o.gpu_hi)) {
     } else if (val && strcmp(a, "--min-time-ms") == 0 && bench_parse_long(val, 0, 100000, &v)) {
       s.o.timing.min_time_s = (double)v * 1e-3;
+    } else if (val && strcmp(a, "--time-limit") == 0 && bench_parse_long(val, 1, 1000000, &v)) {
+      s.o.time_limit_s = (double)v;
     } else if (val && strcmp(a, "--threads") == 0 && bench_parse_long(val, 0, 4096, &v)) {
       s.o.threads = (int)v;
     } else {
@@ -483,25 +523,47 @@ int bench_cmd_calibrate(int argc, char **argv) {
 
   printf("# xpar-bench calibrate -> %s\n%-7s %-7s %-13s %s\n", path, "# op", "dtype", "threshold",
          "crossover");
-  for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
-    if (!bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t))) continue;
+  /* Order: reduce and scan on int32 and float first (what the crossover run
+   * checks AUTO on), then the rest; with --time-limit, what is not reached is
+   * left out of the profile and keeps its defaults. */
+  int order[XPAR_OP_COUNT_ * XPAR_DTYPE_COUNT_][2], norder = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
+      for (int i = 0; bench_op_at(i); ++i) {
+        const bench_op *op = bench_op_at(i);
+        int prio = (op->op == XPAR_OP_REDUCE || op->op == XPAR_OP_SCAN) &&
+                   (t == XPAR_INT32 || t == XPAR_FLOAT);
+        if (prio != (pass == 0) || !bench_list_has(s.o.ops, op->name) ||
+            !bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t)))
+          continue;
+        order[norder][0] = i, order[norder][1] = t, norder++;
+      }
+  int filled = -1, skipped = 0;
+  for (int k = 0; k < norder; ++k) {
+    const bench_op *op = bench_op_at(order[k][0]);
+    xpar_dtype t = (xpar_dtype)order[k][1];
+    if (s.o.time_limit_s > 0 && bench_now_s() - t_all > s.o.time_limit_s) {
+      skipped = norder - k;
+      printf("# --time-limit %.0f s reached: %d op x dtype pairs not calibrated (defaults kept)\n",
+             s.o.time_limit_s, skipped);
+      break;
+    }
     double t0 = bench_now_s();
-    bench_fill_random((xpar_dtype)t, s.x, s.cap * 8 / xpar_dtype_size((xpar_dtype)t), s.o.seed);
-    bench_fill_random((xpar_dtype)t, s.y, s.cap * 8 / xpar_dtype_size((xpar_dtype)t),
-                      s.o.seed + 1);
-    if (s.pinned_ok) {
-      memcpy(s.px, s.x, s.cap * 8);
-      memcpy(s.py, s.y, s.cap * 8);
+    if (filled != (int)t) { /* fresh data per dtype (parallel fill: fast) */
+      size_t elems = s.cap * 8 / xpar_dtype_size(t);
+      bench_fill_random(t, s.x, elems, s.o.seed);
+      bench_fill_random(t, s.y, elems, s.o.seed + 1);
+      if (s.pinned_ok) {
+        memcpy(s.px, s.x, s.cap * 8);
+        memcpy(s.py, s.y, s.cap * 8);
+      }
+      filled = (int)t;
     }
-    for (int i = 0; bench_op_at(i); ++i) {
-      const bench_op *op = bench_op_at(i);
-      if (!bench_list_has(s.o.ops, op->name)) continue;
-      sweep_openmp(&s, op, (xpar_dtype)t);
-      if (s.gpu_ok) sweep_gpu(&s, op, (xpar_dtype)t);
-      fflush(stdout);
-    }
-    fprintf(stderr, "[calibrate] %s done in %.1f s (%.0f s in all)\n",
-            xpar_dtype_name((xpar_dtype)t), bench_now_s() - t0, bench_now_s() - t_all);
+    sweep_openmp(&s, op, t);
+    if (s.gpu_ok) sweep_gpu(&s, op, t);
+    fflush(stdout);
+    fprintf(stderr, "[calibrate] %s %s done in %.1f s (%.0f s in all)\n", op->name,
+            xpar_dtype_name(t), bench_now_s() - t0, bench_now_s() - t_all);
   }
 
   /* the profile: the measured values set through the API, saved, trimmed */
