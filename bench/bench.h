@@ -198,6 +198,8 @@ typedef struct bench_writer {
 
 void bench_table_writer(bench_writer *w, FILE *f);
 void bench_csv_writer(bench_writer *w, FILE *f);
+/** mkdir -p; 1 on success (or if it exists). */
+int bench_mkdir_p(const char *dir);
 
 /* ---- crossover analysis and subcommands ----------------------------------- */
 

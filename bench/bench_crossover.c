@@ -26,7 +26,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -383,7 +382,7 @@ static void print_sweep(FILE *f, const xo_state *x, const xo_sweep *s) {
     else
       fprintf(f, " %9.3f%s\n", r, r > 1.10 ? "  <-- over 1.10" : "");
   }
-  fprintf(f, "# serial->openmp at %s; CPU->GPU at %s%s; ", bench_exp_str(s->x_omp, a, sizeof a),
+  fprintf(f, "# crossovers: serial->openmp %s; CPU->GPU %s%s; ", bench_exp_str(s->x_omp, a, sizeof a),
           bench_exp_str(s->x_gpu, b, sizeof b), x->avail[XT_CUDA] ? "" : " (no usable GPU)");
   if (isnan(s->auto_worst))
     fprintf(f, "AUTO: no data\n");
@@ -599,7 +598,7 @@ static int cap_exp(const xo_state *x, const bench_op *op, xpar_dtype t, int want
 }
 
 static int make_dir(const char *d) {
-  if (mkdir(d, 0777) == 0 || errno == EEXIST) return 1;
+  if (bench_mkdir_p(d)) return 1;
   fprintf(stderr, "xpar-bench: cannot create %s: %s\n", d, strerror(errno));
   return 0;
 }
@@ -752,8 +751,9 @@ int bench_cmd_crossover(int argc, char **argv) {
     int wi = -1;
     for (int i = 0; i < nsw; ++i) {
       char a[16], b[16];
-      printf("%s %s %s serial->openmp at %s, CPU->GPU %s%s (%s data)", i ? ";" : "",
-             sw[i].op->name, xpar_dtype_name(sw[i].dtype), bench_exp_str(sw[i].x_omp, a, sizeof a),
+      printf("%s %s %s serial->openmp %s%s, CPU->GPU %s%s (%s data)", i ? ";" : "",
+             sw[i].op->name, xpar_dtype_name(sw[i].dtype), sw[i].x_omp >= 0 ? "at " : "",
+             bench_exp_str(sw[i].x_omp, a, sizeof a),
              x.avail[XT_CUDA] && sw[i].x_gpu >= 0 ? "at " : "",
              x.avail[XT_CUDA] ? bench_exp_str(sw[i].x_gpu, b, sizeof b) : "n/a (no usable GPU)",
              bench_location_name(sw[i].loc));

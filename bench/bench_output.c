@@ -2,7 +2,9 @@
  * Output writers: a human table (one line per n, one column per tier) and a
  * long-format CSV (one row per n x tier), which plotting and calibration read.
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench.h"
 
@@ -107,4 +109,18 @@ void bench_csv_writer(bench_writer *w, FILE *f) {
   w->end = csv_end;
   w->f = f;
   w->baseline_col = w->openmp_col = -1;
+}
+
+/* ---- directories ------------------------------------------------------------ */
+
+int bench_mkdir_p(const char *dir) {
+  char d[1024];
+  if (snprintf(d, sizeof d, "%s", dir) >= (int)sizeof d) return 0;
+  for (char *p = d + 1; *p; ++p)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(d, 0777) != 0 && errno != EEXIST) return 0;
+      *p = '/';
+    }
+  return mkdir(d, 0777) == 0 || errno == EEXIST;
 }

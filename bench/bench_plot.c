@@ -69,7 +69,7 @@ static void gp_chart(FILE *f, const bench_plot *p, const char *base, int small) 
 static void gp_axes(FILE *f) {
   fprintf(f,
           "set datafile missing 'NaN'\n"
-          "set logscale xy\nset format x '2^{%%L}'\nset xtics 4\n"
+          "set logscale x 2\nset logscale y 10\nset format x '2^{%%L}'\nset xtics 4\n"
           "set format y '10^{%%L}'\nset grid\nset key top left\n"
           "set xlabel 'N (elements)'\nset ylabel 'time per call (us)'\n");
 }

@@ -95,7 +95,14 @@ xpar_status bench_tier_call(bench_tier_run *tr, bench_case *c, const bench_op *o
     if (st != XPAR_OK) return st;
   }
   xpar_status st = op->run(tr->ctx, c);
-  if (st == XPAR_OK && fetch && tr->mapped && op->has_array_output)
-    st = xpar_update(tr->ctx, op->op == XPAR_OP_AXPY ? c->y : c->out, XPAR_UPDATE_FROM_DEVICE);
+  if (st == XPAR_OK && fetch && tr->mapped && op->has_array_output) {
+    /* Only a GPU run leaves the result in the device copy: after a CPU run
+     * (a CPU tier, or AUTO choosing the CPU) the host copy holds it, and
+     * fetching would overwrite it with the stale device copy. */
+    xpar_decision d;
+    st = xpar_last_decision(tr->ctx, &d);
+    if (st == XPAR_OK && (d.tier == XPAR_TIER_CUDA || d.tier == XPAR_TIER_CUDA_SERIAL))
+      st = xpar_update(tr->ctx, op->op == XPAR_OP_AXPY ? c->y : c->out, XPAR_UPDATE_FROM_DEVICE);
+  }
   return st;
 }
