@@ -27,11 +27,13 @@ constexpr unsigned vector_bytes = 16;
  *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
  * scan: 512 threads x 4 vectors (16 int32 / 8 double items) per thread per
  *   tile = 32 KiB tiles; 2 resident blocks per SM (persistent grid, the
- *   register limit at 64 registers); no tile-index prefetch (a drawn tile
- *   must start at once: its successors wait for its aggregate); sleep 500 ns
- *   before the first look-back poll and 200 ns between polls.  Sweep of
- *   2026-11-22 (1 flag per lane): 512/2/no-prefetch/500/800 ns 1851 GB/s,
- *   256/4/prefetch/0/0 (the first defaults) 1137 GB/s at 2^28 int32.
+ *   register limit at 64 registers); the next tile index is drawn at the end
+ *   of a tile (a drawn tile must start at once: its successors wait for its
+ *   aggregate); sleep 500 ns before the first look-back poll, 200 ns between
+ *   polls.  Sweep of 2026-11-22, 2^28 int32, 4 flags per lane: this setting
+ *   1683 GB/s; draw after the aggregate 1071; draw at the start 1053; one
+ *   tile per block (CUB's shape) 1063; 256 x 4/SM 1441; 128 x 8/SM 1116;
+ *   no first-poll delay 1573 (bench/cub/NOTES.md).
  * elementwise: 256 threads, 4 vectors per operand per iteration.
  */
 constexpr unsigned reduce_block = 256;
@@ -49,7 +51,7 @@ constexpr int scan_lookback_tiles_per_lane = 4;
 constexpr unsigned scan_max_blocks_per_sm = 2;
 constexpr unsigned scan_first_poll_delay_ns = 500;
 constexpr unsigned scan_poll_delay_ns = 200;
-constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AFTER_AGGREGATE;
+constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AT_END;
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;
