@@ -5,22 +5,9 @@
 
 #include "context.h"
 
-xpar_status xpar__ctx_enter(xpar_context *ctx) {
-  xpar__clear_error();
-  if (!ctx) return xpar__fail(XPAR_ERR_NULL_CONTEXT, "the context is NULL");
-  /* Best-effort detection of a context shared between threads, with plain
-   * loads and stores: a locked read-modify-write here would cost more than a
-   * whole 128-element call.  Sharing a context is not supported; this turns
-   * most such bugs into XPAR_ERR_CONTEXT_BUSY instead of silent corruption. */
-  if (atomic_load_explicit(&ctx->busy, memory_order_relaxed))
-    return xpar__fail(XPAR_ERR_CONTEXT_BUSY,
-                      "the context is in use by another thread; use one context per thread");
-  atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
-  return XPAR_OK;
-}
-
-void xpar__ctx_leave(xpar_context *ctx) {
-  atomic_store_explicit(&ctx->busy, 0, memory_order_release);
+xpar_status xpar__ctx_busy(void) {
+  return xpar__fail(XPAR_ERR_CONTEXT_BUSY,
+                    "the context is in use by another thread; use one context per thread");
 }
 
 /* Run `body` (a statement using ctx) with the context held. */

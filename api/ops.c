@@ -14,8 +14,14 @@ static xpar_status check_dtype(xpar_dtype dtype, size_t n, size_t *bytes) {
   return XPAR_OK;
 }
 
-static xpar_status check_array(const char *name, const void *p, size_t n, size_t bytes) {
+static xpar_status check_array(const char *name, const void *p, size_t n, size_t bytes,
+                               xpar_dtype dtype) {
   XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "%s is NULL (n = %zu)", name, n);
+  /* Elements must be naturally aligned: the GPU faults on anything else, so
+   * every backend refuses it alike. */
+  size_t size = xpar__dtype_size(dtype);
+  XPAR__RETURN_IF((uintptr_t)p & (size - 1), XPAR_ERR_INVALID_ARGUMENT,
+                  "%s (%p) is not aligned to its %zu-byte elements", name, p, size);
   XPAR__RETURN_IF(p && (uintptr_t)p > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
                   "%s + %zu bytes overflows the address space", name, bytes);
   return XPAR_OK;
@@ -64,7 +70,7 @@ static xpar_status reduce_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reducti
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
-  CHECK(check_array("in", in, n, bytes));
+  CHECK(check_array("in", in, n, bytes, dtype));
   CHECK(result ? XPAR_OK : xpar__fail(XPAR_ERR_NULL_POINTER, "result is NULL"));
   xpar__call c = {.op = XPAR_OP_REDUCE, .wide = wide, .dtype = dtype, .red = op, .n = n,
                   .x = in, .result = result, .nowait = nowait};
@@ -96,8 +102,8 @@ static xpar_status scan_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction
   CHECK((unsigned)kind < XPAR_SCAN_KIND_COUNT_
             ? XPAR_OK
             : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)kind));
-  CHECK(check_array("in", in, n, bytes));
-  CHECK(check_array("out", out, n, bytes));
+  CHECK(check_array("in", in, n, bytes, dtype));
+  CHECK(check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
   xpar__call c = {.op = XPAR_OP_SCAN, .dtype = dtype, .red = op, .kind = kind, .n = n,
                   .x = in, .out = out, .nowait = nowait};
@@ -121,8 +127,8 @@ static xpar_status axpy_impl(xpar_context *ctx, xpar_dtype dtype, const void *al
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !alpha ? xpar__fail(XPAR_ERR_NULL_POINTER, "alpha is NULL (n = %zu)", n)
                         : XPAR_OK);
-  CHECK(check_array("x", x, n, bytes));
-  CHECK(check_array("y", y, n, bytes));
+  CHECK(check_array("x", x, n, bytes, dtype));
+  CHECK(check_array("y", y, n, bytes, dtype));
   CHECK(check_alias("x", x, "y", y, bytes));
   xpar__call c = {.op = XPAR_OP_AXPY, .dtype = dtype, .n = n, .x = x, .out = y,
                   .scalar = alpha, .nowait = nowait};
@@ -144,9 +150,9 @@ static xpar_status add_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, 
   ENTER(ctx);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
-  CHECK(check_array("x", x, n, bytes));
-  CHECK(check_array("y", y, n, bytes));
-  CHECK(check_array("z", z, n, bytes));
+  CHECK(check_array("x", x, n, bytes, dtype));
+  CHECK(check_array("y", y, n, bytes, dtype));
+  CHECK(check_array("z", z, n, bytes, dtype));
   CHECK(check_alias("x", x, "z", z, bytes));
   CHECK(check_alias("y", y, "z", z, bytes));
   xpar__call c = {.op = XPAR_OP_ADD, .dtype = dtype, .n = n, .x = x, .y = y, .out = z,
@@ -171,7 +177,7 @@ static xpar_status fill_impl(xpar_context *ctx, xpar_dtype dtype, const void *va
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
                         : XPAR_OK);
-  CHECK(check_array("out", out, n, bytes));
+  CHECK(check_array("out", out, n, bytes, dtype));
   xpar__call c = {.op = XPAR_OP_FILL, .dtype = dtype, .n = n, .out = out, .scalar = value,
                   .nowait = nowait};
   return run(ctx, &c);
@@ -192,8 +198,8 @@ static xpar_status dot_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, 
   ENTER(ctx);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
-  CHECK(check_array("x", x, n, bytes));
-  CHECK(check_array("y", y, n, bytes));
+  CHECK(check_array("x", x, n, bytes, dtype));
+  CHECK(check_array("y", y, n, bytes, dtype));
   CHECK(result ? XPAR_OK : xpar__fail(XPAR_ERR_NULL_POINTER, "result is NULL"));
   xpar__call c = {.op = XPAR_OP_DOT, .dtype = dtype, .n = n, .x = x, .y = y, .result = result,
                   .nowait = nowait};

@@ -7,7 +7,8 @@
 
 /* initial-exec: the detail is cleared on every call, and the default TLS
  * model of a shared library would make that a function call. */
-static _Thread_local char last_detail[512] __attribute__((tls_model("initial-exec")));
+_Thread_local char xpar__detail[512] __attribute__((tls_model("initial-exec")));
+#define last_detail xpar__detail
 
 xpar_status xpar__fail(xpar_status status, const char *fmt, ...) {
   va_list ap;
@@ -17,7 +18,6 @@ xpar_status xpar__fail(xpar_status status, const char *fmt, ...) {
   return status;
 }
 
-void xpar__clear_error(void) { last_detail[0] = '\0'; }
 
 void xpar__prefix_error(const char *prefix) {
   char tmp[sizeof last_detail];

@@ -40,7 +40,12 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
   }
   xpar__scalar acc = part[0].v;
   for (int t = 1; t < used; ++t) combine(&acc, &part[t].v);
-  memcpy(result, &acc, result_size);
+  /* A constant-size copy compiles to one move; memcpy(result_size) would be
+   * a library call on every small reduce. */
+  if (result_size == 4)
+    memcpy(result, &acc, 4);
+  else
+    memcpy(result, &acc, 8);
 }
 
 /* ---- per-dtype kernels --------------------------------------------------- */

@@ -109,10 +109,25 @@ struct xpar_context {
   char fallback_why[192];
 };
 
-/* ---- context.c helpers ---------------------------------------------------- */
-/** Refuse concurrent use of one context (XPAR_ERR_CONTEXT_BUSY). */
-xpar_status xpar__ctx_enter(xpar_context *ctx);
-void xpar__ctx_leave(xpar_context *ctx);
+/* ---- entering and leaving a context (inline: every call does it) ---------- */
+xpar_status xpar__ctx_busy(void);
+
+/** Clear the detail, refuse a NULL context, and refuse concurrent use of one
+ *  context.  The busy check uses plain loads and stores: a locked
+ *  read-modify-write would cost more than a whole 128-element call.  Sharing
+ *  a context is not supported; this turns most such bugs into
+ *  XPAR_ERR_CONTEXT_BUSY instead of silent corruption. */
+static inline xpar_status xpar__ctx_enter(xpar_context *ctx) {
+  xpar__clear_error();
+  if (!ctx) return xpar__fail(XPAR_ERR_NULL_CONTEXT, "the context is NULL");
+  if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) return xpar__ctx_busy();
+  atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
+  return XPAR_OK;
+}
+
+static inline void xpar__ctx_leave(xpar_context *ctx) {
+  atomic_store_explicit(&ctx->busy, 0, memory_order_release);
+}
 
 /* ---- thresholds.c --------------------------------------------------------- */
 /** Fill the built-in defaults. */
@@ -129,7 +144,11 @@ int xpar__parse_count(const char *s, size_t *out);
 /** The CUDA backend table, or NULL when built without CUDA. */
 const xpar__backend *xpar__gpu_backend(void);
 /** Whether the GPU is usable for ctx (probes once per context); why not. */
-int xpar__gpu_usable(xpar_context *ctx, const char **why_not);
+int xpar__gpu_probe(xpar_context *ctx, const char **why_not);
+static inline int xpar__gpu_usable(xpar_context *ctx, const char **why_not) {
+  if (ctx->gpu_known && !why_not) return ctx->gpu_usable;
+  return xpar__gpu_probe(ctx, why_not);
+}
 /** The context's GPU state, created on first use. */
 xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_state **out);
 /** Wait for queued nowait work if there is any. */

@@ -68,6 +68,27 @@ static int on_device_only(const xpar__operand *w) {
          (w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_DEVICE);
 }
 
+/* Whether the operand's current contents matter: inputs, and outputs that
+ * cover only part of their mapping (the rest must stay valid).  An output
+ * that covers its whole mapping is simply overwritten, wherever it runs. */
+static int needs_contents(const operand *o) {
+  if (o->role & ROLE_READ) return 1;
+  const xpar__operand *w = &o->where;
+  return w->loc == XPAR__LOC_MAPPED &&
+         !((const unsigned char *)w->ptr == w->map->host && w->bytes == w->map->bytes);
+}
+
+/* The CPU backend's settings for a CPU tier.  Below the OpenMP threshold the
+ * call runs on one thread, with the parallel tier's vectorised kernels; only
+ * the serial backends (debug modes) promise strict element order. */
+static xpar__exec cpu_exec(const xpar_context *ctx, xpar_tier tier) {
+  xpar__exec ex = {
+      .serial = ctx->backend == XPAR_BACKEND_CPU_SERIAL ||
+                ctx->backend == XPAR_BACKEND_CUDA_SERIAL,
+      .num_threads = tier == XPAR_TIER_CPU_SERIAL ? 1 : ctx->num_threads};
+  return ex;
+}
+
 /* ---- policy --------------------------------------------------------------- */
 
 static xpar_tier cpu_tier(const xpar_context *ctx, const xpar__call *c, xpar__decision_raw *d) {
@@ -113,7 +134,7 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
   int device_only = 0, pageable = 0, pinned = 0;
   for (int i = 0; i < p->count; i++) {
     const xpar__operand *w = &p->ops[i].where;
-    device_only |= on_device_only(w);
+    device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
     pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
     pinned |= w->loc == XPAR__LOC_HOST_PINNED;
   }
@@ -203,12 +224,20 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   const xpar__backend *g = xpar__gpu_backend();
   void *ptrs[MAX_OPERANDS];
   XPAR__FORWARD(xpar__gpu_drain(ctx));
+  /* Device operands are copied through the context's GPU state: make sure
+   * it exists (a call forced onto the CPU may be the context's first). */
+  int touches_device = p->has_result_operand && p->result.where.loc == XPAR__LOC_DEVICE;
+  for (int i = 0; i < p->count; i++) touches_device |= p->ops[i].where.loc == XPAR__LOC_DEVICE;
+  if (touches_device) {
+    struct xpar__cuda_state *st;
+    XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  }
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
     const xpar__operand *w = &o->where;
     ptrs[i] = (void *)w->ptr;
     if (w->loc == XPAR__LOC_MAPPED) {
-      XPAR__FORWARD(xpar__mapping_sync_host(ctx, w->map, &d->bytes_to_host));
+      if (needs_contents(o)) XPAR__FORWARD(xpar__mapping_sync_host(ctx, w->map, &d->bytes_to_host));
     } else if (w->loc == XPAR__LOC_DEVICE) {
       /* Never dereference device memory on the host: work on a copy. */
       XPAR__FORWARD(host_staging(ctx, i, w->bytes, &ptrs[i]));
@@ -218,7 +247,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
       }
     }
   }
-  xpar__exec ex = {.serial = tier == XPAR_TIER_CPU_SERIAL, .num_threads = ctx->num_threads};
+  xpar__exec ex = cpu_exec(ctx, tier);
   xpar__scalar local_result;
   int result_on_device = p->has_result_operand && p->result.where.loc == XPAR__LOC_DEVICE;
   void *result = result_on_device ? (void *)&local_result : c->result;
@@ -265,7 +294,8 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
     if (!w->bytes) continue;
     switch (w->loc) {
       case XPAR__LOC_MAPPED:
-        XPAR__FORWARD(xpar__mapping_sync_device(ctx, w->map, &d->bytes_to_device));
+        if (needs_contents(o))
+          XPAR__FORWARD(xpar__mapping_sync_device(ctx, w->map, &d->bytes_to_device));
         ptrs[i] = w->map->device + ((const unsigned char *)w->ptr - w->map->host);
         break;
       case XPAR__LOC_HOST_PAGEABLE:
@@ -376,7 +406,7 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
     d->gpu_rule = b == XPAR_BACKEND_AUTO ? XPAR__GPU_DISABLED : XPAR__GPU_NOT_CONSIDERED;
   }
   xpar_tier tier = cpu_tier(ctx, c, d);
-  xpar__exec ex = {.serial = tier == XPAR_TIER_CPU_SERIAL, .num_threads = ctx->num_threads};
+  xpar__exec ex = cpu_exec(ctx, tier);
   *st = run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
   if (*st == XPAR_OK) {
     d->tier = tier;

@@ -10,8 +10,7 @@ const xpar__backend *xpar__gpu_backend(void) {
 #endif
 }
 
-int xpar__gpu_usable(xpar_context *ctx, const char **why_not) {
-  if (ctx->gpu_known && !why_not) return ctx->gpu_usable;
+int xpar__gpu_probe(xpar_context *ctx, const char **why_not) {
   if (!ctx->gpu_known) {
     const xpar__backend *g = xpar__gpu_backend();
     if (!g) {

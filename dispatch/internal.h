@@ -28,8 +28,12 @@ xpar_status xpar__fail(xpar_status status, const char *fmt, ...)
 #endif
     ;
 
-/** Clear this thread's detail message (every public entry point does). */
-void xpar__clear_error(void);
+/** Clear this thread's detail message (every public entry point does;
+ *  inline, as it runs on every call).  Only the C side needs it. */
+#ifndef __cplusplus
+extern _Thread_local char xpar__detail[512] __attribute__((tls_model("initial-exec")));
+static inline void xpar__clear_error(void) { xpar__detail[0] = '\0'; }
+#endif
 
 /** Append context to the current detail message: "<prefix>: <detail>". */
 void xpar__prefix_error(const char *prefix);

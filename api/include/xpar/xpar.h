@@ -16,6 +16,8 @@
  *    or managed memory.  xpar classifies each pointer itself (see
  *    "Where data lives" below); device pointers are never dereferenced on the
  *    host.
+ *  - Arrays must be aligned to their element size (XPAR_ERR_INVALID_ARGUMENT
+ *    otherwise); any element offset inside an array is fine.
  *  - Integer sums, scans, axpy and dot wrap modulo 2^bits, identically on
  *    every backend (no signed-overflow undefined behaviour anywhere).
  *  - Floats are accumulated in their own type, except for
@@ -154,7 +156,7 @@ typedef enum xpar_op {
 typedef enum xpar_backend {
   XPAR_BACKEND_AUTO = 0,        /* choose per call (default)                 */
   XPAR_BACKEND_CPU = 1,         /* CPU: serial below its threshold, else OpenMP */
-  XPAR_BACKEND_CPU_SERIAL = 2,  /* CPU, one thread, in element order         */
+  XPAR_BACKEND_CPU_SERIAL = 2,  /* CPU, one thread, strict element order     */
   XPAR_BACKEND_CUDA = 3,        /* GPU                                       */
   XPAR_BACKEND_CUDA_SERIAL = 4, /* GPU kernels with grid = block = 1         */
   XPAR_BACKEND_COUNT_
@@ -169,7 +171,12 @@ typedef enum xpar_offload {
   XPAR_OFFLOAD_COUNT_
 } xpar_offload;
 
-/** The tier that actually ran a call. */
+/**
+ * The tier that actually ran a call.  CPU_SERIAL is one thread with no
+ * parallel region; it follows strict element order (bit-exact with
+ * CUDA_SERIAL) when the backend is XPAR_BACKEND_CPU_SERIAL, and otherwise uses
+ * the vectorised one-thread kernels of the OpenMP tier.
+ */
 typedef enum xpar_tier {
   XPAR_TIER_NONE = 0, /* no call yet, or the last call failed before running */
   XPAR_TIER_CPU_SERIAL = 1,
