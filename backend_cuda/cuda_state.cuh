@@ -31,12 +31,38 @@ struct xpar__cuda_scan_tuning {
   unsigned first_poll_delay_ns; /* sleep before the first look at predecessors */
   unsigned poll_delay_ns;    /* sleep between polls of a predecessor's flag */
   int ticket_draw;           /* when a block draws its next tile index (below) */
+  int variant;               /* which scan kernel family: XPAR_CUDA_SCAN_* (below) */
 };
 enum {
   XPAR_CUDA_TICKET_AT_END = 0,         /* after the tile is stored */
   XPAR_CUDA_TICKET_AT_START = 1,       /* as the tile starts (prefetch) */
   XPAR_CUDA_TICKET_AFTER_AGGREGATE = 2 /* once the tile's aggregate is published */
 };
+/* Scan kernel variants (device_scan.cu; run-time selectable so that one bench run compares
+ * them; the environment variable XPAR_CUDA_SCAN_VARIANT=v3|v4-256|v4-128, read once when
+ * a state is created, overrides the default in launch_shape.cuh).
+ *  v3: persistent grid (blocks_per_sm x SMs), 512 threads, separate flag / value arrays,
+ *      warp 0 looks back while the block waits at a barrier; ticket_draw applies.
+ *  v4: grid = number of tiles (occupancy, not persistence), small blocks with a register
+ *      budget for many resident blocks, packed 64-bit tile status for 4-byte types, the
+ *      block-local scan done before the wait for the prefix; the delays apply, the
+ *      blocks_per_sm and ticket_draw knobs do not.  Calls with grid = 1 (cuda-serial, 1 x N
+ *      overrides, small n) always run v3's single-block path (CPU-serial bit-exactness). */
+enum {
+  XPAR_CUDA_SCAN_V3 = 0,
+  XPAR_CUDA_SCAN_V4_256 = 1, /* 256 threads, tuned instantiation */
+  XPAR_CUDA_SCAN_V4_128 = 2, /* 128 threads, tuned instantiation */
+  XPAR_CUDA_SCAN_VARIANTS = 3
+};
+/* "v3", "v4-256", "v4-128" (NULL if out of range) and back (-1 if unknown). */
+const char *xpar__cuda_scan_variant_name(int variant);
+int xpar__cuda_scan_variant_parse(const char *name);
+
+/* Resource figures of a variant's tuned int32-sum kernel (bench and notes):
+ * registers per thread, local (spill) bytes per thread, block size and resident
+ * blocks per SM from the occupancy calculator.  Returns 0 on success. */
+int xpar__cuda_scan_variant_resources(int variant, int *regs, int *local_bytes, int *block,
+                                      int *blocks_per_sm);
 
 struct xpar__cuda_state {
   int device;
@@ -52,7 +78,7 @@ struct xpar__cuda_state {
   void *control_block;
 
   struct xpar__cuda_buffer reduce_partials; /* one accumulator per block  */
-  struct xpar__cuda_buffer scan_status;     /* flags + aggregate + inclusive */
+  struct xpar__cuda_buffer scan_status;     /* flags + packed + aggregate + inclusive */
   size_t scan_status_tiles;                 /* tiles the status buffer holds */
   uint32_t scan_epoch;             /* tags this call's status flags         */
   unsigned long long scan_tile_base; /* counter value at the start of a call */

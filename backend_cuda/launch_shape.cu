@@ -1,4 +1,6 @@
 /* The launch-shape decision; tuning data lives in launch_shape.cuh. */
+#include <string.h>
+
 #include "launch_shape.cuh"
 
 using namespace xpar_cuda;
@@ -16,6 +18,10 @@ FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
       return {tuning::reduce_block, tuning::reduce_max_blocks_per_sm};
     case XPAR_CUDA_FAMILY_SCAN:
       return {tuning::scan_block, tuning::scan_max_blocks_per_sm};
+    case XPAR_CUDA_FAMILY_SCAN_V4_256:
+      return {tuning::scan_v4_256_block, tuning::scan_v4_256_min_blocks};
+    case XPAR_CUDA_FAMILY_SCAN_V4_128:
+      return {tuning::scan_v4_128_block, tuning::scan_v4_128_min_blocks};
     case XPAR_CUDA_FAMILY_ELEMENTWISE:
     default:
       return {tuning::elementwise_block, tuning::elementwise_max_blocks_per_sm};
@@ -54,7 +60,10 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
   const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
   /* A scan knob of 1000+ blocks per SM means no persistent cap: one block per
    * tile, started as resident blocks finish (CUB's shape). */
-  const bool uncapped = family == XPAR_CUDA_FAMILY_SCAN && st->scan_tuning.blocks_per_sm >= 1000;
+  const bool uncapped = (family == XPAR_CUDA_FAMILY_SCAN && st->scan_tuning.blocks_per_sm >= 1000) ||
+                        family == XPAR_CUDA_FAMILY_SCAN_V4_256 ||
+                        family == XPAR_CUDA_FAMILY_SCAN_V4_128;
+  if (uncapped && wanted > 0x7fffffffu) wanted = 0x7fffffffu; /* the kernel loops over the rest */
   if (wanted > sms && !uncapped) {
     int resident = 0;
     cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, (int)block, 0);
@@ -71,10 +80,34 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
 }
 
 xpar__cuda_scan_tuning xpar__cuda_default_scan_tuning(void) {
+  return xpar__cuda_scan_tuning_for(tuning::scan_default_variant);
+}
+
+xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant) {
   xpar__cuda_scan_tuning t;
   t.blocks_per_sm = tuning::scan_max_blocks_per_sm;
   t.first_poll_delay_ns = tuning::scan_first_poll_delay_ns;
   t.poll_delay_ns = tuning::scan_poll_delay_ns;
   t.ticket_draw = tuning::scan_ticket_draw;
+  t.variant = variant;
+  if (t.variant != XPAR_CUDA_SCAN_V3) {
+    t.first_poll_delay_ns = tuning::scan_v4_first_poll_delay_ns;
+    t.poll_delay_ns = tuning::scan_v4_poll_delay_ns;
+  }
   return t;
+}
+
+const char *xpar__cuda_scan_variant_name(int variant) {
+  switch (variant) {
+    case XPAR_CUDA_SCAN_V3: return "v3";
+    case XPAR_CUDA_SCAN_V4_256: return "v4-256";
+    case XPAR_CUDA_SCAN_V4_128: return "v4-128";
+    default: return NULL;
+  }
+}
+
+int xpar__cuda_scan_variant_parse(const char *name) {
+  for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++)
+    if (name && !strcmp(name, xpar__cuda_scan_variant_name(v))) return v;
+  return -1;
 }

@@ -53,6 +53,26 @@ constexpr unsigned scan_first_poll_delay_ns = 500;
 constexpr unsigned scan_poll_delay_ns = 200;
 constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AT_END;
 
+/*
+ * Scan v4 (device_scan.cu, bench/cub/NOTES.md): grid = number of tiles, small blocks,
+ * packed 64-bit tile status for 4-byte types.  Blocks of 256 (or 128) threads x 4 vectors
+ * (16 int32 / 8 double items per thread), with a register budget of 64 per thread
+ * (__launch_bounds__(256, 4) / (128, 8)): 1024 resident threads per SM in 4 / 8 blocks, so
+ * while some blocks wait for their prefix others load.  Block-size overrides that are not
+ * the tuned size run a generic instantiation (__launch_bounds__(1024)).
+ */
+constexpr unsigned scan_v4_vectors_per_thread = 4;
+constexpr unsigned scan_v4_256_block = 256;
+constexpr unsigned scan_v4_256_min_blocks = 4;
+constexpr unsigned scan_v4_128_block = 128;
+constexpr unsigned scan_v4_128_min_blocks = 8;
+/* v4 look-back delays (the state's delay knobs start here when v4 is the default). */
+constexpr unsigned scan_v4_first_poll_delay_ns = 0;
+constexpr unsigned scan_v4_poll_delay_ns = 100;
+
+/* ===== DEFAULT SCAN VARIANT: the one line to flip after the device run ===== */
+constexpr int scan_default_variant = XPAR_CUDA_SCAN_V3; /* or XPAR_CUDA_SCAN_V4_256 / _V4_128 */
+
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;
 constexpr unsigned elementwise_max_blocks_per_sm = 8;
@@ -67,7 +87,10 @@ constexpr unsigned max_block = 1024;
 enum xpar__cuda_kernel_family {
   XPAR_CUDA_FAMILY_REDUCE = 0,
   XPAR_CUDA_FAMILY_SCAN = 1,
-  XPAR_CUDA_FAMILY_ELEMENTWISE = 2
+  XPAR_CUDA_FAMILY_ELEMENTWISE = 2,
+  /* scan v4: the tuned block, grid = one block per tile (no persistent cap) */
+  XPAR_CUDA_FAMILY_SCAN_V4_256 = 3,
+  XPAR_CUDA_FAMILY_SCAN_V4_128 = 4
 };
 
 struct xpar__cuda_shape {
@@ -93,5 +116,7 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
 
 /* The scan knobs a new state starts with (the tuning constants above). */
 xpar__cuda_scan_tuning xpar__cuda_default_scan_tuning(void);
+/* The default knobs of one variant (XPAR_CUDA_SCAN_*): v4 has its own delays. */
+xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant);
 
 #endif /* XPAR_BACKEND_CUDA_LAUNCH_SHAPE_CUH */

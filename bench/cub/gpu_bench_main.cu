@@ -4,7 +4,11 @@
  *   --quick        a small subset (for compute-sanitizer), or short timings
  *   --bench        CUB vs xpar timings (gpu_timing.cu); the default
  *   --sticky-test  a context-corrupting error must stay reported (own process)
- *   --profile-scan five int32 scans of 2^28 elements, for ncu
+ *   --profile-scan five int32 scans of 2^28 elements, for ncu (variant: the state's
+ *                  default, or XPAR_CUDA_SCAN_VARIANT)
+ *   --scan-variants CUB InclusiveSum vs every scan variant (v3, v4-256, v4-128, ...),
+ *                  int32 and float, 2^28 and 2^30, each checked against CUB; runs
+ *                  before --bench when both are given
  * Exit status: 0 on success, 1 on a failed check, 2 on a setup error,
  * 77 when no usable GPU is present.
  */
@@ -14,7 +18,7 @@
 #include "gpu_bench.h"
 
 int main(int argc, char **argv) {
-  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0;
+  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, variants = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -24,6 +28,8 @@ int main(int argc, char **argv) {
       bench = 1;
     else if (!strcmp(argv[i], "--quick"))
       quick = 1;
+    else if (!strcmp(argv[i], "--scan-variants"))
+      variants = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
       profile = 1;
     else if (!strcmp(argv[i], "--sticky-test"))
@@ -31,12 +37,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
-      fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] [--seed N]\n",
+      fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--scan-variants] [--sticky-test] "
+                      "[--profile-scan] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
-  if (!check && !sticky && !profile) bench = 1;
+  if (!check && !sticky && !profile && !variants) bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -49,6 +56,7 @@ int main(int argc, char **argv) {
   if (profile) return gpu_profile_scan();
   int rc = 0;
   if (check) rc |= gpu_check_run(opt);
+  if (variants) rc |= gpu_scan_variants_run(quick);
   if (bench) rc |= gpu_bench_run(quick);
   return rc;
 }

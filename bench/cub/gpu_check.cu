@@ -27,6 +27,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend_cuda/cuda_state.cuh"
+#include "backend_cuda/launch_shape.cuh"
 #include "gpu_bench.h"
 
 namespace {
@@ -203,6 +205,9 @@ void check_untouched(const Case &c, const char *what, const std::vector<T> &h, i
 
 /* ---- one case: every op on one (dtype, shape, n, offset) ------------------------ */
 
+/* Set while the scan-only passes over the non-default scan variants run. */
+bool g_scans_only = false;
+
 template <class T>
 void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, size_t n, int off,
                 bool exact_serial_only) {
@@ -243,7 +248,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
   const long double tol_sum = (long double)(n + 2) * eps * abs_sum;
 
   /* reduce: sum, min, max */
-  for (int o = 0; o < 3; o++) {
+  for (int o = 0; o < 3 && !g_scans_only; o++) {
     const xpar_reduction op = (xpar_reduction)o;
     const char *what = o == 0 ? "reduce-sum" : o == 1 ? "reduce-min" : "reduce-max";
     T want = h_identity<T>(op);
@@ -280,7 +285,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
     }
   }
   /* reduce_sum_wide */
-  {
+  if (!g_scans_only) {
     W want = 0;
     for (size_t i = 0; i < n; i++) want = h_add<W>(want, (W)x[i]);
     W got;
@@ -297,7 +302,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
   }
 
   /* dot */
-  {
+  if (!g_scans_only) {
     T want = 0;
     for (size_t i = 0; i < n; i++) want = h_add(want, h_mul(x[i], y[i]));
     T got;
@@ -370,7 +375,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
       }
     }
   }
-  if (exact_serial_only) return;
+  if (exact_serial_only || g_scans_only) return;
 
   /* axpy: y = alpha * x + y, and x == y */
   {
@@ -625,6 +630,42 @@ int gpu_check_run(const CheckOptions &opt) {
     check_dtype<float>(st, buf, shapes, sizes, offsets, big_serial);
     check_dtype<double>(st, buf, shapes, sizes, offsets, big_serial);
   }
+  printf("  default scan variant %s: all ops %s\n",
+         xpar__cuda_scan_variant_name(st->scan_tuning.variant), g_failures ? "FAILED" : "ok");
+
+  /* Every other scan variant: the scan checks again (all dtypes, sizes, offsets, shapes;
+   * grid = 1 shapes run v3's single-block path whatever the variant). */
+  const xpar__cuda_scan_tuning saved = st->scan_tuning;
+  for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++) {
+    if (v == saved.variant) continue;
+    st->scan_tuning = xpar__cuda_scan_tuning_for(v);
+    g_scans_only = true;
+    /* FAIL lines name the variant through the shape: "v4-256/7x33". */
+    std::vector<std::string> names;
+    for (const Shape &sh : shapes)
+      names.push_back(std::string(xpar__cuda_scan_variant_name(v)) + "/" + sh.name);
+    std::vector<Shape> vshapes = shapes;
+    for (size_t i = 0; i < vshapes.size(); i++) vshapes[i].name = names[i].c_str();
+    const long before = g_failures;
+    const long checks_before = g_checks;
+    if (opt.quick) {
+      check_dtype<int32_t>(st, buf, vshapes, sizes, offsets, false);
+      check_dtype<float>(st, buf, vshapes, sizes, offsets, false);
+      check_dtype<double>(st, buf, vshapes, sizes, offsets, false);
+    } else {
+      check_dtype<int32_t>(st, buf, vshapes, sizes, offsets, false);
+      check_dtype<int64_t>(st, buf, vshapes, sizes, offsets, false);
+      check_dtype<uint32_t>(st, buf, vshapes, sizes, offsets, false);
+      check_dtype<uint64_t>(st, buf, vshapes, sizes, offsets, false);
+      check_dtype<float>(st, buf, vshapes, sizes, offsets, false);
+      check_dtype<double>(st, buf, vshapes, sizes, offsets, false);
+    }
+    g_scans_only = false;
+    printf("  scan variant %s: %ld scan checks %s\n", xpar__cuda_scan_variant_name(v),
+           g_checks - checks_before, g_failures > before ? "FAILED" : "ok");
+  }
+  st->scan_tuning = saved;
+
   cudaFree(buf.a);
   cudaFree(buf.b);
   cudaFree(buf.c);

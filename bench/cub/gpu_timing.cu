@@ -14,12 +14,14 @@
  */
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include "backend_cuda/cuda_state.cuh"
+#include "backend_cuda/launch_shape.cuh"
 #include "gpu_bench.h"
 
 namespace {
@@ -183,7 +185,10 @@ int gpu_bench_run(int quick) {
     st->scan_tuning = saved;
     if (getenv("GPU_BENCH_USE_BEST_SCAN")) {
       const Result &b = results[0];
-      st->scan_tuning = {b.per_sm, b.first, b.poll, b.draw};
+      st->scan_tuning.blocks_per_sm = b.per_sm;
+      st->scan_tuning.first_poll_delay_ns = b.first;
+      st->scan_tuning.poll_delay_ns = b.poll;
+      st->scan_tuning.ticket_draw = b.draw;
       ex.block = b.block;
       printf("main table uses the best knobs above\n");
     }
@@ -322,4 +327,175 @@ int gpu_profile_scan(void) {
   cudaFree(in);
   cudaFree(out);
   return 0;
+}
+
+/* ---- --scan-variants: CUB vs every scan variant, one run --------------------------- */
+
+namespace {
+
+/* Count the elements where got differs from want (int32: bit-exact; float: relative
+ * 1e-3 of the magnitude, the two summation orders differ); first bad index, and the
+ * largest relative difference (float) in units of 1e-9. */
+struct CompareResult {
+  unsigned long long bad;
+  unsigned long long first;
+  unsigned long long max_rel_e9;
+};
+__global__ void compare_scan(const uint32_t *got, const uint32_t *want, size_t n, int is_float,
+                             CompareResult *r) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    bool ok;
+    if (is_float) {
+      const float g = __uint_as_float(got[i]), w = __uint_as_float(want[i]);
+      const float mag = fmaxf(fabsf(w), 1.0f);
+      const float rel = fabsf(g - w) / mag;
+      ok = rel <= 1e-3f; /* false for NaN */
+      if (rel > 0.0f && ok) {
+        const unsigned long long e9 = (unsigned long long)(rel * 1e9f);
+        atomicMax(&r->max_rel_e9, e9);
+      }
+    } else {
+      ok = got[i] == want[i];
+    }
+    if (!ok) {
+      atomicAdd(&r->bad, 1ull);
+      atomicMin(&r->first, (unsigned long long)i);
+    }
+  }
+}
+
+} // namespace
+
+int gpu_scan_variants_run(int quick) {
+  cudaDeviceProp prop;
+  GB_CUDA(cudaGetDeviceProperties(&prop, 0));
+  const size_t max_n = quick ? (1u << 24) : (1u << 30);
+  const int reps = quick ? 5 : 9;
+  printf("scan variants: %s, %d SMs; CUB InclusiveSum vs xpar inclusive sum, events, "
+         "2 warm-ups, median of %d\n", prop.name, prop.multiProcessorCount, reps);
+
+  xpar__cuda_state *st = NULL;
+  GB_XPAR(B.state_create(0, &st));
+  GB_XPAR(B.set_stream(st, (void *)cudaStreamLegacy));
+  xpar__exec ex;
+  memset(&ex, 0, sizeof ex);
+  ex.cuda = st;
+  ex.nowait = 1;
+  ex.result_on_device = 1;
+  const xpar__cuda_scan_tuning saved = st->scan_tuning;
+
+  for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++) {
+    int regs = 0, local = 0, block = 0, per_sm = 0;
+    if (xpar__cuda_scan_variant_resources(v, &regs, &local, &block, &per_sm) == 0)
+      printf("  %-7s int32-sum kernel: block %4d, %d registers, %d local bytes, %d blocks/SM "
+             "resident\n", xpar__cuda_scan_variant_name(v), block, regs, local, per_sm);
+  }
+
+  char *in = NULL, *out = NULL, *ref = NULL;
+  GB_CUDA(cudaMalloc(&in, max_n * 4));
+  GB_CUDA(cudaMalloc(&out, max_n * 4));
+  GB_CUDA(cudaMalloc(&ref, max_n * 4));
+  CompareResult *cmp = NULL;
+  GB_CUDA(cudaMalloc(&cmp, sizeof(CompareResult)));
+  size_t temp_bytes = 0, t1 = 0;
+  cub::DeviceScan::InclusiveSum(NULL, temp_bytes, (const int *)in, (int *)out, (int64_t)max_n);
+  cub::DeviceScan::InclusiveSum(NULL, t1, (const float *)in, (float *)out, (int64_t)max_n);
+  temp_bytes = std::max(temp_bytes, t1);
+  void *temp = NULL;
+  GB_CUDA(cudaMalloc(&temp, temp_bytes));
+
+  /* The configurations: each variant with its defaults, and v4 with v3's delays. */
+  struct Config {
+    const char *name;
+    xpar__cuda_scan_tuning tuning;
+  };
+  std::vector<Config> configs;
+  configs.push_back({"v3", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V3)});
+  configs.push_back({"v4-256", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_256)});
+  configs.push_back({"v4-128", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_128)});
+  {
+    xpar__cuda_scan_tuning t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_256);
+    t.first_poll_delay_ns = 500, t.poll_delay_ns = 200;
+    configs.push_back({"v4-256 d500/200", t});
+    t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_128);
+    t.first_poll_delay_ns = 500, t.poll_delay_ns = 200;
+    configs.push_back({"v4-128 d500/200", t});
+  }
+
+  int failures = 0;
+  printf("\n%-16s %-6s %-5s %9s %9s %6s %s\n", "variant", "dtype", "N", "ms", "GB/s", "vs CUB",
+         "check vs CUB");
+  const std::vector<size_t> sizes =
+      quick ? std::vector<size_t>{1u << 22, 1u << 24} : std::vector<size_t>{1u << 28, 1u << 30};
+  std::vector<std::string> table;
+  for (int dt = 0; dt < 2; dt++) {
+    if (dt == 0)
+      fill_random<<<1024, 256>>>((uint32_t *)in, max_n, 2468u);
+    else
+      fill_unit_floats<<<1024, 256>>>((float *)in, max_n);
+    GB_CUDA(cudaDeviceSynchronize());
+    const char *dname = dt ? "float" : "int32";
+    for (size_t n : sizes) {
+      const int lg = (int)(log2((double)n) + 0.5);
+      size_t tb = temp_bytes;
+      auto cub_run = [&] {
+        if (dt)
+          cub::DeviceScan::InclusiveSum(temp, tb, (const float *)in, (float *)ref, (int64_t)n);
+        else
+          cub::DeviceScan::InclusiveSum(temp, tb, (const int *)in, (int *)ref, (int64_t)n);
+      };
+      const double cub_ms = median_ms(cub_run, 2, reps);
+      GB_CUDA(cudaDeviceSynchronize()); /* ref holds CUB's result */
+      char line[256];
+      snprintf(line, sizeof line, "%-16s %-6s 2^%-3d %9.3f %9.0f %6.3f %s", "CUB", dname, lg,
+               cub_ms, 8.0 * n / cub_ms / 1e6, 1.0, "-");
+      puts(line);
+      table.push_back(line);
+      for (const Config &c : configs) {
+        st->scan_tuning = c.tuning;
+        GB_CUDA(cudaMemset(out, 0xA5, n * 4));
+        const double ms = median_ms(
+            [&] {
+              GB_XPAR(B.scan(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in,
+                             out, n));
+            },
+            2, reps);
+        CompareResult h = {0, ~0ull, 0};
+        GB_CUDA(cudaMemcpy(cmp, &h, sizeof h, cudaMemcpyHostToDevice));
+        compare_scan<<<4 * prop.multiProcessorCount, 256>>>((const uint32_t *)out,
+                                                           (const uint32_t *)ref, n, dt, cmp);
+        GB_CUDA(cudaMemcpy(&h, cmp, sizeof h, cudaMemcpyDeviceToHost));
+        char verdict[96];
+        if (h.bad) {
+          snprintf(verdict, sizeof verdict, "MISMATCH %llu elements, first at %llu", h.bad,
+                   h.first);
+          failures++;
+        } else if (dt) {
+          snprintf(verdict, sizeof verdict, "ok (max rel diff %.1e)", h.max_rel_e9 * 1e-9);
+        } else {
+          snprintf(verdict, sizeof verdict, "ok (exact)");
+        }
+        snprintf(line, sizeof line, "%-16s %-6s 2^%-3d %9.3f %9.0f %6.3f %s", c.name, dname, lg,
+                 ms, 8.0 * n / ms / 1e6, cub_ms / ms, verdict);
+        puts(line);
+        fflush(stdout);
+        table.push_back(line);
+      }
+    }
+  }
+  st->scan_tuning = saved;
+  printf("\nSCANVAR table (ratio = CUB time / variant time; GB/s = bytes read + written)\n");
+  printf("SCANVAR %-16s %-6s %-5s %9s %9s %6s %s\n", "variant", "dtype", "N", "ms", "GB/s",
+         "vs CUB", "check vs CUB");
+  for (const std::string &l : table) printf("SCANVAR %s\n", l.c_str());
+  printf("SCANVAR %s\n", failures ? "FAILED (a variant differs from CUB)" : "all variants match CUB");
+
+  B.state_destroy(st);
+  cudaFree(temp);
+  cudaFree(cmp);
+  cudaFree(in);
+  cudaFree(out);
+  cudaFree(ref);
+  return failures ? 1 : 0;
 }
