@@ -145,7 +145,9 @@ xpar_status xpar__cpu_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op
                   XPAR_ERR_INTERNAL, "cpu scan: bad dtype %d, op %d or kind %d", (int)t, (int)op,
                   (int)kind);
   int exclusive = (kind == XPAR_EXCLUSIVE);
-  if (ex->serial)
+  /* One thread: the plain loop (the chunked kernel computes the same values
+   * with more set-up, which shows at small n). */
+  if (ex->serial || xpar__cpu_team_size(ex, n) <= 1)
     scan_table[t][op].serial(in, out, n, exclusive);
   else
     scan_parallel(ex, t, op, in, out, n, exclusive);

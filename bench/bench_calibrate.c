@@ -4,11 +4,9 @@
  * context and check that a decision record quotes it.
  *
  * Per op x dtype:
- *  1. serial -> OpenMP: the serial and the OpenMP tier over 2^4..2^20, two
- *     passes (the
- *     OpenMP tier runs one thread with independent lanes below 2 x 4096
- *     elements, which for floats beats the strict element-order serial loop
- *     from the smallest sizes: the sweep must start low enough to see it).
+ *  1. serial -> OpenMP: AUTO's two CPU choices, one thread (the CPU backend
+ *     below its threshold: vectorised one-thread kernels) against the OpenMP
+ *     tier, over 2^4..2^20, two passes.
  *  2. CPU -> GPU over 2^10..2^28: the CPU side is what AUTO would run there
  *     (backend CPU with the OpenMP threshold just measured), timed once per N
  *     on host arrays; the GPU side three ways: mapped arrays (threshold
@@ -178,10 +176,9 @@ static void sweep_openmp(cal_state *s, const bench_op *op, xpar_dtype t) {
     }
   int x = bench_crossing(ts, to, s->o.omp_lo, s->o.omp_hi);
   if (x == BENCH_NO_DATA) x = BENCH_NEVER;
-  /* The curves need not cross once: below 2 x 4096 elements the OpenMP tier
-   * runs one thread with independent lanes (faster than the element-order
-   * serial loop), and it loses again where its first parallel region starts.
-   * One threshold cannot follow that, so the threshold written is the one
+  /* The curves need not cross once (below 2 x 4096 elements the OpenMP tier
+   * itself runs one thread, and noise can flip near-ties), so the threshold
+   * written is the one
    * that minimises AUTO's worst ratio (chosen tier / faster tier) over the
    * sweep; with a single crossing that is the crossing itself.  Near-ties
    * (within 2 %) go to the candidate nearest the crossing. */
@@ -411,7 +408,11 @@ static int parse_range(const char *v, int *lo, int *hi) {
   return 1;
 }
 
-static xpar_context *open_ctx(xpar_backend b, int threads, int force_openmp) {
+#define DEFAULTS ((size_t)1) /* open_ctx: keep the OpenMP thresholds as they are */
+
+/* openmp_threshold: 0 forces the OpenMP tier, XPAR_NEVER the one-thread tier
+ * (what AUTO runs below the threshold), anything else leaves the defaults. */
+static xpar_context *open_ctx(xpar_backend b, int threads, size_t openmp_threshold) {
   xpar_context *ctx;
   if (xpar_context_create(&ctx) != XPAR_OK) {
     fprintf(stderr, "xpar-bench calibrate: %s\n", xpar_last_error_detail());
@@ -419,9 +420,10 @@ static xpar_context *open_ctx(xpar_backend b, int threads, int force_openmp) {
   }
   xpar_context_set_backend(ctx, b);
   if (threads > 0) xpar_context_set_num_threads(ctx, threads);
-  for (int o = 0; force_openmp && o < XPAR_OP_COUNT_; ++o)
+  for (int o = 0; openmp_threshold != DEFAULTS && o < XPAR_OP_COUNT_; ++o)
     for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
-      xpar_context_set_threshold(ctx, (xpar_op)o, (xpar_dtype)t, XPAR_THRESHOLD_OPENMP, 0);
+      xpar_context_set_threshold(ctx, (xpar_op)o, (xpar_dtype)t, XPAR_THRESHOLD_OPENMP,
+                                 openmp_threshold);
   return ctx;
 }
 
@@ -512,12 +514,14 @@ int bench_cmd_calibrate(int argc, char **argv) {
       memset(s.pout, 0, s.cap * 8);
   }
 
-  s.serial = open_ctx(XPAR_BACKEND_CPU_SERIAL, s.o.threads, 0);
-  s.openmp = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 1);
-  s.cpu = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 0);
+  /* The OpenMP threshold decides between AUTO's two CPU choices: one thread
+   * (the CPU backend below its threshold) and a parallel region. */
+  s.serial = open_ctx(XPAR_BACKEND_CPU, s.o.threads, XPAR_NEVER);
+  s.openmp = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 0);
+  s.cpu = open_ctx(XPAR_BACKEND_CPU, s.o.threads, DEFAULTS);
   if (s.gpu_ok) {
-    s.gpu = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, 0);
-    s.gpu_map = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, 0);
+    s.gpu = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, DEFAULTS);
+    s.gpu_map = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, DEFAULTS);
   }
   if (!s.serial || !s.openmp || !s.cpu || (s.gpu_ok && (!s.gpu || !s.gpu_map))) return 1;
 
@@ -567,7 +571,7 @@ int bench_cmd_calibrate(int argc, char **argv) {
   }
 
   /* the profile: the measured values set through the API, saved, trimmed */
-  xpar_context *ctx = open_ctx(XPAR_BACKEND_AUTO, 0, 0);
+  xpar_context *ctx = open_ctx(XPAR_BACKEND_AUTO, 0, DEFAULTS);
   int ok = ctx != NULL;
   for (int o = 0; ok && o < XPAR_OP_COUNT_; ++o)
     for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)

@@ -19,7 +19,8 @@
  *    are measured again in turns (up to 3 rounds, until within 5 %).  The
  *    lowest median is kept: a spike only ever adds time.
  *  - Pruning: a tier more than --prune (20) x slower than the best at two
- *    consecutive N is not run at larger N ("pruned"; never counted as best;
+ *    consecutive N, and not catching up (its ratio to the best did not
+ *    shrink by 10% as N doubled), is not run at larger N ("pruned"; never counted as best;
  *    INFINITY for the crossover analysis).  AUTO is never pruned.
  */
 #include <errno.h>
@@ -57,6 +58,7 @@ typedef struct xo_sweep {
   int min_exp, max_exp;
   xo_point pt[XT_COUNT][BENCH_MAX_EXP + 1];
   int slow_streak[XT_COUNT];
+  double last_ratio[XT_COUNT]; /* tier time / best time at the previous N */
   int x_omp, x_gpu;       /* crossover exponents (BENCH_NEVER, BENCH_NO_DATA) */
   double auto_worst;      /* max over N of t_auto / t_best */
   int auto_worst_exp;
@@ -320,8 +322,13 @@ static void run_sweep(xo_state *x, xo_sweep *s, bench_case *big) {
       if (p->st != PT_OK || b < 0) continue;
       if (p->t.median_s > x->o.prune * s->pt[b][e].t.median_s) remeasure(x, s, i, big, e, 1);
       b = best_tier(s, e);
-      s->slow_streak[i] =
-          p->t.median_s > x->o.prune * s->pt[b][e].t.median_s ? s->slow_streak[i] + 1 : 0;
+      /* A slow tier counts only while it is not catching up: the GPU is far
+       * slower at small N (a fixed ~10 us per call) but its ratio to the best
+       * shrinks as N doubles, and it must be measured where it wins. */
+      double ratio = p->t.median_s / s->pt[b][e].t.median_s;
+      int losing = ratio > x->o.prune && !(ratio < 0.9 * s->last_ratio[i]);
+      s->slow_streak[i] = losing ? s->slow_streak[i] + 1 : 0;
+      s->last_ratio[i] = ratio;
     }
     /* one line per N on stderr: the log keeps what was measured even if the
      * run dies before the table is printed */
