@@ -133,6 +133,16 @@ void bench_tier_unmap(bench_tier_run *tr, bench_case *c, const bench_op *op);
 xpar_status bench_tier_call(bench_tier_run *tr, bench_case *c, const bench_op *op, int threads,
                             int fetch);
 
+/* One synchronous call of a tier, in the shape the timing core calls:
+ * bench_time(..., bench_timed_call, &(bench_call_arg){tr, c, op, threads}, ...). */
+typedef struct bench_call_arg {
+  bench_tier_run *tr;
+  bench_case *c;
+  const bench_op *op;
+  int threads;
+} bench_call_arg;
+int bench_timed_call(void *arg);
+
 /* ---- timing core ---------------------------------------------------------- */
 
 double bench_now_s(void); /* CLOCK_MONOTONIC */

@@ -173,18 +173,6 @@ static void analyse(xo_sweep *s) {
 
 /* ---- measuring one point --------------------------------------------------- */
 
-typedef struct call_arg {
-  bench_tier_run *tr;
-  bench_case *c;
-  const bench_op *op;
-  int threads;
-} call_arg;
-
-static int timed_call(void *p) {
-  call_arg *a = (call_arg *)p;
-  return bench_tier_call(a->tr, a->c, a->op, a->threads, 0) == XPAR_OK;
-}
-
 static void report_failure(const xo_sweep *s, int tier, int e, const char *what, xpar_status st) {
   fprintf(stderr, "\nxpar-bench: %s %s %s, %s at n = 2^%d: %s: %s (%s)\n", s->op->name,
           xpar_dtype_name(s->dtype), bench_location_name(s->loc), xt_names[tier], e, what,
@@ -238,8 +226,8 @@ static void measure(xo_state *x, xo_sweep *s, int tier, bench_case *big, int e, 
       }
     }
   }
-  call_arg arg = {tr, &v, s->op, x->o.threads};
-  if (!bench_time_after(&x->o.timing, prior, timed_call, &arg, &out->t)) {
+  bench_call_arg arg = {tr, &v, s->op, x->o.threads};
+  if (!bench_time_after(&x->o.timing, prior, bench_timed_call, &arg, &out->t)) {
     fprintf(stderr, "\nxpar-bench: %s at n = 2^%d: a timed call failed (%s)\n", xt_names[tier], e,
             xpar_last_error_detail());
     out->st = PT_FAILED;

@@ -81,19 +81,6 @@ static int tier_selected(const sweep_opts *o, const bench_tier *t) {
   return bench_list_has(o->tiers, t->name);
 }
 
-/* What the timing core calls: one synchronous call of the tier. */
-typedef struct call_arg {
-  bench_tier_run *tr;
-  bench_case *c;
-  const bench_op *op;
-  int threads;
-} call_arg;
-
-static int timed_call(void *p) {
-  call_arg *a = (call_arg *)p;
-  return bench_tier_call(a->tr, a->c, a->op, a->threads, 0) == XPAR_OK;
-}
-
 static int cmd_sweep(int argc, char **argv) {
   sweep_opts o = {.dtype = XPAR_DTYPE_COUNT_, .reduction = XPAR_SUM, .kind = XPAR_INCLUSIVE,
                   .min_exp = 7, .max_exp = 26, .location = BENCH_HOST,
@@ -294,8 +281,8 @@ static int cmd_sweep(int argc, char **argv) {
           snprintf(r->ran_tier, sizeof r->ran_tier, "%s", xpar_tier_name(d.tier));
       }
       if (r->ok == 1) {
-        call_arg arg = {tr, &c, o.op, o.threads};
-        if (!bench_time(&o.timing, timed_call, &arg, &r->t)) {
+        bench_call_arg arg = {tr, &c, o.op, o.threads};
+        if (!bench_time(&o.timing, bench_timed_call, &arg, &r->t)) {
           r->ok = 0;
           r->note = "a timed call failed";
         }

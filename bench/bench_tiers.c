@@ -106,3 +106,8 @@ xpar_status bench_tier_call(bench_tier_run *tr, bench_case *c, const bench_op *o
   }
   return st;
 }
+
+int bench_timed_call(void *arg) {
+  bench_call_arg *a = (bench_call_arg *)arg;
+  return bench_tier_call(a->tr, a->c, a->op, a->threads, 0) == XPAR_OK;
+}
