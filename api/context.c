@@ -30,9 +30,10 @@ XPAR_API xpar_status xpar_context_create(xpar_context **out) {
   ctx->offload = XPAR_OFFLOAD_DEFAULT;
   ctx->device = -1;
   xpar__thresholds_default(ctx->thresholds);
-  /* Precedence, lowest first: defaults, profile, environment, API. */
-  xpar_status st = xpar__profile_load_default(ctx);
-  if (st == XPAR_OK) st = xpar__env_apply(ctx);
+  /* Threshold precedence, lowest first: defaults, profile, environment, API. */
+  xpar_status st = xpar__env_apply_policy(ctx);
+  if (st == XPAR_OK) st = xpar__profile_load_default(ctx);
+  if (st == XPAR_OK) st = xpar__env_apply_thresholds(ctx);
   if (st != XPAR_OK) {
     free(ctx);
     return st;
@@ -141,11 +142,13 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device) {
                       ctx->n_maps);
     } else {
       s_ = xpar__gpu_drain(ctx);
-      if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
-      ctx->cuda = NULL;
-      ctx->device = device;
-      ctx->gpu_known = 0; /* probe the new device on its first use */
-      memset(ctx->page_cache, 0, sizeof ctx->page_cache);
+      if (s_ == XPAR_OK) {
+        if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
+        ctx->cuda = NULL;
+        ctx->device = device;
+        ctx->gpu_known = 0; /* probe the new device on its first use */
+        memset(ctx->page_cache, 0, sizeof ctx->page_cache);
+      }
     }
   });
 }
@@ -189,7 +192,9 @@ XPAR_API xpar_status xpar_last_decision(const xpar_context *ctx, xpar_decision *
   out->bytes_to_device = d->bytes_to_device;
   out->bytes_to_host = d->bytes_to_host;
   if (d->tier == XPAR_TIER_NONE)
-    snprintf(out->reason, sizeof out->reason, "no call has completed on this context");
+    snprintf(out->reason, sizeof out->reason, "%s",
+             ctx->calls_run ? "the last call failed before running"
+                            : "no call has run on this context yet");
   else
     xpar__decision_format(d, out->reason, sizeof out->reason);
   return XPAR_OK;

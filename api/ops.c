@@ -40,6 +40,16 @@ static xpar_status check_alias(const char *a_name, const void *a, const char *b_
   return XPAR_OK;
 }
 
+/* A scalar result must exist (n = 0 writes the identity); a nowait result
+ * may be device memory, which a kernel stores to: it must be aligned. */
+static xpar_status check_result(const void *result, xpar_dtype type, int nowait) {
+  XPAR__RETURN_IF(!result, XPAR_ERR_NULL_POINTER, "result is NULL");
+  XPAR__RETURN_IF(nowait && ((uintptr_t)result & (xpar__dtype_size(type) - 1)),
+                  XPAR_ERR_INVALID_ARGUMENT, "device_result (%p) is not aligned to %zu bytes",
+                  result, xpar__dtype_size(type));
+  return XPAR_OK;
+}
+
 static xpar_status check_reduction(xpar_reduction op) {
   XPAR__RETURN_IF((unsigned)op >= XPAR_REDUCTION_COUNT_, XPAR_ERR_INVALID_ENUM,
                   "unknown reduction %d", (int)op);
@@ -71,7 +81,7 @@ static xpar_status reduce_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reducti
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
   CHECK(check_array("in", in, n, bytes, dtype));
-  CHECK(result ? XPAR_OK : xpar__fail(XPAR_ERR_NULL_POINTER, "result is NULL"));
+  CHECK(check_result(result, wide ? xpar__wide_dtype(dtype) : dtype, nowait));
   xpar__call c = {.op = XPAR_OP_REDUCE, .wide = wide, .dtype = dtype, .red = op, .n = n,
                   .x = in, .result = result, .nowait = nowait};
   return run(ctx, &c);
@@ -200,7 +210,7 @@ static xpar_status dot_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, 
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_array("x", x, n, bytes, dtype));
   CHECK(check_array("y", y, n, bytes, dtype));
-  CHECK(result ? XPAR_OK : xpar__fail(XPAR_ERR_NULL_POINTER, "result is NULL"));
+  CHECK(check_result(result, dtype, nowait));
   xpar__call c = {.op = XPAR_OP_DOT, .dtype = dtype, .n = n, .x = x, .y = y, .result = result,
                   .nowait = nowait};
   return run(ctx, &c);

@@ -106,6 +106,7 @@ struct xpar_context {
   size_t host_staging_bytes[3];
 
   xpar__decision_raw last;
+  int calls_run; /* a call has completed on this context (decision text) */
   char fallback_why[192];
 };
 
@@ -135,8 +136,12 @@ void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_T
 const char *xpar__threshold_name(xpar_threshold which);
 
 /* ---- env.c ---------------------------------------------------------------- */
-/** Apply the environment to a fresh context (XPAR_ERR_INVALID_ENV on a bad value). */
-xpar_status xpar__env_apply(xpar_context *ctx);
+/** Apply the environment to a fresh context (XPAR_ERR_INVALID_ENV on a bad
+ *  value) in two steps around the profile: the policy (backend, offload,
+ *  device, verbose) first, since the profile's machine check depends on it;
+ *  the thresholds last, since they override the profile's. */
+xpar_status xpar__env_apply_policy(xpar_context *ctx);
+xpar_status xpar__env_apply_thresholds(xpar_context *ctx);
 /** Parse a threshold value: decimal, 2^k, or "never". 0 on success. */
 int xpar__parse_count(const char *s, size_t *out);
 

@@ -52,7 +52,8 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
       break;
     case XPAR__GPU_FORCED: XPAR__APPEND_("backend forced to the GPU"); break;
     case XPAR__GPU_FORCED_UNUSABLE:
-      XPAR__APPEND_("backend cuda requested, but the GPU is not usable (%s): ran on the CPU", why);
+      XPAR__APPEND_("a GPU backend was requested, but the GPU is not usable (%s): ran on the CPU",
+                    why);
       break;
     case XPAR__GPU_MANDATORY: XPAR__APPEND_("offload mandatory"); break;
     case XPAR__GPU_DEVICE_ONLY: XPAR__APPEND_("data valid only on the device"); break;

@@ -94,7 +94,9 @@ static xpar__exec cpu_exec(const xpar_context *ctx, xpar_tier tier) {
 static xpar_tier cpu_tier(const xpar_context *ctx, const xpar__call *c, xpar__decision_raw *d) {
   d->openmp_threshold = ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_OPENMP];
   d->openmp_source = ctx->threshold_source[c->op][c->dtype][XPAR_THRESHOLD_OPENMP];
-  if (ctx->backend == XPAR_BACKEND_CPU_SERIAL) {
+  /* The serial backends (cuda-serial too, when it falls back to the CPU)
+   * run the strict element-order loop: one thread whatever n. */
+  if (ctx->backend == XPAR_BACKEND_CPU_SERIAL || ctx->backend == XPAR_BACKEND_CUDA_SERIAL) {
     d->cpu_rule = XPAR__CPU_FORCED_SERIAL;
     return XPAR_TIER_CPU_SERIAL;
   }
@@ -137,6 +139,11 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
     device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
     pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
     pinned |= w->loc == XPAR__LOC_HOST_PINNED;
+    /* A mapped array whose device copy is stale costs the GPU a host-to-device
+     * copy of the whole mapping: price it as host data (pageable: xpar does
+     * not know how the application allocated it). */
+    pageable |= w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_HOST &&
+                needs_contents(&p->ops[i]);
   }
   switch (ctx->backend) {
     case XPAR_BACKEND_CPU:
@@ -360,12 +367,13 @@ static int host_reachable(const plan *p) {
 
 /* Whether p is known host memory (pageable or pinned) from the page cache;
  * a miss sends the call down the general path, which classifies and caches. */
-static int cached_host_page(const xpar_context *ctx, const void *p, int *pinned) {
+static int cached_host_page(const xpar_context *ctx, const void *p, int *pinned, int *pageable) {
   if (!p) return 1;
   uintptr_t page = (uintptr_t)p >> 12;
   const xpar__page_cache_entry *e = &ctx->page_cache[page % XPAR__PAGE_CACHE_SIZE];
   if (e->page_plus_one != page + 1) return 0;
   *pinned |= e->kind == XPAR__PTR_HOST_PINNED;
+  *pageable |= e->kind == XPAR__PTR_HOST_PAGEABLE;
   return 1;
 }
 
@@ -381,11 +389,17 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
     return 0;
-  int pinned = 0;
-  if (off != XPAR_OFFLOAD_DISABLED && c->n && xpar__gpu_usable(ctx, NULL) &&
-      !(cached_host_page(ctx, c->x, &pinned) && cached_host_page(ctx, c->y, &pinned) &&
-        cached_host_page(ctx, c->out, &pinned)))
-    return 0;
+  /* Classified as decide() would: without a usable GPU (or with offload
+   * disabled) every array is pageable host memory; n = 0 moves no bytes. */
+  int pinned = 0, pageable = 0;
+  if (c->n) {
+    if (off == XPAR_OFFLOAD_DISABLED || !xpar__gpu_usable(ctx, NULL))
+      pageable = 1;
+    else if (!(cached_host_page(ctx, c->x, &pinned, &pageable) &&
+               cached_host_page(ctx, c->y, &pinned, &pageable) &&
+               cached_host_page(ctx, c->out, &pinned, &pageable)))
+      return 0;
+  }
   xpar__decision_raw *d = &ctx->last;
   d->op = c->op;
   d->dtype = c->dtype;
@@ -394,8 +408,9 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   d->bytes_to_device = d->bytes_to_host = 0;
   d->why = NULL;
   if (b == XPAR_BACKEND_AUTO && off != XPAR_OFFLOAD_DISABLED) {
-    xpar_threshold kind =
-        pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA : XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
+    xpar_threshold kind = pageable ? XPAR_THRESHOLD_GPU_PAGEABLE_DATA
+                          : pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA
+                                   : XPAR_THRESHOLD_GPU_DEVICE_DATA;
     size_t thr = ctx->thresholds[c->op][c->dtype][kind];
     if (c->n >= thr) return 0;
     d->gpu_rule = XPAR__GPU_BELOW;
@@ -410,6 +425,7 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   *st = run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
   if (*st == XPAR_OK) {
     d->tier = tier;
+    ctx->calls_run = 1;
     if (ctx->verbose) xpar__decision_log(d);
   }
   return 1;
@@ -450,6 +466,7 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
   }
   if (st != XPAR_OK) return st;
   d->tier = tier;
+  ctx->calls_run = 1;
   if (ctx->verbose) xpar__decision_log(d);
   return XPAR_OK;
 }

@@ -89,7 +89,7 @@ static xpar_status apply_thresholds(xpar_context *ctx) {
   return XPAR_OK;
 }
 
-xpar_status xpar__env_apply(xpar_context *ctx) {
+xpar_status xpar__env_apply_policy(xpar_context *ctx) {
   const char *v;
   if ((v = getenv("XPAR_BACKEND")) != NULL) {
     int i = word_index(v, backend_words, XPAR_BACKEND_COUNT_);
@@ -112,5 +112,7 @@ xpar_status xpar__env_apply(xpar_context *ctx) {
       return bad_env("XPAR_DEVICE", v, "a device ordinal (0, 1, ...)");
     ctx->device = (int)d;
   }
-  return apply_thresholds(ctx);
+  return XPAR_OK;
 }
+
+xpar_status xpar__env_apply_thresholds(xpar_context *ctx) { return apply_thresholds(ctx); }

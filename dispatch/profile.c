@@ -89,8 +89,15 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
   int lineno = 0, seen_magic = 0, seen_cpu = 0, seen_cores = 0, seen_gpu = 0;
   while (fgets(line, sizeof line, f)) {
     lineno++;
-    XPAR__RETURN_IF(!strchr(line, '\n') && !feof(f), XPAR_ERR_PROFILE,
-                    "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+    if (!strchr(line, '\n') && !feof(f)) {
+      /* Comments may be any length: skip the rest of the line. */
+      XPAR__RETURN_IF(line[strspn(line, " \t")] != '#', XPAR_ERR_PROFILE,
+                      "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+      int ch;
+      while ((ch = fgetc(f)) != EOF && ch != '\n') {
+      }
+      continue;
+    }
     trim(line);
     if (!line[0] || line[0] == '#') continue;
     if (!seen_magic) {
@@ -105,6 +112,10 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
       char *value = colon + 1;
       trim(line);
       trim(value);
+      XPAR__RETURN_IF((strcmp(line, "cpu") == 0 && seen_cpu) ||
+                          (strcmp(line, "gpu") == 0 && seen_gpu) ||
+                          (strcmp(line, "cores") == 0 && seen_cores),
+                      XPAR_ERR_PROFILE, "%s:%d: \"%s\" given twice", path, lineno, line);
       if (strcmp(line, "cpu") == 0) {
         snprintf(key->cpu, sizeof key->cpu, "%s", value);
         seen_cpu = 1;
@@ -137,6 +148,8 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
     size_t n;
     XPAR__RETURN_IF(xpar__parse_count(value, &n) != 0, XPAR_ERR_PROFILE,
                     "%s:%d: \"%s\" is not an element count or \"never\"", path, lineno, value);
+    XPAR__RETURN_IF(have[o][t][k], XPAR_ERR_PROFILE, "%s:%d: %s %s %s given twice", path, lineno,
+                    op, dt, kind);
     prof[o][t][k] = n;
     have[o][t][k] = 1;
   }
@@ -190,15 +203,18 @@ XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size) {
   XPAR__RETURN_IF(!buf, XPAR_ERR_NULL_POINTER, "buf is NULL");
   const char *cache = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
+  char path[4096];
   int w;
   if (cache && cache[0] == '/')
-    w = snprintf(buf, size, "%s/xpar/profile.txt", cache);
+    w = snprintf(path, sizeof path, "%s/xpar/profile.txt", cache);
   else if (home && home[0])
-    w = snprintf(buf, size, "%s/.cache/xpar/profile.txt", home);
+    w = snprintf(path, sizeof path, "%s/.cache/xpar/profile.txt", home);
   else
     return xpar__fail(XPAR_ERR_IO, "neither XDG_CACHE_HOME nor HOME is set");
-  XPAR__RETURN_IF(w < 0 || (size_t)w >= size, XPAR_ERR_INVALID_ARGUMENT,
-                  "buffer of %zu bytes is too small for the profile path", size);
+  XPAR__RETURN_IF(w < 0 || (size_t)w >= size || (size_t)w >= sizeof path,
+                  XPAR_ERR_INVALID_ARGUMENT, "buffer of %zu bytes is too small for the profile "
+                  "path (%d bytes)", size, w + 1);
+  memcpy(buf, path, (size_t)w + 1);
   return XPAR_OK;
 }
 
@@ -222,7 +238,7 @@ XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int 
   XPAR__FORWARD(xpar__ctx_enter(ctx));
   int ok = 0;
   xpar_status st = path ? load(ctx, path, &ok) : xpar__fail(XPAR_ERR_NULL_POINTER, "path is NULL");
-  if (applied) *applied = ok;
+  if (applied && st == XPAR_OK) *applied = ok;
   xpar__ctx_leave(ctx);
   return st;
 }

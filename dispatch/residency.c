@@ -37,11 +37,16 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, xpa
   out->map = NULL;
   out->loc = XPAR__LOC_HOST_PAGEABLE;
   if (ctx->n_maps) {
-    xpar__mapping *m = find_mapping(ctx, ptr);
-    if (m) {
-      const unsigned char *c = (const unsigned char *)ptr;
-      XPAR__RETURN_IF((size_t)(m->host + m->bytes - c) < bytes, XPAR_ERR_INVALID_ARGUMENT,
-                      "array [%p, +%zu bytes) extends past the end of its mapping [%p, +%zu)",
+    /* An array is either inside one mapping or clear of all of them: one
+     * that straddles a mapping's edge would have part of it valid on one
+     * side only, which no single copy can serve. */
+    const unsigned char *lo = (const unsigned char *)ptr, *hi = lo + bytes;
+    for (size_t i = 0; i < ctx->n_maps; i++) {
+      xpar__mapping *m = &ctx->maps[i];
+      if (!(lo < m->host + m->bytes && m->host < hi)) continue;
+      XPAR__RETURN_IF(lo < m->host || hi > m->host + m->bytes, XPAR_ERR_INVALID_ARGUMENT,
+                      "array [%p, +%zu bytes) straddles the edge of the mapping [%p, +%zu); "
+                      "pass arrays that lie inside a mapping or outside all of them",
                       ptr, bytes, (void *)m->host, m->bytes);
       out->loc = XPAR__LOC_MAPPED;
       out->map = m;
@@ -154,7 +159,10 @@ static xpar_status update_locked(xpar_context *ctx, void *host, xpar_update_dir 
   if (dir == XPAR_UPDATE_TO_DEVICE) {
     XPAR__FORWARD(g->copy(ctx->cuda, m->device, m->host, m->bytes, XPAR__HOST_TO_DEVICE));
     XPAR__FORWARD(g->wait(ctx->cuda));
-  } else {
+  } else if (m->valid != XPAR__VALID_HOST) {
+    /* When the last xpar call that wrote the array ran on the CPU, the host
+     * copy is the newer one: copying the device copy over it would lose the
+     * result (the caller cannot know where AUTO ran it). */
     XPAR__FORWARD(g->copy(ctx->cuda, m->host, m->device, m->bytes, XPAR__DEVICE_TO_HOST));
   }
   m->valid = XPAR__VALID_BOTH;
@@ -180,6 +188,10 @@ static xpar_status device_ptr_locked(xpar_context *ctx, const void *host, void *
   XPAR__RETURN_IF(!host || !out, XPAR_ERR_NULL_POINTER, "%s is NULL", host ? "out" : "host");
   xpar__mapping *m = find_mapping(ctx, host);
   XPAR__RETURN_IF(!m, XPAR_ERR_NOT_MAPPED, "%p is not inside a mapping", host);
+  /* The application's kernels will read it: bring the device copy up to date. */
+  XPAR__FORWARD(xpar__gpu_drain(ctx));
+  size_t moved = 0;
+  XPAR__FORWARD(xpar__mapping_sync_device(ctx, m, &moved));
   *out = m->device + ((const unsigned char *)host - m->host);
   return XPAR_OK;
 }

@@ -247,6 +247,36 @@ static void auto_without_gpu(void **state) {
   free(z);
 }
 
+/* cuda-serial without a GPU runs the CPU's strict element-order loop (the
+ * debugging intent), whatever n: the record says cpu-serial and the float sum
+ * equals the serial backend's bit for bit. */
+static void cuda_serial_without_gpu(void **state) {
+  (void)state;
+  if (xt_gpu_usable()) skip();
+  const size_t n = (1 << 20) + 3;
+  float *x = (float *)malloc(n * sizeof *x);
+  assert_non_null(x);
+  xt_rng r;
+  xt_rng_for(&r, "cuda_serial_without_gpu");
+  xt_fill_random(&r, XPAR_FLOAT, x, n, XT_DATA_RANDOM, 0);
+  xpar_context *dbg = new_ctx(), *ser = new_ctx();
+  assert_int_equal(xpar_context_set_backend(dbg, XPAR_BACKEND_CUDA_SERIAL), XPAR_OK);
+  assert_int_equal(xpar_context_set_backend(ser, XPAR_BACKEND_CPU_SERIAL), XPAR_OK);
+  float a, b;
+  assert_int_equal(xpar_reduce(dbg, XPAR_FLOAT, XPAR_SUM, x, n, &a), XPAR_OK);
+  assert_int_equal(xpar_reduce(ser, XPAR_FLOAT, XPAR_SUM, x, n, &b), XPAR_OK);
+  xpar_decision d = decision(dbg);
+  if (d.tier != XPAR_TIER_CPU_SERIAL)
+    xt_failf("cuda-serial without GPU", "ran on %s (reason \"%s\")", xpar_tier_name(d.tier),
+             d.reason);
+  if (!contains_ci(d.reason, "not usable"))
+    xt_failf("cuda-serial without GPU", "the reason \"%s\" does not say why", d.reason);
+  assert_memory_equal(&a, &b, sizeof a);
+  xpar_context_destroy(dbg);
+  xpar_context_destroy(ser);
+  free(x);
+}
+
 static void mandatory_without_gpu(void **state) {
   (void)state;
   if (xt_gpu_usable()) skip();
@@ -419,6 +449,7 @@ int main(int argc, char **argv) {
        * "/cuda" only with one; the other skips by name. */
       {"auto_without_gpu/no-gpu", auto_without_gpu, NULL, NULL, NULL},
       {"mandatory_without_gpu/no-gpu", mandatory_without_gpu, NULL, NULL, NULL},
+      {"cuda_serial_without_gpu/no-gpu", cuda_serial_without_gpu, NULL, NULL, NULL},
       {"auto_host_data_thresholds/cuda", auto_picks_gpu, NULL, NULL, NULL},
       {"auto_device_pointers/cuda", auto_device_pointers, NULL, NULL, NULL},
   };

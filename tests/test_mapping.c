@@ -285,6 +285,46 @@ static void update_and_unmap(void **state) {
   free(h);
 }
 
+/* ---- residency after AUTO ran a write on the CPU ------------------------------------------ */
+/* AUTO runs a small fill of a mapped array on the CPU, so the host copy is
+ * the newer one: update(FROM_DEVICE) must not overwrite it with the stale
+ * device copy, and mapped_device_ptr must hand out an up-to-date device copy.
+ * An array that straddles a mapping's edge is refused. */
+static void residency_after_auto(void **state) {
+  (void)state;
+  NEED_GPU();
+  const size_t n = 4097, pad = 8;
+  int64_t *buf = iota64(n + 2 * pad, 1), *h = buf + pad;
+  xpar_context *ctx = NULL;
+  OK(xpar_context_create(&ctx)); /* AUTO, default thresholds: n is far below the GPU's */
+  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  const int64_t v = 77;
+  OK(xpar_fill(ctx, XPAR_INT64, &v, h, n));
+  expect_tier("auto fill of a small mapped array", ctx, 1);
+  OK(xpar_update(ctx, h, XPAR_UPDATE_FROM_DEVICE));
+  for (size_t i = 0; i < n; i++)
+    if (h[i] != v) xt_failf("update FROM after a CPU write", "h[%zu] = %lld, expected %lld", i,
+                            (long long)h[i], (long long)v);
+#if defined(XT_HAVE_CUDART)
+  void *d = NULL;
+  OK(xpar_mapped_device_ptr(ctx, h, &d));
+  int64_t *back = (int64_t *)malloc(n * sizeof *back);
+  assert_non_null(back);
+  CUDA_OK("copy the mapped device copy", cudaMemcpy(back, d, n * sizeof *back, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; i++)
+    if (back[i] != v) xt_failf("mapped_device_ptr after a CPU write", "device[%zu] = %lld, expected %lld",
+                               i, (long long)back[i], (long long)v);
+  free(back);
+#endif
+  int64_t r = 0;
+  STATUS(XPAR_ERR_INVALID_ARGUMENT, xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, buf, n + 2 * pad, &r));
+  STATUS(XPAR_ERR_INVALID_ARGUMENT, xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h + n - 1, 2, &r));
+  if (r != 0) xt_failf("straddling arrays", "the result was written: %lld", (long long)r);
+  OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+  xpar_context_destroy(ctx);
+  free(buf);
+}
+
 /* ---- sub-ranges of a mapping -------------------------------------------------------------- */
 static void mapped_subranges(void **state) {
   (void)state;
@@ -715,6 +755,7 @@ int main(int argc, char **argv) {
       T("gpu_write_cpu_read/cuda", gpu_write_cpu_read),
       T("update_and_unmap/cuda", update_and_unmap),
       T("mapped_subranges/cuda", mapped_subranges),
+      T("residency_after_auto/cuda", residency_after_auto),
       T("mapping_errors/cuda", mapping_errors),
       T("raw_device_ptr_backend_auto/cuda", raw_device_auto),
       T("raw_device_ptr_backend_cpu_serial/cuda", raw_device_cpu_serial),

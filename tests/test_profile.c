@@ -156,6 +156,9 @@ static void corrupt(void **state) {
       {"xpar-profile 1\ncpu: x\ncores: zero\ngpu: none\n", ":3: cores"},
       {"xpar-profile 1\ncpu: x\ncolour: blue\n", ":3: unknown key"},
       {"xpar-profile 1\ncpu: x\ngpu: none\n", "missing machine key"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ncores: 3\ngpu: none\n", ":4: \"cores\" given twice"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nscan int32 gpu 1\nscan int32 gpu 2\n",
+       ":6: scan int32 gpu given twice"},
   };
   const char *path = path_in_dir("corrupt.txt");
   setenv("XPAR_PROFILE", path, 1);
@@ -175,6 +178,56 @@ static void corrupt(void **state) {
   assert_non_null(strstr(xpar_last_error_detail(), "missing.txt"));
   setenv("XPAR_PROFILE", "", 1);
   assert_int_equal(xpar_context_create(&ctx), XPAR_ERR_INVALID_ENV);
+  unsetenv("XPAR_PROFILE");
+}
+
+/* This machine's CPU key line ("cpu: ...") and core count, as a profile
+ * written here has them. */
+static void this_machine_key(char *cpu_line, size_t size, long *cores) {
+  xpar_context *ctx;
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED), XPAR_OK);
+  const char *path = path_in_dir("key.txt");
+  assert_int_equal(xpar_profile_save(ctx, path), XPAR_OK);
+  xpar_context_destroy(ctx);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "cpu:", 4) == 0) snprintf(cpu_line, size, "%s", line);
+    if (strncmp(line, "cores:", 6) == 0) *cores = strtol(line + 6, NULL, 10);
+  }
+  fclose(f);
+}
+
+/* With XPAR_OFFLOAD=disabled the GPU key is not checked (and no CUDA call is
+ * made): the environment's policy is read before the profile.  Comments may
+ * be longer than any data line. */
+static void offload_disabled_skips_gpu_key(void **state) {
+  (void)state;
+  char cpu_line[512], text[2048];
+  long cores = 0;
+  this_machine_key(cpu_line, sizeof cpu_line, &cores);
+  char comment[700];
+  memset(comment, 'x', sizeof comment - 1);
+  comment[0] = '#';
+  comment[sizeof comment - 1] = '\0';
+  snprintf(text, sizeof text,
+           "%s\nxpar-profile 1\n%scores: %ld\ngpu: Some GPU That Is Not Here\n"
+           "reduce int32 openmp 123\n",
+           comment, cpu_line, cores);
+  const char *path = path_in_dir("gpu-key.txt");
+  write_file(path, text);
+  setenv("XPAR_PROFILE", path, 1);
+  setenv("XPAR_OFFLOAD", "disabled", 1);
+  xpar_context *ctx;
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  size_t v;
+  assert_int_equal(xpar_context_get_threshold(ctx, XPAR_OP_REDUCE, XPAR_INT32, XPAR_THRESHOLD_OPENMP, &v),
+                   XPAR_OK);
+  assert_true(v == 123);
+  xpar_context_destroy(ctx);
+  unsetenv("XPAR_OFFLOAD");
   unsetenv("XPAR_PROFILE");
 }
 
@@ -210,6 +263,7 @@ int main(void) {
       cmocka_unit_test(other_machine),
       cmocka_unit_test(corrupt),
       cmocka_unit_test(default_location),
+      cmocka_unit_test(offload_disabled_skips_gpu_key),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -28,9 +28,11 @@
  *
  * Thread safety: a context may be used by one thread at a time.  Use one
  * context per thread for concurrent work (each has its own CUDA stream,
- * scratch and staging).  A call on a context that another thread is using at
- * that moment is refused with XPAR_ERR_CONTEXT_BUSY (nothing is written).
- * Functions that take no context are thread-safe.
+ * scratch and staging).  Sharing a context between threads is not supported:
+ * xpar detects most such overlapping calls and refuses them with
+ * XPAR_ERR_CONTEXT_BUSY (nothing is written), but the check is deliberately
+ * lock-free and cannot catch every interleaving.  Functions that take no
+ * context are thread-safe.
  */
 #ifndef XPAR_XPAR_H
 #define XPAR_XPAR_H
@@ -239,7 +241,8 @@ typedef struct xpar_context xpar_context;
  *
  * @param[out] out  the new context (set to NULL on failure)
  * @return XPAR_OK, XPAR_ERR_NULL_POINTER, XPAR_ERR_INVALID_ENV,
- *         XPAR_ERR_OUT_OF_MEMORY
+ *         XPAR_ERR_PROFILE (a corrupt or missing profile, see below),
+ *         XPAR_ERR_IO (the profile cannot be read), XPAR_ERR_OUT_OF_MEMORY
  */
 XPAR_API xpar_status xpar_context_create(xpar_context **out);
 
@@ -428,7 +431,12 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  *  - otherwise, when a GPU is usable, the CUDA runtime is asked once per 4 KiB
  *    page what the pointer is (host pageable, host pinned, device, managed);
  *    answers are cached in the context, so repeated calls on the same arrays
- *    ask nothing.  Without a usable GPU every pointer is host memory.
+ *    ask nothing.  Without a usable GPU (none, no driver, no code for its
+ *    architecture) or with offload disabled, xpar makes no CUDA call and
+ *    every pointer is host memory: passing a device pointer then is an error
+ *    xpar cannot detect.
+ * An array must lie inside one mapping or outside all of them
+ * (XPAR_ERR_INVALID_ARGUMENT for one that straddles a mapping's edge).
  * A device pointer is never dereferenced on the host: when a call on one must
  * run on the CPU (forced CPU, or the GPU failed), xpar copies the data to the
  * host and back.  The context tracks which copy of a mapped array is valid:
@@ -462,14 +470,23 @@ typedef enum xpar_unmap_kind {
  */
 XPAR_API xpar_status xpar_map(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind);
 
-/** Copy a whole mapping one way; `host` is the pointer given to xpar_map. */
+/**
+ * Copy a whole mapping one way; `host` is the pointer given to xpar_map.
+ * TO_DEVICE always copies (the application wrote the host array).
+ * FROM_DEVICE copies unless the host copy is the newer one, i.e. the last xpar
+ * call that wrote the array ran on the CPU: AUTO may have run it there.
+ */
 XPAR_API xpar_status xpar_update(xpar_context *ctx, void *host, xpar_update_dir dir);
 
 /** Unmap; `host` is the pointer given to xpar_map. */
 XPAR_API xpar_status xpar_unmap(xpar_context *ctx, void *host, xpar_unmap_kind kind);
 
-/** The device address of a mapped host pointer (like omp_get_mapped_ptr),
- *  for use in the application's own kernels. */
+/**
+ * The device address of a mapped host pointer (like omp_get_mapped_ptr), for
+ * the application's own kernels.  Brings the device copy up to date first.
+ * After writing through it, call xpar_update(FROM_DEVICE) before any host or
+ * xpar use of the array: xpar does not see the application's kernels.
+ */
 XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host, void **out);
 
 /* ------------------------------------------------------------------------ */
@@ -481,8 +498,9 @@ XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host,
  * outputs must live on the device (device pointers, managed memory, or mapped
  * arrays, whose device copy is written): their results stay there.  The
  * reduce and dot variants write their scalar result to a device-accessible
- * pointer.  A call that AUTO (or the policy) runs on the CPU completes before
- * it returns.  Inputs must not be modified until the work is complete.
+ * pointer, aligned to the result type.  A call that AUTO (or the policy) runs
+ * on the CPU completes before it returns.  Inputs must not be modified until
+ * the work is complete.
  */
 XPAR_API xpar_status xpar_reduce_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                         const void *in, size_t n, void *device_result);
