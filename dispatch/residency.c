@@ -159,13 +159,15 @@ static xpar_status update_locked(xpar_context *ctx, void *host, xpar_update_dir 
   if (dir == XPAR_UPDATE_TO_DEVICE) {
     XPAR__FORWARD(g->copy(ctx->cuda, m->device, m->host, m->bytes, XPAR__HOST_TO_DEVICE));
     XPAR__FORWARD(g->wait(ctx->cuda));
+    m->valid = XPAR__VALID_BOTH;
   } else if (m->valid != XPAR__VALID_HOST) {
     /* When the last xpar call that wrote the array ran on the CPU, the host
-     * copy is the newer one: copying the device copy over it would lose the
-     * result (the caller cannot know where AUTO ran it). */
+     * copy is the newer one (and stays the only valid one): copying the
+     * device copy over it would lose the result, and the caller cannot know
+     * where AUTO ran it. */
     XPAR__FORWARD(g->copy(ctx->cuda, m->host, m->device, m->bytes, XPAR__DEVICE_TO_HOST));
+    m->valid = XPAR__VALID_BOTH;
   }
-  m->valid = XPAR__VALID_BOTH;
   return XPAR_OK;
 }
 
