@@ -3,7 +3,9 @@
 #   1. CMake: find_package(xpar) -> xpar::xpar (this folder's CMakeLists.txt)
 #   2. pkg-config: cc consumer.c $(pkg-config --cflags --libs xpar)
 # Arguments (-D): BUILD_DIR WORK_DIR CONSUMER_DIR GENERATOR C_COMPILER
-#                 CXX_COMPILER CONFIG SHARED
+#                 CXX_COMPILER CONFIG SHARED EXE_LINKER_FLAGS
+# EXE_LINKER_FLAGS are the tested build's (the asan preset's -fsanitize=...):
+# a consumer of an instrumented library must link the sanitizer runtime too.
 cmake_minimum_required(VERSION 3.24)
 
 function(run)
@@ -47,7 +49,8 @@ if(CONFIG)
 endif()
 run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build ${gen_args} ${build_type_args}
     -DCMAKE_PREFIX_PATH=${prefix}
-    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build ${config_args})
 foreach(exe consumer_c consumer_cxx)
   file(GLOB_RECURSE path ${WORK_DIR}/build/${exe} ${WORK_DIR}/build/*/${exe})
@@ -86,7 +89,7 @@ string(STRIP "${run_out}" cflags)
 run(${PKG_CONFIG} --libs ${static_arg} xpar)
 string(STRIP "${run_out}" libs)
 separate_arguments(cflags UNIX_COMMAND "${cflags}")
-separate_arguments(libs UNIX_COMMAND "${libs}")
+separate_arguments(libs UNIX_COMMAND "${libs} ${EXE_LINKER_FLAGS}")
 run(${C_COMPILER} -std=c11 -Wall -Werror ${CONSUMER_DIR}/consumer.c ${cflags} ${libs}
     -o ${WORK_DIR}/consumer_pkgconfig)
 run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${WORK_DIR}/consumer_pkgconfig)
