@@ -17,26 +17,8 @@
 
 #include "xt.h"
 
-extern char **environ;
 
-static void clear_env(void) {
-  for (;;) {
-    char name[256];
-    int found = 0;
-    for (char **e = environ; e && *e; e++) {
-      if (strncmp(*e, "XPAR_", 5) != 0 || strncmp(*e, "XPAR_TEST_", 10) == 0) continue;
-      const char *eq = strchr(*e, '=');
-      size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-      if (len >= sizeof name) continue;
-      memcpy(name, *e, len);
-      name[len] = '\0';
-      found = 1;
-      break;
-    }
-    if (!found) return;
-    unsetenv(name);
-  }
-}
+static void clear_env(void) { xt_unset_xpar_env(0); }
 
 static int each_setup(void **state) {
   (void)state;

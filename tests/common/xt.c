@@ -24,6 +24,26 @@ static uint64_t splitmix64(uint64_t *x) {
   return z ^ (z >> 31);
 }
 
+void xt_unset_xpar_env(int keep_verbose) {
+  for (;;) {
+    char name[256];
+    int found = 0;
+    for (char **e = environ; e && *e; e++) {
+      if (strncmp(*e, "XPAR_", 5) != 0 || strncmp(*e, "XPAR_TEST_", 10) == 0) continue;
+      if (keep_verbose && strncmp(*e, "XPAR_VERBOSE=", 13) == 0) continue;
+      const char *eq = strchr(*e, '=');
+      size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+      if (len >= sizeof name) continue;
+      memcpy(name, *e, len);
+      name[len] = '\0';
+      found = 1;
+      break;
+    }
+    if (!found) return;
+    unsetenv(name);
+  }
+}
+
 void xt_init(const char *program, int argc, char **argv) {
   const char *s = getenv("XPAR_TEST_SEED");
   if (s && *s) {
@@ -46,23 +66,7 @@ void xt_init(const char *program, int argc, char **argv) {
 
   /* The environment would change what the tests mean (XPAR_BACKEND=cuda
    * turns every cpu-serial case into something else): start clean. */
-  for (;;) {
-    char name[256];
-    int found = 0;
-    for (char **e = environ; e && *e; e++) {
-      if (strncmp(*e, "XPAR_", 5) != 0) continue;
-      if (strncmp(*e, "XPAR_TEST_", 10) == 0 || strncmp(*e, "XPAR_VERBOSE=", 13) == 0) continue;
-      const char *eq = strchr(*e, '=');
-      size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-      if (len >= sizeof name) continue;
-      memcpy(name, *e, len);
-      name[len] = '\0';
-      found = 1;
-      break;
-    }
-    if (!found) break;
-    unsetenv(name);
-  }
+  xt_unset_xpar_env(1);
   if (argc > 1 && argv[1] && *argv[1]) cmocka_set_test_filter(argv[1]);
 }
 

@@ -38,6 +38,9 @@ extern "C" {
  *  that would change what a test means (XPAR_VERBOSE and XPAR_TEST_* stay).
  *  Also applies argv[1], if given, as a cmocka test filter ("*\/cpu-serial"). */
 void xt_init(const char *program, int argc, char **argv);
+/** Unset every XPAR_* variable except XPAR_TEST_* (and XPAR_VERBOSE when
+ *  keep_verbose), so the environment cannot change what a test means. */
+void xt_unset_xpar_env(int keep_verbose);
 uint64_t xt_seed(void);
 
 typedef struct xt_rng {
