@@ -32,6 +32,11 @@ struct xpar__cuda_scan_tuning {
   unsigned poll_delay_ns;    /* sleep between polls of a predecessor's flag */
   int ticket_draw;           /* when a block draws its next tile index (below) */
   int variant;               /* which scan kernel family: XPAR_CUDA_SCAN_* (below) */
+  int tile_order;            /* occupancy kernels: XPAR_CUDA_TILES_* (below) */
+};
+enum {
+  XPAR_CUDA_TILES_TICKET = 0,     /* blocks draw tile indices from a counter, loop */
+  XPAR_CUDA_TILES_BLOCK_INDEX = 1 /* tile = blockIdx.x when grid >= tiles (CUB's order) */
 };
 enum {
   XPAR_CUDA_TICKET_AT_END = 0,         /* after the tile is stored */

@@ -90,6 +90,7 @@ xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant) {
   t.poll_delay_ns = tuning::scan_poll_delay_ns;
   t.ticket_draw = tuning::scan_ticket_draw;
   t.variant = variant;
+  t.tile_order = tuning::scan_v4_tile_order;
   if (t.variant != XPAR_CUDA_SCAN_V3) {
     t.first_poll_delay_ns = tuning::scan_v4_first_poll_delay_ns;
     t.poll_delay_ns = tuning::scan_v4_poll_delay_ns;

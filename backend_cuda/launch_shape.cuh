@@ -71,6 +71,7 @@ constexpr unsigned scan_v4_128_min_blocks = 8;
  * against 1841 GB/s with 0/100 ns; 2^28: 1890 vs 1830. */
 constexpr unsigned scan_v4_first_poll_delay_ns = 500;
 constexpr unsigned scan_v4_poll_delay_ns = 200;
+constexpr int scan_v4_tile_order = XPAR_CUDA_TILES_TICKET;
 
 /* Default scan variant.  Same run: v3 1684 GB/s (0.68x CUB), v4-256 1908 (0.77x),
  * v4-128 1670 (0.68x) at 2^30 int32; float alike.  All variants pass every check. */

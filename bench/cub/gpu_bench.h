@@ -43,5 +43,6 @@ int gpu_sticky_test(void);
 int gpu_bench_run(int quick);
 int gpu_profile_scan(void);
 int gpu_scan_variants_run(int quick);
+int gpu_scan_sweep_run(void);
 
 #endif

@@ -9,6 +9,8 @@
  *   --scan-variants CUB InclusiveSum vs every scan variant (v3, v4-256, v4-128, ...),
  *                  int32 and float, 2^28 and 2^30, each checked against CUB; runs
  *                  before --bench when both are given
+ *   --scan-sweep   tile shapes x tile order x look-back delays of the occupancy scan
+ *                  (scan_sweep.cu), beside CUB, each checked against CUB
  * Exit status: 0 on success, 1 on a failed check, 2 on a setup error,
  * 77 when no usable GPU is present.
  */
@@ -18,7 +20,7 @@
 #include "gpu_bench.h"
 
 int main(int argc, char **argv) {
-  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, variants = 0;
+  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, variants = 0, sweep = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -30,6 +32,8 @@ int main(int argc, char **argv) {
       quick = 1;
     else if (!strcmp(argv[i], "--scan-variants"))
       variants = 1;
+    else if (!strcmp(argv[i], "--scan-sweep"))
+      sweep = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
       profile = 1;
     else if (!strcmp(argv[i], "--sticky-test"))
@@ -38,12 +42,12 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--scan-variants] [--sticky-test] "
-                      "[--profile-scan] [--seed N]\n",
+                      "[--scan-sweep] [--profile-scan] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
-  if (!check && !sticky && !profile && !variants) bench = 1;
+  if (!check && !sticky && !profile && !variants && !sweep) bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -57,6 +61,7 @@ int main(int argc, char **argv) {
   int rc = 0;
   if (check) rc |= gpu_check_run(opt);
   if (variants) rc |= gpu_scan_variants_run(quick);
+  if (sweep) rc |= gpu_scan_sweep_run();
   if (bench) rc |= gpu_bench_run(quick);
   return rc;
 }
