@@ -197,7 +197,7 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
   st->device = device;
   st->multiprocessors = sms;
   st->scan_tuning = xpar__cuda_default_scan_tuning();
-  /* Read once per state: XPAR_CUDA_SCAN_VARIANT=v3|v4-256|v4-128 (an unknown value keeps
+  /* Read once per state: XPAR_CUDA_SCAN_VARIANT=v3|v4|v5 (an unknown value keeps
    * the default). */
   if (const char *v = getenv("XPAR_CUDA_SCAN_VARIANT")) {
     const int parsed = xpar__cuda_scan_variant_parse(v);

@@ -44,22 +44,25 @@ enum {
   XPAR_CUDA_TICKET_AFTER_AGGREGATE = 2 /* once the tile's aggregate is published */
 };
 /* Scan kernel variants (device_scan.cu; run-time selectable so that one bench run compares
- * them; the environment variable XPAR_CUDA_SCAN_VARIANT=v3|v4-256|v4-128, read once when
- * a state is created, overrides the default in launch_shape.cuh).
+ * them; the environment variable XPAR_CUDA_SCAN_VARIANT=v3|v4|v5, read once when a state
+ * is created, overrides the default in launch_shape.cuh).
  *  v3: persistent grid (blocks_per_sm x SMs), 512 threads, separate flag / value arrays,
  *      warp 0 looks back while the block waits at a barrier; ticket_draw applies.
  *  v4: grid = number of tiles (occupancy, not persistence), small blocks with a register
  *      budget for many resident blocks, packed 64-bit tile status for 4-byte types, the
  *      block-local scan done before the wait for the prefix; the delays apply, the
- *      blocks_per_sm and ticket_draw knobs do not.  Calls with grid = 1 (cuda-serial, 1 x N
- *      overrides, small n) always run v3's single-block path (CPU-serial bit-exactness). */
+ *      blocks_per_sm and ticket_draw knobs do not.  256 threads x 4 vectors, tickets.
+ *  v5: the v4 kernel with 256 threads x 6 vectors, 3 blocks per SM, tile = blockIdx.x and
+ *      longer look-back delays (the default; launch_shape.cuh has the figures).
+ * Calls with grid = 1 (cuda-serial, 1 x N overrides, small n) always run v3's single-block
+ * path (CPU-serial bit-exactness). */
 enum {
   XPAR_CUDA_SCAN_V3 = 0,
-  XPAR_CUDA_SCAN_V4_256 = 1, /* 256 threads, tuned instantiation */
-  XPAR_CUDA_SCAN_V4_128 = 2, /* 128 threads, tuned instantiation */
+  XPAR_CUDA_SCAN_V4 = 1,
+  XPAR_CUDA_SCAN_V5 = 2,
   XPAR_CUDA_SCAN_VARIANTS = 3
 };
-/* "v3", "v4-256", "v4-128" (NULL if out of range) and back (-1 if unknown). */
+/* "v3", "v4", "v5" (NULL if out of range) and back (-1 if unknown). */
 const char *xpar__cuda_scan_variant_name(int variant);
 int xpar__cuda_scan_variant_parse(const char *name);
 

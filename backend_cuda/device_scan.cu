@@ -238,26 +238,24 @@ template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind ki
    * always runs v3's single-block path, which is the CPU serial loop at block = 1. */
   const int variant = st->scan_tuning.variant;
   xpar__cuda_shape shape;
-  if (!ex->serial && variant == XPAR_CUDA_SCAN_V4_256) {
+  if (!ex->serial && variant == XPAR_CUDA_SCAN_V5) {
     using namespace tuning;
+    constexpr unsigned kBlock = scan_v5_block, kMin = scan_v5_min_blocks;
+    constexpr int kVecs = (int)scan_v5_vectors_per_thread;
     XPAR__FORWARD(xpar__cuda_choose_shape(
-        ex, st, XPAR_CUDA_FAMILY_SCAN_V4_256,
-        (const void *)scan_occupancy_kernel<Op, scan_v4_256_block, scan_v4_vectors_per_thread,
-                                            scan_v4_256_min_blocks>,
-        n, (unsigned)occupancy_items_per_thread<T, scan_v4_vectors_per_thread>(), &shape));
+        ex, st, XPAR_CUDA_FAMILY_SCAN_V5, (const void *)scan_occupancy_kernel<Op, kBlock, kVecs, kMin>,
+        n, (unsigned)occupancy_items_per_thread<T, kVecs>(), &shape));
     if (shape.grid > 1)
-      return scan_occupancy_launch<Op, scan_v4_256_block, scan_v4_vectors_per_thread,
-                                   scan_v4_256_min_blocks>(ex, shape, exclusive, in, out, n);
-  } else if (!ex->serial && variant == XPAR_CUDA_SCAN_V4_128) {
+      return scan_occupancy_launch<Op, kBlock, kVecs, kMin>(ex, shape, exclusive, in, out, n);
+  } else if (!ex->serial && variant == XPAR_CUDA_SCAN_V4) {
     using namespace tuning;
+    constexpr unsigned kBlock = scan_v4_block, kMin = scan_v4_min_blocks;
+    constexpr int kVecs = (int)scan_v4_vectors_per_thread;
     XPAR__FORWARD(xpar__cuda_choose_shape(
-        ex, st, XPAR_CUDA_FAMILY_SCAN_V4_128,
-        (const void *)scan_occupancy_kernel<Op, scan_v4_128_block, scan_v4_vectors_per_thread,
-                                            scan_v4_128_min_blocks>,
-        n, (unsigned)occupancy_items_per_thread<T, scan_v4_vectors_per_thread>(), &shape));
+        ex, st, XPAR_CUDA_FAMILY_SCAN_V4, (const void *)scan_occupancy_kernel<Op, kBlock, kVecs, kMin>,
+        n, (unsigned)occupancy_items_per_thread<T, kVecs>(), &shape));
     if (shape.grid > 1)
-      return scan_occupancy_launch<Op, scan_v4_128_block, scan_v4_vectors_per_thread,
-                                   scan_v4_128_min_blocks>(ex, shape, exclusive, in, out, n);
+      return scan_occupancy_launch<Op, kBlock, kVecs, kMin>(ex, shape, exclusive, in, out, n);
   }
   const unsigned items = (unsigned)items_per_thread<T>();
   XPAR__FORWARD(xpar__cuda_choose_shape(ex, st, XPAR_CUDA_FAMILY_SCAN,
@@ -343,17 +341,17 @@ int xpar__cuda_scan_variant_resources(int variant, int *regs, int *local_bytes, 
     case XPAR_CUDA_SCAN_V3:
       kernel = (const void *)scan_kernel<Op>, b = (int)tuning::scan_block;
       break;
-    case XPAR_CUDA_SCAN_V4_256:
-      kernel = (const void *)scan_occupancy_kernel<Op, tuning::scan_v4_256_block,
+    case XPAR_CUDA_SCAN_V4:
+      kernel = (const void *)scan_occupancy_kernel<Op, tuning::scan_v4_block,
                                                    tuning::scan_v4_vectors_per_thread,
-                                                   tuning::scan_v4_256_min_blocks>,
-      b = (int)tuning::scan_v4_256_block;
+                                                   tuning::scan_v4_min_blocks>,
+      b = (int)tuning::scan_v4_block;
       break;
-    case XPAR_CUDA_SCAN_V4_128:
-      kernel = (const void *)scan_occupancy_kernel<Op, tuning::scan_v4_128_block,
-                                                   tuning::scan_v4_vectors_per_thread,
-                                                   tuning::scan_v4_128_min_blocks>,
-      b = (int)tuning::scan_v4_128_block;
+    case XPAR_CUDA_SCAN_V5:
+      kernel = (const void *)scan_occupancy_kernel<Op, tuning::scan_v5_block,
+                                                   tuning::scan_v5_vectors_per_thread,
+                                                   tuning::scan_v5_min_blocks>,
+      b = (int)tuning::scan_v5_block;
       break;
     default:
       return -1;

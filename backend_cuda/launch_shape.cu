@@ -18,10 +18,10 @@ FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
       return {tuning::reduce_block, tuning::reduce_max_blocks_per_sm};
     case XPAR_CUDA_FAMILY_SCAN:
       return {tuning::scan_block, tuning::scan_max_blocks_per_sm};
-    case XPAR_CUDA_FAMILY_SCAN_V4_256:
-      return {tuning::scan_v4_256_block, tuning::scan_v4_256_min_blocks};
-    case XPAR_CUDA_FAMILY_SCAN_V4_128:
-      return {tuning::scan_v4_128_block, tuning::scan_v4_128_min_blocks};
+    case XPAR_CUDA_FAMILY_SCAN_V4:
+      return {tuning::scan_v4_block, tuning::scan_v4_min_blocks};
+    case XPAR_CUDA_FAMILY_SCAN_V5:
+      return {tuning::scan_v5_block, tuning::scan_v5_min_blocks};
     case XPAR_CUDA_FAMILY_ELEMENTWISE:
     default:
       return {tuning::elementwise_block, tuning::elementwise_max_blocks_per_sm};
@@ -61,8 +61,7 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
   /* A scan knob of 1000+ blocks per SM means no persistent cap: one block per
    * tile, started as resident blocks finish (CUB's shape). */
   const bool uncapped = (family == XPAR_CUDA_FAMILY_SCAN && st->scan_tuning.blocks_per_sm >= 1000) ||
-                        family == XPAR_CUDA_FAMILY_SCAN_V4_256 ||
-                        family == XPAR_CUDA_FAMILY_SCAN_V4_128;
+                        family == XPAR_CUDA_FAMILY_SCAN_V4 || family == XPAR_CUDA_FAMILY_SCAN_V5;
   if (uncapped && wanted > 0x7fffffffu) wanted = 0x7fffffffu; /* the kernel loops over the rest */
   if (wanted > sms && !uncapped) {
     int resident = 0;
@@ -90,10 +89,15 @@ xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant) {
   t.poll_delay_ns = tuning::scan_poll_delay_ns;
   t.ticket_draw = tuning::scan_ticket_draw;
   t.variant = variant;
-  t.tile_order = tuning::scan_v4_tile_order;
-  if (t.variant != XPAR_CUDA_SCAN_V3) {
+  t.tile_order = XPAR_CUDA_TILES_TICKET;
+  if (t.variant == XPAR_CUDA_SCAN_V4) {
     t.first_poll_delay_ns = tuning::scan_v4_first_poll_delay_ns;
     t.poll_delay_ns = tuning::scan_v4_poll_delay_ns;
+    t.tile_order = tuning::scan_v4_tile_order;
+  } else if (t.variant == XPAR_CUDA_SCAN_V5) {
+    t.first_poll_delay_ns = tuning::scan_v5_first_poll_delay_ns;
+    t.poll_delay_ns = tuning::scan_v5_poll_delay_ns;
+    t.tile_order = tuning::scan_v5_tile_order;
   }
   return t;
 }
@@ -101,8 +105,8 @@ xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant) {
 const char *xpar__cuda_scan_variant_name(int variant) {
   switch (variant) {
     case XPAR_CUDA_SCAN_V3: return "v3";
-    case XPAR_CUDA_SCAN_V4_256: return "v4-256";
-    case XPAR_CUDA_SCAN_V4_128: return "v4-128";
+    case XPAR_CUDA_SCAN_V4: return "v4";
+    case XPAR_CUDA_SCAN_V5: return "v5";
     default: return NULL;
   }
 }

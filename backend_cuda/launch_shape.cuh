@@ -54,28 +54,39 @@ constexpr unsigned scan_poll_delay_ns = 200;
 constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AT_END;
 
 /*
- * Scan v4 (device_scan.cu, bench/cub/NOTES.md): grid = number of tiles, small blocks,
- * packed 64-bit tile status for 4-byte types.  Blocks of 256 (or 128) threads x 4 vectors
- * (16 int32 / 8 double items per thread), with a register budget of 64 per thread
- * (__launch_bounds__(256, 4) / (128, 8)): 1024 resident threads per SM in 4 / 8 blocks, so
- * while some blocks wait for their prefix others load.  Block-size overrides that are not
- * the tuned size run a generic instantiation (__launch_bounds__(1024)).
+ * Occupancy scans (scan_occupancy.cuh, bench/cub/NOTES.md): grid = number of tiles, one
+ * tile per block, packed 64-bit tile status for 4-byte types; block-size overrides other
+ * than the tuned size run a generic instantiation (__launch_bounds__(1024)).
+ *
+ * v5 (the default): 256 threads x 6 vectors (24 int32 / 12 double items per thread,
+ *   6144-element int32 tiles), __launch_bounds__(256, 3) (80 registers, 3 blocks per SM),
+ *   tile = blockIdx.x (CUB's order), 1250 ns before the first poll, 650 between polls.
+ *   Sweep of 2026-11-22 (xpar-gpu-bench --scan-sweep, H100, int32 inclusive sum, GB/s
+ *   read + write, CUB 2435-2472): 2309-2312 at 2^28 (0.95x CUB) in two runs, 2328 at
+ *   2^30 (0.945x); float 0.93x.  Flat for first-poll delays 1250-2000 ns.  Beside it:
+ *   same shape with tickets 2199 (0.90x); 256 x 4 vectors / 4 blocks 2016 (0.83x);
+ *   128 x 6 vectors / 6 blocks (CUB's tile) 1965 (0.81x); 384 x 6 / 2 blocks 2368 (0.97x)
+ *   but float 0.91x and sensitive to the delays; 512 x 6 / 2 (spills) 2363 with tickets,
+ *   float 0.83x; 256 x 6 / 4 blocks (64 registers, 136 B spilled) 2158.
+ * v4 (the previous default, kept for comparison): 256 threads x 4 vectors, (256, 4)
+ *   (64 registers), tickets, 500 / 200 ns: 1890-1908 GB/s (0.77x CUB).
  */
+constexpr unsigned scan_v5_block = 256;
+constexpr unsigned scan_v5_vectors_per_thread = 6;
+constexpr unsigned scan_v5_min_blocks = 3;
+constexpr unsigned scan_v5_first_poll_delay_ns = 1250;
+constexpr unsigned scan_v5_poll_delay_ns = 650;
+constexpr int scan_v5_tile_order = XPAR_CUDA_TILES_BLOCK_INDEX;
+
+constexpr unsigned scan_v4_block = 256;
 constexpr unsigned scan_v4_vectors_per_thread = 4;
-constexpr unsigned scan_v4_256_block = 256;
-constexpr unsigned scan_v4_256_min_blocks = 4;
-constexpr unsigned scan_v4_128_block = 128;
-constexpr unsigned scan_v4_128_min_blocks = 8;
-/* v4 look-back delays: 500 ns before the first poll, 200 ns between polls.
- * H100, gpu-check of 2026-11-22, int32 inclusive scan 2^30: 1908 GB/s (0.77x CUB)
- * against 1841 GB/s with 0/100 ns; 2^28: 1890 vs 1830. */
+constexpr unsigned scan_v4_min_blocks = 4;
 constexpr unsigned scan_v4_first_poll_delay_ns = 500;
 constexpr unsigned scan_v4_poll_delay_ns = 200;
 constexpr int scan_v4_tile_order = XPAR_CUDA_TILES_TICKET;
 
-/* Default scan variant.  Same run: v3 1684 GB/s (0.68x CUB), v4-256 1908 (0.77x),
- * v4-128 1670 (0.68x) at 2^30 int32; float alike.  All variants pass every check. */
-constexpr int scan_default_variant = XPAR_CUDA_SCAN_V4_256;
+/* Default scan variant (run-time selectable: XPAR_CUDA_SCAN_VARIANT=v3|v4|v5). */
+constexpr int scan_default_variant = XPAR_CUDA_SCAN_V5;
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;
@@ -92,9 +103,9 @@ enum xpar__cuda_kernel_family {
   XPAR_CUDA_FAMILY_REDUCE = 0,
   XPAR_CUDA_FAMILY_SCAN = 1,
   XPAR_CUDA_FAMILY_ELEMENTWISE = 2,
-  /* scan v4: the tuned block, grid = one block per tile (no persistent cap) */
-  XPAR_CUDA_FAMILY_SCAN_V4_256 = 3,
-  XPAR_CUDA_FAMILY_SCAN_V4_128 = 4
+  /* occupancy scans: the tuned block, grid = one block per tile (no persistent cap) */
+  XPAR_CUDA_FAMILY_SCAN_V4 = 3,
+  XPAR_CUDA_FAMILY_SCAN_V5 = 4
 };
 
 struct xpar__cuda_shape {

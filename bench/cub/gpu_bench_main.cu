@@ -6,8 +6,8 @@
  *   --sticky-test  a context-corrupting error must stay reported (own process)
  *   --profile-scan five int32 scans of 2^28 elements, for ncu (variant: the state's
  *                  default, or XPAR_CUDA_SCAN_VARIANT)
- *   --scan-variants CUB InclusiveSum vs every scan variant (v3, v4-256, v4-128, ...),
- *                  int32 and float, 2^28 and 2^30, each checked against CUB; runs
+ *   --scan-variants CUB InclusiveSum vs every scan variant (v3, v4, v5, v5 with tickets),
+ *                  int32 and float, 2^20, 2^24, 2^28 and 2^30, each checked against CUB; runs
  *                  before --bench when both are given
  *   --scan-sweep   tile shapes x tile order x look-back delays of the occupancy scan
  *                  (scan_sweep.cu), beside CUB, each checked against CUB

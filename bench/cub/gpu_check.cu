@@ -640,7 +640,7 @@ int gpu_check_run(const CheckOptions &opt) {
     if (v == saved.variant) continue;
     st->scan_tuning = xpar__cuda_scan_tuning_for(v);
     g_scans_only = true;
-    /* FAIL lines name the variant through the shape: "v4-256/7x33". */
+    /* FAIL lines name the variant through the shape: "v5/7x33". */
     std::vector<std::string> names;
     for (const Shape &sh : shapes)
       names.push_back(std::string(xpar__cuda_scan_variant_name(v)) + "/" + sh.name);

@@ -340,29 +340,29 @@ int gpu_scan_variants_run(int quick) {
   void *temp = NULL;
   GB_CUDA(cudaMalloc(&temp, temp_bytes));
 
-  /* The configurations: each variant with its defaults, and v4 with v3's delays. */
+  /* The configurations: each variant with its defaults, and v5 with tickets. */
   struct Config {
     const char *name;
     xpar__cuda_scan_tuning tuning;
   };
   std::vector<Config> configs;
   configs.push_back({"v3", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V3)});
-  configs.push_back({"v4-256", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_256)});
-  configs.push_back({"v4-128", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_128)});
+  configs.push_back({"v4", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4)});
+  configs.push_back({"v5", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5)});
   {
-    xpar__cuda_scan_tuning t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_256);
-    t.first_poll_delay_ns = 500, t.poll_delay_ns = 200;
-    configs.push_back({"v4-256 d500/200", t});
-    t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4_128);
-    t.first_poll_delay_ns = 500, t.poll_delay_ns = 200;
-    configs.push_back({"v4-128 d500/200", t});
+    /* v5's shape with v4's tile order (tickets), to keep the price of the ticket visible */
+    xpar__cuda_scan_tuning t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5);
+    t.tile_order = XPAR_CUDA_TILES_TICKET;
+    configs.push_back({"v5 tickets", t});
   }
+
 
   int failures = 0;
   printf("\n%-16s %-6s %-5s %9s %9s %6s %s\n", "variant", "dtype", "N", "ms", "GB/s", "vs CUB",
          "check vs CUB");
   const std::vector<size_t> sizes =
-      quick ? std::vector<size_t>{1u << 22, 1u << 24} : std::vector<size_t>{1u << 28, 1u << 30};
+      quick ? std::vector<size_t>{1u << 22, 1u << 24}
+            : std::vector<size_t>{1u << 20, 1u << 24, 1u << 28, 1u << 30};
   std::vector<std::string> table;
   for (int dt = 0; dt < 2; dt++) {
     if (dt == 0)
