@@ -242,11 +242,14 @@ template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind ki
     using namespace tuning;
     constexpr unsigned kBlock = scan_v5_block, kMin = scan_v5_min_blocks;
     constexpr int kVecs = (int)scan_v5_vectors_per_thread;
+    constexpr int kWindow = scan_v5_lookback_tiles_per_lane;
     XPAR__FORWARD(xpar__cuda_choose_shape(
-        ex, st, XPAR_CUDA_FAMILY_SCAN_V5, (const void *)scan_occupancy_kernel<Op, kBlock, kVecs, kMin>,
-        n, (unsigned)occupancy_items_per_thread<T, kVecs>(), &shape));
+        ex, st, XPAR_CUDA_FAMILY_SCAN_V5,
+        (const void *)scan_occupancy_kernel<Op, kBlock, kVecs, kMin, kWindow>, n,
+        (unsigned)occupancy_items_per_thread<T, kVecs>(), &shape));
     if (shape.grid > 1)
-      return scan_occupancy_launch<Op, kBlock, kVecs, kMin>(ex, shape, exclusive, in, out, n);
+      return scan_occupancy_launch<Op, kBlock, kVecs, kMin, kWindow>(ex, shape, exclusive, in,
+                                                                     out, n);
   } else if (!ex->serial && variant == XPAR_CUDA_SCAN_V4) {
     using namespace tuning;
     constexpr unsigned kBlock = scan_v4_block, kMin = scan_v4_min_blocks;
@@ -350,7 +353,8 @@ int xpar__cuda_scan_variant_resources(int variant, int *regs, int *local_bytes, 
     case XPAR_CUDA_SCAN_V5:
       kernel = (const void *)scan_occupancy_kernel<Op, tuning::scan_v5_block,
                                                    tuning::scan_v5_vectors_per_thread,
-                                                   tuning::scan_v5_min_blocks>,
+                                                   tuning::scan_v5_min_blocks,
+                                                   tuning::scan_v5_lookback_tiles_per_lane>,
       b = (int)tuning::scan_v5_block;
       break;
     default:

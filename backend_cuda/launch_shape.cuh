@@ -59,21 +59,28 @@ constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AT_END;
  * than the tuned size run a generic instantiation (__launch_bounds__(1024)).
  *
  * v5 (the default): 256 threads x 6 vectors (24 int32 / 12 double items per thread,
- *   6144-element int32 tiles), __launch_bounds__(256, 3) (80 registers, 3 blocks per SM),
- *   tile = blockIdx.x (CUB's order), 1250 ns before the first poll, 650 between polls.
- *   Sweep of 2026-11-22 (xpar-gpu-bench --scan-sweep, H100, int32 inclusive sum, GB/s
- *   read + write, CUB 2435-2472): 2309-2312 at 2^28 (0.95x CUB) in two runs, 2328 at
- *   2^30 (0.945x); float 0.93x.  Flat for first-poll delays 1250-2000 ns.  Beside it:
- *   same shape with tickets 2199 (0.90x); 256 x 4 vectors / 4 blocks 2016 (0.83x);
- *   128 x 6 vectors / 6 blocks (CUB's tile) 1965 (0.81x); 384 x 6 / 2 blocks 2368 (0.97x)
- *   but float 0.91x and sensitive to the delays; 512 x 6 / 2 (spills) 2363 with tickets,
- *   float 0.83x; 256 x 6 / 4 blocks (64 registers, 136 B spilled) 2158.
- * v4 (the previous default, kept for comparison): 256 threads x 4 vectors, (256, 4)
- *   (64 registers), tickets, 500 / 200 ns: 1890-1908 GB/s (0.77x CUB).
+ *   6144-element int32 tiles), __launch_bounds__(256, 4) (64 registers, 4 blocks per SM),
+ *   a look-back window of 32 lanes x 2 tiles, tile = blockIdx.x (CUB's order), 1250 ns
+ *   before the first poll, 650 between polls.
+ *   Sweeps of 2026-11-22 (xpar-gpu-bench --scan-sweep, H100, inclusive sum, GB/s read +
+ *   write, CUB 2421-2479 in the same runs), 2^28 / 2^30:
+ *     this setting                      int32 2566 / 2584 (1.06 / 1.05x CUB), float 1.04x
+ *     same, 3 blocks/SM (80 registers)  int32 2356-2522 / 2557 (delay-sensitive)
+ *     same, window 32 x 4 tiles, 3/SM   int32 2316 / 2342 (0.95x), float 0.94x
+ *     same, tickets instead of blockIdx int32 2520 / 2522
+ *     256 x 4 vectors, window 32 x 2    int32 2288-2324 (0.94-0.96x)
+ *     128 x 6 vectors / 6 per SM        int32 2326-2347 (0.96-0.97x)
+ *   The window of 2 tiles per lane is what moved it: the 4-tile window's 64-bit status
+ *   words pushed the kernel into spills (int32 156 B, float 460 B at 80 registers; with
+ *   2 tiles: 8 B / 92 B), and with 1250 ns before the first poll the nearest inclusive
+ *   prefix is almost always within 64 tiles.
+ * v4 (the previous default, kept for comparison): 256 threads x 4 vectors, (256, 4), a
+ *   window of 32 x 4 tiles, tickets, 500 / 200 ns: 1890-1908 GB/s (0.77x CUB).
  */
 constexpr unsigned scan_v5_block = 256;
 constexpr unsigned scan_v5_vectors_per_thread = 6;
-constexpr unsigned scan_v5_min_blocks = 3;
+constexpr unsigned scan_v5_min_blocks = 4;
+constexpr int scan_v5_lookback_tiles_per_lane = 2;
 constexpr unsigned scan_v5_first_poll_delay_ns = 1250;
 constexpr unsigned scan_v5_poll_delay_ns = 650;
 constexpr int scan_v5_tile_order = XPAR_CUDA_TILES_BLOCK_INDEX;

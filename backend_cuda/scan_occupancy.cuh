@@ -59,7 +59,7 @@ template <class T, int VECS> constexpr int occupancy_items_per_thread() {
  * accesses: the register shape stays that of the vector path (4 warp scans, not 16), so
  * the kernel keeps its register budget without spills.
  */
-template <class Op, int VECS, bool VECTOR>
+template <class Op, int VECS, bool VECTOR, int LOOKBACK>
 __device__ __forceinline__ void scan_tile_v4(const ScanParams &p, ScanSharedV4<typename Op::Type> &sh,
                                              size_t tile) {
   using T = typename Op::Type;
@@ -156,9 +156,9 @@ __device__ __forceinline__ void scan_tile_v4(const ScanParams &p, ScanSharedV4<t
     if (tile > 0) {
       T prefix;
       if constexpr (PACKED)
-        prefix = look_back_packed<Op>(p, tile, lane, lanes);
+        prefix = look_back_packed<Op, LOOKBACK>(p, tile, lane, lanes);
       else
-        prefix = look_back<Op>(p, tile, lane, lanes);
+        prefix = look_back<Op, LOOKBACK>(p, tile, lane, lanes);
       if (lane == 0) {
         publish_v4<T, PACKED>(p, tile, Op::apply(prefix, block_total), kStatusInclusive);
         sh.prefix = prefix;
@@ -188,7 +188,7 @@ __device__ __forceinline__ void scan_tile_v4(const ScanParams &p, ScanSharedV4<t
   }
 }
 
-template <class Op, int VECS>
+template <class Op, int VECS, int LOOKBACK>
 __device__ __forceinline__ void scan_v4_body(const ScanParams &p) {
   using T = typename Op::Type;
   constexpr int ITEMS = occupancy_items_per_thread<T, VECS>();
@@ -198,9 +198,9 @@ __device__ __forceinline__ void scan_v4_body(const ScanParams &p) {
     const size_t tile = blockIdx.x;
     if (tile >= p.num_tiles) return;
     if ((tile + 1) * tile_items <= p.n && p.vectorized)
-      scan_tile_v4<Op, VECS, true>(p, sh, tile);
+      scan_tile_v4<Op, VECS, true, LOOKBACK>(p, sh, tile);
     else
-      scan_tile_v4<Op, VECS, false>(p, sh, tile);
+      scan_tile_v4<Op, VECS, false, LOOKBACK>(p, sh, tile);
     return;
   }
   if (threadIdx.x == 0) sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
@@ -209,9 +209,9 @@ __device__ __forceinline__ void scan_v4_body(const ScanParams &p) {
   while (tile < p.num_tiles) {
     const bool full = (tile + 1) * tile_items <= p.n;
     if (full && p.vectorized)
-      scan_tile_v4<Op, VECS, true>(p, sh, tile);
+      scan_tile_v4<Op, VECS, true, LOOKBACK>(p, sh, tile);
     else
-      scan_tile_v4<Op, VECS, false>(p, sh, tile);
+      scan_tile_v4<Op, VECS, false, LOOKBACK>(p, sh, tile);
     tile = sh.next_tile; /* written before the tile's second barrier */
   }
 }
@@ -219,21 +219,23 @@ __device__ __forceinline__ void scan_v4_body(const ScanParams &p) {
 /* One tile shape: BLOCK threads x VECS 16-byte vectors per thread, compiled for MIN_BLOCKS
  * resident blocks per SM (the register budget).  Block-size overrides other than BLOCK
  * run the <max_block, VECS, 1> instantiation. */
-template <class Op, unsigned BLOCK, int VECS, unsigned MIN_BLOCKS>
+template <class Op, unsigned BLOCK, int VECS, unsigned MIN_BLOCKS,
+          int LOOKBACK = tuning::scan_lookback_tiles_per_lane>
 __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) scan_occupancy_kernel(ScanParams p) {
-  scan_v4_body<Op, VECS>(p);
+  scan_v4_body<Op, VECS, LOOKBACK>(p);
 }
 
 /* Launch one occupancy scan over n > 0 elements with `shape` (grid > 1, from
  * xpar__cuda_choose_shape with items_per_thread = occupancy_items_per_thread<T, VECS>). */
-template <class Op, unsigned BLOCK, int VECS, unsigned MIN_BLOCKS>
+template <class Op, unsigned BLOCK, int VECS, unsigned MIN_BLOCKS,
+          int LOOKBACK = tuning::scan_lookback_tiles_per_lane>
 xpar_status scan_occupancy_launch(const xpar__exec *ex, const xpar__cuda_shape &shape,
                                   bool exclusive, const void *in, void *out, size_t n) {
   using T = typename Op::Type;
   xpar__cuda_state *st = ex->cuda;
   void (*kernel)(ScanParams) = shape.block == BLOCK
-                                   ? scan_occupancy_kernel<Op, BLOCK, VECS, MIN_BLOCKS>
-                                   : scan_occupancy_kernel<Op, tuning::max_block, VECS, 1>;
+                                   ? scan_occupancy_kernel<Op, BLOCK, VECS, MIN_BLOCKS, LOOKBACK>
+                                   : scan_occupancy_kernel<Op, tuning::max_block, VECS, 1, LOOKBACK>;
   const size_t tile_items = (size_t)shape.block * occupancy_items_per_thread<T, VECS>();
   const size_t num_tiles = n / tile_items + (n % tile_items != 0);
   ScanParams p;

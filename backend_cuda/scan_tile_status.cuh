@@ -106,11 +106,10 @@ __device__ __forceinline__ void publish(const ScanParams &p, T *values, size_t t
  * (farther ones are not waited for).  Without one, every aggregate of the
  * window is folded in and the window moves back.
  */
-template <class Op>
+template <class Op, int M = tuning::scan_lookback_tiles_per_lane>
 __device__ typename Op::Type look_back(const ScanParams &p, size_t tile, unsigned lane,
                                        unsigned lanes) {
   using T = typename Op::Type;
-  constexpr int M = tuning::scan_lookback_tiles_per_lane;
   const unsigned mask = lane_mask(lanes);
   const T *aggregates = static_cast<const T *>(p.aggregates);
   const T *inclusives = static_cast<const T *>(p.inclusives);
@@ -183,11 +182,10 @@ __device__ typename Op::Type look_back(const ScanParams &p, size_t tile, unsigne
 }
 
 /* v3's windowed look-back over packed status words (4-byte types). */
-template <class Op>
+template <class Op, int M = tuning::scan_lookback_tiles_per_lane>
 __device__ typename Op::Type look_back_packed(const ScanParams &p, size_t tile, unsigned lane,
                                               unsigned lanes) {
   using T = typename Op::Type;
-  constexpr int M = tuning::scan_lookback_tiles_per_lane;
   const unsigned mask = lane_mask(lanes);
   T prefix = Op::identity();
   bool have = false;

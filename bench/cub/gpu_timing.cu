@@ -307,7 +307,8 @@ int gpu_scan_variants_run(int quick) {
   GB_CUDA(cudaGetDeviceProperties(&prop, 0));
   const size_t max_n = quick ? (1u << 24) : (1u << 30);
   const int reps = quick ? 5 : 9;
-  printf("scan variants: %s, %d SMs; CUB InclusiveSum vs xpar inclusive sum, events, "
+  printf("scan variants: %s, %d SMs; CUB InclusiveSum vs xpar inclusive sum (int32, float, "
+         "double), events, "
          "2 warm-ups, median of %d\n", prop.name, prop.multiProcessorCount, reps);
 
   xpar__cuda_state *st = NULL;
@@ -328,15 +329,16 @@ int gpu_scan_variants_run(int quick) {
   }
 
   char *in = NULL, *out = NULL, *ref = NULL;
-  GB_CUDA(cudaMalloc(&in, max_n * 4));
-  GB_CUDA(cudaMalloc(&out, max_n * 4));
-  GB_CUDA(cudaMalloc(&ref, max_n * 4));
+  GB_CUDA(cudaMalloc(&in, max_n * 8)); /* 8 bytes: the double rows */
+  GB_CUDA(cudaMalloc(&out, max_n * 8));
+  GB_CUDA(cudaMalloc(&ref, max_n * 8));
   CompareResult *cmp = NULL;
   GB_CUDA(cudaMalloc(&cmp, sizeof(CompareResult)));
-  size_t temp_bytes = 0, t1 = 0;
+  size_t temp_bytes = 0, t1 = 0, t2 = 0;
   cub::DeviceScan::InclusiveSum(NULL, temp_bytes, (const int *)in, (int *)out, (int64_t)max_n);
   cub::DeviceScan::InclusiveSum(NULL, t1, (const float *)in, (float *)out, (int64_t)max_n);
-  temp_bytes = std::max(temp_bytes, t1);
+  cub::DeviceScan::InclusiveSum(NULL, t2, (const double *)in, (double *)out, (int64_t)max_n);
+  temp_bytes = std::max(temp_bytes, std::max(t1, t2));
   void *temp = NULL;
   GB_CUDA(cudaMalloc(&temp, temp_bytes));
 
@@ -364,18 +366,25 @@ int gpu_scan_variants_run(int quick) {
       quick ? std::vector<size_t>{1u << 22, 1u << 24}
             : std::vector<size_t>{1u << 20, 1u << 24, 1u << 28, 1u << 30};
   std::vector<std::string> table;
-  for (int dt = 0; dt < 2; dt++) {
+  /* dt: 0 int32, 1 float, 2 double */
+  for (int dt = 0; dt < 3; dt++) {
     if (dt == 0)
       fill_random<<<1024, 256>>>((uint32_t *)in, max_n, 2468u);
-    else
+    else if (dt == 1)
       fill_unit_floats<<<1024, 256>>>((float *)in, max_n);
+    else
+      fill_unit_doubles<<<1024, 256>>>((double *)in, max_n);
     GB_CUDA(cudaDeviceSynchronize());
-    const char *dname = dt ? "float" : "int32";
+    const char *dname = dt == 2 ? "double" : dt ? "float" : "int32";
+    const xpar_dtype xdt = dt == 2 ? XPAR_DOUBLE : dt ? XPAR_FLOAT : XPAR_INT32;
+    const double bytes_per_item = dt == 2 ? 16.0 : 8.0; /* read + write */
     for (size_t n : sizes) {
       const int lg = (int)(log2((double)n) + 0.5);
       size_t tb = temp_bytes;
       auto cub_run = [&] {
-        if (dt)
+        if (dt == 2)
+          cub::DeviceScan::InclusiveSum(temp, tb, (const double *)in, (double *)ref, (int64_t)n);
+        else if (dt)
           cub::DeviceScan::InclusiveSum(temp, tb, (const float *)in, (float *)ref, (int64_t)n);
         else
           cub::DeviceScan::InclusiveSum(temp, tb, (const int *)in, (int *)ref, (int64_t)n);
@@ -384,18 +393,14 @@ int gpu_scan_variants_run(int quick) {
       GB_CUDA(cudaDeviceSynchronize()); /* ref holds CUB's result */
       char line[256];
       snprintf(line, sizeof line, "%-16s %-6s 2^%-3d %9.3f %9.0f %6.3f %s", "CUB", dname, lg,
-               cub_ms, 8.0 * n / cub_ms / 1e6, 1.0, "-");
+               cub_ms, bytes_per_item * n / cub_ms / 1e6, 1.0, "-");
       puts(line);
       table.push_back(line);
       for (const Config &c : configs) {
         st->scan_tuning = c.tuning;
-        GB_CUDA(cudaMemset(out, 0xA5, n * 4));
+        GB_CUDA(cudaMemset(out, 0xA5, n * (dt == 2 ? 8 : 4)));
         const double ms = median_ms(
-            [&] {
-              GB_XPAR(B.scan(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in,
-                             out, n));
-            },
-            2, reps);
+            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, reps);
         CompareResult h = {0, ~0ull, 0};
         GB_CUDA(cudaMemcpy(cmp, &h, sizeof h, cudaMemcpyHostToDevice));
         compare_scan<<<4 * prop.multiProcessorCount, 256>>>((const uint32_t *)out,
@@ -412,7 +417,7 @@ int gpu_scan_variants_run(int quick) {
           snprintf(verdict, sizeof verdict, "ok (exact)");
         }
         snprintf(line, sizeof line, "%-16s %-6s 2^%-3d %9.3f %9.0f %6.3f %s", c.name, dname, lg,
-                 ms, 8.0 * n / ms / 1e6, cub_ms / ms, verdict);
+                 ms, bytes_per_item * n / ms / 1e6, cub_ms / ms, verdict);
         puts(line);
         fflush(stdout);
         table.push_back(line);

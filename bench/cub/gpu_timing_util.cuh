@@ -30,6 +30,13 @@ __global__ void fill_unit_floats(float *p, size_t n) {
     p[i] = (float)(((uint32_t)i * 2654435761u) >> 8) * (1.0f / 16777216.0f);
 }
 
+/* double inputs in [0, 1) */
+__global__ void fill_unit_doubles(double *p, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = (double)(((uint32_t)i * 2654435761u) >> 8) * (1.0 / 16777216.0);
+}
+
 template <class F> double median_ms(F &&run, int warmup, int reps) {
   cudaEvent_t a, b;
   GB_CUDA(cudaEventCreate(&a));
@@ -52,9 +59,10 @@ template <class F> double median_ms(F &&run, int warmup, int reps) {
   return t[t.size() / 2];
 }
 
-/* Count the elements where got differs from want (int32: bit-exact; float: relative
- * 1e-3 of the magnitude, the two summation orders differ); first bad index, and the
- * largest relative difference (float) in units of 1e-9. */
+/* Count the elements where got differs from want (mode 0, int32: bit-exact; 1, float, and
+ * 2, double: relative 1e-3 of the magnitude, the two summation orders differ; n counts
+ * elements of the mode's type); first bad index, and the largest relative difference in
+ * units of 1e-9. */
 struct CompareResult {
   unsigned long long bad;
   unsigned long long first;
@@ -65,7 +73,13 @@ __global__ void compare_scan(const uint32_t *got, const uint32_t *want, size_t n
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     bool ok;
-    if (is_float) {
+    if (is_float == 2) {
+      const double g = reinterpret_cast<const double *>(got)[i];
+      const double w = reinterpret_cast<const double *>(want)[i];
+      const double rel = fabs(g - w) / fmax(fabs(w), 1.0);
+      ok = rel <= 1e-3; /* false for NaN */
+      if (rel > 0.0 && ok) atomicMax(&r->max_rel_e9, (unsigned long long)(rel * 1e9));
+    } else if (is_float) {
       const float g = __uint_as_float(got[i]), w = __uint_as_float(want[i]);
       const float mag = fmaxf(fabsf(w), 1.0f);
       const float rel = fabsf(g - w) / mag;
