@@ -33,6 +33,7 @@ struct xpar__cuda_scan_tuning {
   int ticket_draw;           /* when a block draws its next tile index (below) */
   int variant;               /* which scan kernel family: XPAR_CUDA_SCAN_* (below) */
   int tile_order;            /* occupancy kernels: XPAR_CUDA_TILES_* (below) */
+  unsigned delay_min_grid;   /* occupancy kernels: no sleeps below this many blocks */
 };
 enum {
   XPAR_CUDA_TILES_TICKET = 0,     /* blocks draw tile indices from a counter, loop */

@@ -90,6 +90,7 @@ xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant) {
   t.ticket_draw = tuning::scan_ticket_draw;
   t.variant = variant;
   t.tile_order = XPAR_CUDA_TILES_TICKET;
+  t.delay_min_grid = 0;
   if (t.variant == XPAR_CUDA_SCAN_V4) {
     t.first_poll_delay_ns = tuning::scan_v4_first_poll_delay_ns;
     t.poll_delay_ns = tuning::scan_v4_poll_delay_ns;
@@ -98,6 +99,7 @@ xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant) {
     t.first_poll_delay_ns = tuning::scan_v5_first_poll_delay_ns;
     t.poll_delay_ns = tuning::scan_v5_poll_delay_ns;
     t.tile_order = tuning::scan_v5_tile_order;
+    t.delay_min_grid = tuning::scan_v5_delay_min_grid;
   }
   return t;
 }

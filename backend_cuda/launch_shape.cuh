@@ -84,6 +84,11 @@ constexpr int scan_v5_lookback_tiles_per_lane = 2;
 constexpr unsigned scan_v5_first_poll_delay_ns = 1250;
 constexpr unsigned scan_v5_poll_delay_ns = 650;
 constexpr int scan_v5_tile_order = XPAR_CUDA_TILES_BLOCK_INDEX;
+/* Below 500 blocks (int32: n < ~3M) the look-back does not sleep at all (CUB's
+ * GridThreshold): few warps poll, so there is no contention to avoid, and the 1250 ns
+ * sleep was the difference between v5 (16.4 us) and v4 (15.2 us) at 2^13..2^17 in the
+ * crossover run of 2026-11-22. */
+constexpr unsigned scan_v5_delay_min_grid = 500;
 
 constexpr unsigned scan_v4_block = 256;
 constexpr unsigned scan_v4_vectors_per_thread = 4;

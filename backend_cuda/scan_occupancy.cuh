@@ -249,6 +249,7 @@ xpar_status scan_occupancy_launch(const xpar__exec *ex, const xpar__cuda_shape &
   p.block_index_tiles =
       st->scan_tuning.tile_order == XPAR_CUDA_TILES_BLOCK_INDEX && shape.grid >= num_tiles;
   XPAR__FORWARD(scan_prepare_tile_status(st, num_tiles, &p));
+  if (shape.grid < st->scan_tuning.delay_min_grid) p.first_poll_delay_ns = p.poll_delay_ns = 0;
   kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);
   XPAR__FORWARD(xpar__cuda_check_launch(st, "scan"));
   if (!p.block_index_tiles) st->scan_tile_base += num_tiles + shape.grid;

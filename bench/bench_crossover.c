@@ -20,8 +20,10 @@
  *    lowest median is kept: a spike only ever adds time.
  *  - Pruning: a tier more than --prune (20) x slower than the best at two
  *    consecutive N, and not catching up (its ratio to the best did not
- *    shrink by 10% as N doubled), is not run at larger N ("pruned"; never counted as best;
- *    INFINITY for the crossover analysis).  AUTO is never pruned.
+ *    shrink by 10% as N doubled, and its own time grew by 1.5x or more: a
+ *    flat, fixed-cost curve is still to catch up), is not run at larger N
+ *    ("pruned"; never counted as best; INFINITY for the crossover analysis).
+ *    AUTO is never pruned.
  */
 #include <errno.h>
 #include <math.h>
@@ -59,6 +61,7 @@ typedef struct xo_sweep {
   xo_point pt[XT_COUNT][BENCH_MAX_EXP + 1];
   int slow_streak[XT_COUNT];
   double last_ratio[XT_COUNT]; /* tier time / best time at the previous N */
+  double last_time[XT_COUNT];  /* tier time at the previous N (seconds; 0: none) */
   int x_omp, x_gpu;       /* crossover exponents (BENCH_NEVER, BENCH_NO_DATA) */
   double auto_worst;      /* max over N of t_auto / t_best */
   int auto_worst_exp;
@@ -311,12 +314,18 @@ static void run_sweep(xo_state *x, xo_sweep *s, bench_case *big) {
       if (p->t.median_s > x->o.prune * s->pt[b][e].t.median_s) remeasure(x, s, i, big, e, 1);
       b = best_tier(s, e);
       /* A slow tier counts only while it is not catching up: the GPU is far
-       * slower at small N (a fixed ~10 us per call) but its ratio to the best
-       * shrinks as N doubles, and it must be measured where it wins. */
+       * slower at small N (a fixed ~10-17 us per call) but its ratio to the best
+       * shrinks as N doubles, and it must be measured where it wins.  Nor does a
+       * tier whose own time stays flat as N doubles (a fixed cost, not yet
+       * growing with N): next to CPU tiers that are flat too (call overhead at
+       * 2^7..2^8) its ratio does not shrink, yet it will catch up (an H100 run
+       * of 2026-11-22 pruned the GPU scan of float device data at 2^9 so). */
       double ratio = p->t.median_s / s->pt[b][e].t.median_s;
-      int losing = ratio > x->o.prune && !(ratio < 0.9 * s->last_ratio[i]);
+      int growing = s->last_time[i] > 0.0 && p->t.median_s >= 1.5 * s->last_time[i];
+      int losing = ratio > x->o.prune && !(ratio < 0.9 * s->last_ratio[i]) && growing;
       s->slow_streak[i] = losing ? s->slow_streak[i] + 1 : 0;
       s->last_ratio[i] = ratio;
+      s->last_time[i] = p->t.median_s;
     }
     /* one line per N on stderr: the log keeps what was measured even if the
      * run dies before the table is printed */
