@@ -2,6 +2,13 @@
  * Device layer: inclusive / exclusive scan (sum, min, max) in one pass with
  * decoupled look-back (Merrill & Garland, as in CUB's DeviceScan).
  *
+ * This file: the entry point and the variant choice (run_scan), the tile-status
+ * buffer (scan_prepare_tile_status), and v3, the persistent kernel described
+ * below, whose single-block path also serves every variant when the grid is 1
+ * (cuda-serial).  The default, v5, and v4 are the occupancy kernels of
+ * scan_occupancy.cuh; the tile status and the look-back are in
+ * scan_tile_status.cuh.  v3 in detail:
+ *
  * Tiles.  A tile is blockDim.x * ITEMS elements.  Warp w owns the contiguous
  * chunk [w * 32 * ITEMS, ...) of the tile; inside the chunk the warp walks
  * K vectors in striped order (vector k of lane l is vector k * lanes + l of

@@ -1,8 +1,9 @@
 /*
- * The occupancy scan kernels (scan v4): single pass, decoupled look-back, one tile per
- * block.  Templates on the tile shape (block, vectors per thread, resident blocks), so
- * that the production variants (device_scan.cu) and the bench's shape sweep
- * (bench/cub/scan_sweep.cu) instantiate the same code.
+ * The occupancy scan kernels (variants v4 and v5): single pass, decoupled look-back, one
+ * tile per block.  Templates on the tile shape (block, vectors per thread, resident
+ * blocks, look-back window), so that the production variants (device_scan.cu, shapes in
+ * launch_shape.cuh) and the bench's shape sweep (bench/cub/scan_sweep.cu) instantiate the
+ * same code.
  */
 #ifndef XPAR_BACKEND_CUDA_SCAN_OCCUPANCY_CUH
 #define XPAR_BACKEND_CUDA_SCAN_OCCUPANCY_CUH
@@ -13,11 +14,13 @@ namespace xpar_cuda {
 namespace {
 
 /* ======================================================================================
- * Scan v4: occupancy instead of persistence.
+ * Occupancy instead of persistence.
  *
- * grid = number of tiles (choose_shape: no persistent cap), small blocks (256 or 128
- * threads x VECS vectors) with a register budget for several resident blocks per SM:
- * while some blocks wait for their prefix, the others load.
+ * grid = number of tiles (choose_shape: no persistent cap), blocks of BLOCK threads x
+ * VECS 16-byte vectors with a register budget for MIN_BLOCKS resident blocks per SM
+ * (v5: 256 x 6, 4 blocks): while some blocks wait for their prefix, the others load.
+ * The look-back window is 32 lanes x LOOKBACK tiles (v5: 2; a wider window's status
+ * words spill the 24 items out of registers).
  *
  * Tile order (xpar__cuda_scan_tuning.tile_order):
  *  - tickets: each block draws tile indices from the state's 64-bit counter and loops

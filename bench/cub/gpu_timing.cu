@@ -76,13 +76,7 @@ int gpu_bench_run(int quick) {
   GB_CUDA(cudaDeviceSynchronize());
 
   xpar__cuda_state *st = NULL;
-  GB_XPAR(B.state_create(0, &st));
-  GB_XPAR(B.set_stream(st, (void *)cudaStreamLegacy)); /* same stream as CUB and the events */
-  xpar__exec ex;
-  memset(&ex, 0, sizeof ex);
-  ex.cuda = st;
-  ex.nowait = 1;
-  ex.result_on_device = 1;
+  xpar__exec ex = queued_exec_on_default_stream(&st);
 
   /* ---- ceiling: device-to-device copy ---- */
   const double copy_ms = median_ms(
@@ -312,13 +306,7 @@ int gpu_scan_variants_run(int quick) {
          "2 warm-ups, median of %d\n", prop.name, prop.multiProcessorCount, reps);
 
   xpar__cuda_state *st = NULL;
-  GB_XPAR(B.state_create(0, &st));
-  GB_XPAR(B.set_stream(st, (void *)cudaStreamLegacy));
-  xpar__exec ex;
-  memset(&ex, 0, sizeof ex);
-  ex.cuda = st;
-  ex.nowait = 1;
-  ex.result_on_device = 1;
+  xpar__exec ex = queued_exec_on_default_stream(&st);
   const xpar__cuda_scan_tuning saved = st->scan_tuning;
 
   for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++) {
@@ -401,11 +389,7 @@ int gpu_scan_variants_run(int quick) {
         GB_CUDA(cudaMemset(out, 0xA5, n * (dt == 2 ? 8 : 4)));
         const double ms = median_ms(
             [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, reps);
-        CompareResult h = {0, ~0ull, 0};
-        GB_CUDA(cudaMemcpy(cmp, &h, sizeof h, cudaMemcpyHostToDevice));
-        compare_scan<<<4 * prop.multiProcessorCount, 256>>>((const uint32_t *)out,
-                                                           (const uint32_t *)ref, n, dt, cmp);
-        GB_CUDA(cudaMemcpy(&h, cmp, sizeof h, cudaMemcpyDeviceToHost));
+        const CompareResult h = compare_with(out, ref, n, dt, cmp, prop.multiProcessorCount);
         char verdict[96];
         if (h.bad) {
           snprintf(verdict, sizeof verdict, "MISMATCH %llu elements, first at %llu", h.bad,

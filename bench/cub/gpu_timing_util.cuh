@@ -5,6 +5,8 @@
 #ifndef XPAR_BENCH_CUB_GPU_TIMING_UTIL_CUH
 #define XPAR_BENCH_CUB_GPU_TIMING_UTIL_CUH
 
+#include <string.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -96,6 +98,29 @@ __global__ void compare_scan(const uint32_t *got, const uint32_t *want, size_t n
       atomicMin(&r->first, (unsigned long long)i);
     }
   }
+}
+
+/* Compare got with want (compare_scan's modes) on the default stream; synchronous. */
+inline CompareResult compare_with(const void *got, const void *want, size_t n, int mode,
+                                  CompareResult *scratch, int sms) {
+  CompareResult h = {0, ~0ull, 0};
+  GB_CUDA(cudaMemcpy(scratch, &h, sizeof h, cudaMemcpyHostToDevice));
+  compare_scan<<<4 * sms, 256>>>((const uint32_t *)got, (const uint32_t *)want, n, mode, scratch);
+  GB_CUDA(cudaMemcpy(&h, scratch, sizeof h, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+/* A new backend state on the legacy default stream (the stream CUB and the events use),
+ * and an exec that queues calls with results on the device, as CUB's are. */
+inline xpar__exec queued_exec_on_default_stream(xpar__cuda_state **st) {
+  GB_XPAR(xpar__cuda_backend.state_create(0, st));
+  GB_XPAR(xpar__cuda_backend.set_stream(*st, (void *)cudaStreamLegacy));
+  xpar__exec ex;
+  memset(&ex, 0, sizeof ex);
+  ex.cuda = *st;
+  ex.nowait = 1;
+  ex.result_on_device = 1;
+  return ex;
 }
 
 } // namespace

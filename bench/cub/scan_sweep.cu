@@ -96,13 +96,7 @@ int gpu_scan_sweep_run(void) {
          prop.name, prop.multiProcessorCount);
   const xpar__backend &B = xpar__cuda_backend;
   xpar__cuda_state *st = NULL;
-  GB_XPAR(B.state_create(0, &st));
-  GB_XPAR(B.set_stream(st, (void *)cudaStreamLegacy));
-  xpar__exec ex;
-  memset(&ex, 0, sizeof ex);
-  ex.cuda = st;
-  ex.nowait = 1;
-  ex.result_on_device = 1;
+  xpar__exec ex = queued_exec_on_default_stream(&st);
 
   for (const Shape &s : kShapes) {
     cudaFuncAttributes attr;
@@ -138,11 +132,7 @@ int gpu_scan_sweep_run(void) {
     GB_CUDA(cudaMemset(out, 0xA5, n * 4));
     SweepRun run = dt ? s.run_float : s.run_int32;
     const double ms = median_ms([&] { GB_XPAR(run(&ex, in, out, n)); }, 2, 7);
-    CompareResult h = {0, ~0ull, 0};
-    GB_CUDA(cudaMemcpy(cmp, &h, sizeof h, cudaMemcpyHostToDevice));
-    compare_scan<<<4 * prop.multiProcessorCount, 256>>>((const uint32_t *)out,
-                                                       (const uint32_t *)ref, n, dt, cmp);
-    GB_CUDA(cudaMemcpy(&h, cmp, sizeof h, cudaMemcpyDeviceToHost));
+    const CompareResult h = compare_with(out, ref, n, dt, cmp, prop.multiProcessorCount);
     char buf[96];
     if (h.bad) {
       snprintf(buf, sizeof buf, "MISMATCH %llu elements, first at %llu", h.bad, h.first);
