@@ -53,8 +53,9 @@ enum {
  *      budget for many resident blocks, packed 64-bit tile status for 4-byte types, the
  *      block-local scan done before the wait for the prefix; the delays apply, the
  *      blocks_per_sm and ticket_draw knobs do not.  256 threads x 4 vectors, tickets.
- *  v5: the v4 kernel with 256 threads x 6 vectors, 3 blocks per SM, tile = blockIdx.x and
- *      longer look-back delays (the default; launch_shape.cuh has the figures).
+ *  v5: the v4 kernel with 256 threads x 6 vectors, 4 blocks per SM (64 registers), a
+ *      32 x 2-tile look-back window, tile = blockIdx.x when grid >= tiles, 1250 / 650 ns
+ *      delays from 500 blocks up (the default; launch_shape.cuh has the figures).
  * Calls with grid = 1 (cuda-serial, 1 x N overrides, small n) always run v3's single-block
  * path (CPU-serial bit-exactness). */
 enum {

@@ -73,7 +73,9 @@ constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AT_END;
  *   The window of 2 tiles per lane is what moved it: the 4-tile window's 64-bit status
  *   words pushed the kernel into spills (int32 156 B, float 460 B at 80 registers; with
  *   2 tiles: 8 B / 92 B), and with 1250 ns before the first poll the nearest inclusive
- *   prefix is almost always within 64 tiles.
+ *   prefix is almost always within 64 tiles.  At v5's 64 registers ptxas still spills
+ *   some (stores: int32 sum 76 B, float sum 268 B, min/max 240-248 B, double sum 212 B,
+ *   int64 sum 236 B); the 4 resident blocks measured faster than 3 without spills.
  * v4 (the previous default, kept for comparison): 256 threads x 4 vectors, (256, 4), a
  *   window of 32 x 4 tiles, tickets, 500 / 200 ns: 1890-1908 GB/s (0.77x CUB).
  */

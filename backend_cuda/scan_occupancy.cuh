@@ -41,7 +41,8 @@ namespace {
  *     turns its items into block-local inclusive / exclusive values in registers
  *  5. warp 0 looks back (packed words for 4-byte types: one 64-bit load per tile, no
  *     fence; v3's flag + value arrays for 8-byte types), publishes the inclusive prefix,
- *     draws the next ticket; the other warps are done with everything but the stores
+ *     draws the next ticket (ticket order only); the other warps are done with
+ *     everything but the stores
  *  6. barrier; every item = prefix op local value; store
  * Two barriers per tile (v3 had three), and the look-back overlaps the local scan.
  * ====================================================================================== */
@@ -154,7 +155,7 @@ __device__ __forceinline__ void scan_tile_v4(const ScanParams &p, ScanSharedV4<t
     running = __shfl_sync(mask, run, (int)lanes - 1);
   }
 
-  /* 5. warp 0: the prefix, the inclusive publish, the next ticket */
+  /* 5. warp 0: the prefix, the inclusive publish, the next ticket (ticket order) */
   if (warp == 0) {
     if (tile > 0) {
       T prefix;

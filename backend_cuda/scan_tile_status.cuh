@@ -37,7 +37,7 @@ struct ScanParams {
   uint32_t *flags;
   void *aggregates; /* 8-byte slots, one per tile */
   void *inclusives;
-  unsigned long long *packed; /* v4, 4-byte types: [value:32 | epoch:30 | status:2] per tile */
+  unsigned long long *packed; /* occupancy kernels (v4, v5), 4-byte types: [value:32 | epoch:30 | status:2] per tile */
   uint32_t epoch;
   unsigned long long *tile_counter;
   unsigned long long tile_base;

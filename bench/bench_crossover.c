@@ -21,9 +21,9 @@
  *  - Pruning: a tier more than --prune (20) x slower than the best at two
  *    consecutive N, and not catching up (its ratio to the best did not
  *    shrink by 10% as N doubled, and its own time grew by 1.5x or more: a
- *    flat, fixed-cost curve is still to catch up), is not run at larger N
- *    ("pruned"; never counted as best; INFINITY for the crossover analysis).
- *    AUTO is never pruned.
+ *    flat, fixed-cost curve is still to catch up; so the smallest N never
+ *    counts), is not run at larger N ("pruned"; never counted as best;
+ *    INFINITY for the crossover analysis).  AUTO is never pruned.
  */
 #include <errno.h>
 #include <math.h>

@@ -1,11 +1,12 @@
 /*
- * xpar-gpu-bench [--check] [--quick] [--bench] [--sticky-test] [--seed N]
+ * xpar-gpu-bench [--check] [--quick] [--bench] [--scan-variants] [--scan-sweep]
+ *                [--sticky-test] [--profile-scan] [--seed N]
  *   --check        correctness of the CUDA backend on the GPU (gpu_check.cu)
  *   --quick        a small subset (for compute-sanitizer), or short timings
  *   --bench        CUB vs xpar timings (gpu_timing.cu); the default
  *   --sticky-test  a context-corrupting error must stay reported (own process)
- *   --profile-scan five int32 scans of 2^28 elements, for ncu (variant: the state's
- *                  default, or XPAR_CUDA_SCAN_VARIANT)
+ *   --profile-scan three CUB and five xpar int32 scans of 2^28 elements, for ncu
+ *                  (variant: the state's default, or XPAR_CUDA_SCAN_VARIANT)
  *   --scan-variants CUB InclusiveSum vs every scan variant (v3, v4, v5, v5 with tickets),
  *                  int32, float and double, 2^20, 2^24, 2^28 and 2^30, each checked
  *                  against CUB; runs after --bench when both are given

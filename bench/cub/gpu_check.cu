@@ -608,7 +608,9 @@ int gpu_check_run(const CheckOptions &opt) {
   std::vector<int> offsets;
   if (opt.quick) {
     shapes = {{"default", 0, 0, 0}, {"cuda-serial", 1, 0, 0}, {"7x33", 0, 7, 33}};
-    sizes = {0, 1, 33, 1000, 5000};
+    /* 20000: 4 tiles of the default scan (v5, 6144 int32), so its tuned kernel runs
+     * under the sanitizers too (5000 and below are one block: v3's path) */
+    sizes = {0, 1, 33, 1000, 5000, 20000};
     offsets = {0, 1};
   } else {
     shapes = {{"default", 0, 0, 0}, {"cuda-serial", 1, 0, 0}, {"1x1", 0, 1, 1},
@@ -633,17 +635,32 @@ int gpu_check_run(const CheckOptions &opt) {
   printf("  default scan variant %s: all ops %s\n",
          xpar__cuda_scan_variant_name(st->scan_tuning.variant), g_failures ? "FAILED" : "ok");
 
-  /* Every other scan variant: the scan checks again (all dtypes, sizes, offsets, shapes;
-   * grid = 1 shapes run v3's single-block path whatever the variant). */
+  /* Every other scan variant, and v5's tuned kernel in the modes the default shapes do
+   * not reach (ticket order; the look-back sleeps, which start at 500 blocks, beyond
+   * kMaxN): the scan checks again (all dtypes, sizes, offsets, shapes; grid = 1 shapes
+   * run v3's single-block path whatever the variant). */
   const xpar__cuda_scan_tuning saved = st->scan_tuning;
-  for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++) {
-    if (v == saved.variant) continue;
-    st->scan_tuning = xpar__cuda_scan_tuning_for(v);
+  struct ScanConfig {
+    std::string name;
+    xpar__cuda_scan_tuning tuning;
+  };
+  std::vector<ScanConfig> configs;
+  for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++)
+    if (v != saved.variant) configs.push_back({xpar__cuda_scan_variant_name(v), xpar__cuda_scan_tuning_for(v)});
+  {
+    xpar__cuda_scan_tuning t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5);
+    t.tile_order = XPAR_CUDA_TILES_TICKET;
+    configs.push_back({"v5-tickets", t});
+    t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5);
+    t.delay_min_grid = 0;
+    configs.push_back({"v5-sleeps", t});
+  }
+  for (const ScanConfig &c : configs) {
+    st->scan_tuning = c.tuning;
     g_scans_only = true;
-    /* FAIL lines name the variant through the shape: "v5/7x33". */
+    /* FAIL lines name the configuration through the shape: "v4/7x33". */
     std::vector<std::string> names;
-    for (const Shape &sh : shapes)
-      names.push_back(std::string(xpar__cuda_scan_variant_name(v)) + "/" + sh.name);
+    for (const Shape &sh : shapes) names.push_back(c.name + "/" + sh.name);
     std::vector<Shape> vshapes = shapes;
     for (size_t i = 0; i < vshapes.size(); i++) vshapes[i].name = names[i].c_str();
     const long before = g_failures;
@@ -661,8 +678,8 @@ int gpu_check_run(const CheckOptions &opt) {
       check_dtype<double>(st, buf, vshapes, sizes, offsets, false);
     }
     g_scans_only = false;
-    printf("  scan variant %s: %ld scan checks %s\n", xpar__cuda_scan_variant_name(v),
-           g_checks - checks_before, g_failures > before ? "FAILED" : "ok");
+    printf("  scan variant %s: %ld scan checks %s\n", c.name.c_str(), g_checks - checks_before,
+           g_failures > before ? "FAILED" : "ok");
   }
   st->scan_tuning = saved;
 

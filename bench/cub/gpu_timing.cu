@@ -9,8 +9,8 @@
  *  - small-N latency: 1,024 device-resident int32, synchronous, host wall
  *    clock: CUB reduce + cudaMemcpy of the result vs xpar's reduce with the
  *    result on the host (pinned mapped slot + stream sync);
- *  - a launch-shape sweep of xpar's reduce and scan (block and grid
- *    overrides) for the tuning table in backend_cuda/launch_shape.cuh.
+ *  - --scan-variants: every scan variant against CUB (int32, float, double).
+ * The scan's tuning sweep is --scan-sweep (scan_sweep.cu).
  */
 #include <algorithm>
 #include <chrono>
@@ -97,63 +97,9 @@ int gpu_bench_run(int quick) {
   void *temp = NULL;
   GB_CUDA(cudaMalloc(&temp, temp_bytes));
 
-  /* ---- scan look-back knobs and shape, swept at 2^28 int32 (beyond L2) ---- */
-  if (!quick) {
-    const size_t n = 1u << 28;
-    struct Result {
-      unsigned block, per_sm, first, poll;
-      int draw;
-      double gbs;
-    };
-    std::vector<Result> results;
-    const xpar__cuda_scan_tuning saved = st->scan_tuning;
-    const unsigned resident_threads = 1024; /* 64 registers per thread */
-    for (unsigned block : {128u, 256u, 512u})
-      for (unsigned per_sm : {2u, 4u, 8u, 100000u}) /* 100000: one tile per block */
-        for (int draw : {0, 1, 2})
-          for (unsigned poll : {0u, 200u})
-            for (unsigned first : {0u, 500u}) {
-              if (per_sm != 100000u && per_sm * block > resident_threads) continue;
-              if (per_sm == 100000u && draw != 2) continue;
-              st->scan_tuning.blocks_per_sm = per_sm;
-              st->scan_tuning.ticket_draw = draw;
-              st->scan_tuning.poll_delay_ns = poll;
-              st->scan_tuning.first_poll_delay_ns = first;
-              xpar__exec e = ex;
-              e.block = block;
-              const double ms = median_ms(
-                  [&] { GB_XPAR(B.scan(&e, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); },
-                  2, 7);
-              results.push_back({block, per_sm, first, poll, draw, 8.0 * n / ms / 1e6});
-            }
-    std::sort(results.begin(), results.end(),
-              [](const Result &a, const Result &b) { return a.gbs > b.gbs; });
-    printf("\nscan knob sweep, int32 inclusive sum, 2^28 (GB/s r+w), best first"
-           " (ticket draw: 0 at end, 1 at start, 2 after the aggregate):\n");
-    for (size_t i = 0; i < results.size(); i++) {
-      const Result &r = results[i];
-      if (i < 16 || i + 3 >= results.size())
-        printf("  block %3u  blocks/SM %6u  ticket draw %d  first-poll delay %4u ns  poll delay %4u"
-               " ns: %6.0f\n",
-               r.block, r.per_sm, r.draw, r.first, r.poll, r.gbs);
-    }
-    st->scan_tuning = saved;
-    if (getenv("GPU_BENCH_USE_BEST_SCAN")) {
-      const Result &b = results[0];
-      st->scan_tuning.blocks_per_sm = b.per_sm;
-      st->scan_tuning.first_poll_delay_ns = b.first;
-      st->scan_tuning.poll_delay_ns = b.poll;
-      st->scan_tuning.ticket_draw = b.draw;
-      ex.block = b.block;
-      printf("main table uses the best knobs above\n");
-    }
-    /* the default knobs, for reference */
-    const double ms = median_ms(
-        [&] { GB_XPAR(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, 7);
-    printf("  in use (block %u, blocks/SM %u, ticket draw %d, delays %u/%u ns): %6.0f\n",
-           ex.block ? ex.block : 512u, st->scan_tuning.blocks_per_sm, st->scan_tuning.ticket_draw,
-           st->scan_tuning.first_poll_delay_ns, st->scan_tuning.poll_delay_ns, 8.0 * n / ms / 1e6);
-  }
+  /* (v3's look-back knob sweep that stood here is superseded by --scan-sweep, which
+   * sweeps the occupancy kernels' shapes, tile order and delays beside CUB.) */
+  printf("scan variant in use: %s\n", xpar__cuda_scan_variant_name(st->scan_tuning.variant));
 
   printf("\n%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
          "CUB GB/s", "xpar GB/s", "ratio");
