@@ -244,6 +244,14 @@ static void *output_array(const bench_case *c, const bench_op *op) {
 
 static void set_scalar(bench_case *c, const bench_op *op);
 
+/* Which arrays an op reads or writes beyond x. */
+static int op_reads_y(xpar_op op) {
+  return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
+}
+static int op_writes_out(xpar_op op) {
+  return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+}
+
 int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed) {
   xpar_reduction red = c->reduction; /* chosen by the caller before init */
   xpar_scan_kind kind = c->kind;
@@ -255,8 +263,8 @@ int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, u
   c->n = n;
   c->esize = xpar_dtype_size(t);
   size_t bytes = (n ? n : 1) * c->esize;
-  int need_y = (op->op == XPAR_OP_AXPY || op->op == XPAR_OP_ADD || op->op == XPAR_OP_DOT);
-  int need_out = (op->op == XPAR_OP_SCAN || op->op == XPAR_OP_ADD || op->op == XPAR_OP_FILL);
+  int need_y = op_reads_y(op->op);
+  int need_out = op_writes_out(op->op);
   c->x = malloc(bytes);
   c->y = need_y ? malloc(bytes) : NULL;
   c->y0 = (op->op == XPAR_OP_AXPY) ? malloc(bytes) : NULL;
@@ -286,8 +294,8 @@ void bench_case_view(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, 
   c->n = n;
   c->esize = xpar_dtype_size(t);
   c->x = x;
-  if (op->op == XPAR_OP_AXPY || op->op == XPAR_OP_ADD || op->op == XPAR_OP_DOT) c->y = y;
-  if (op->op == XPAR_OP_SCAN || op->op == XPAR_OP_ADD || op->op == XPAR_OP_FILL) c->out = out;
+  if (op_reads_y(op->op)) c->y = y;
+  if (op_writes_out(op->op)) c->out = out;
   set_scalar(c, op);
 }
 

@@ -43,11 +43,7 @@ static void run_dot(void **state, int same) {
           } else {
             y = x;
           }
-          unsigned char *ox = (unsigned char *)malloc(x.total), *oy = (unsigned char *)malloc(y.total);
-          assert_non_null(ox);
-          assert_non_null(oy);
-          memcpy(ox, x.base, x.total);
-          memcpy(oy, y.base, y.total);
+          unsigned char *ox = xt_buf_copy(&x), *oy = xt_buf_copy(&y);
           xt_buf_alloc(&res, d, 1, 0);
 
           xpar_status s = xpar_dot(ctx, d, x.p, y.p, n, res.p);

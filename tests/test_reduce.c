@@ -43,9 +43,7 @@ static void run_kind(void **state, kind_t kind) {
           xt_buf in, res;
           xt_buf_alloc(&in, d, n, off);
           xt_fill_random(&rng, d, in.p, n, exact ? XT_DATA_SMALLINT : XT_DATA_RANDOM, 8);
-          unsigned char *orig = (unsigned char *)malloc(in.total);
-          assert_non_null(orig);
-          memcpy(orig, in.base, in.total);
+          unsigned char *orig = xt_buf_copy(&in);
           xt_buf_alloc(&res, rd, 1, 0);
 
           xpar_status s;

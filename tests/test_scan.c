@@ -48,9 +48,7 @@ static void run_scan(void **state, xpar_scan_kind kind, xpar_reduction op) {
             xt_buf in, out;
             xt_buf_alloc(&in, d, n, in_off);
             xt_fill_random(&rng, d, in.p, n, exact ? XT_DATA_SMALLINT : XT_DATA_RANDOM, 8);
-            unsigned char *orig = (unsigned char *)malloc(in.total);
-            assert_non_null(orig);
-            memcpy(orig, in.base, in.total);
+            unsigned char *orig = xt_buf_copy(&in);
             xt_ref_scan(d, op, kind, in.p, n, exact, exp);
             unsigned char *serial = NULL;
             if (st->tier == XT_CPU_SERIAL && op == XPAR_SUM && xt_is_float(d)) {

@@ -586,6 +586,21 @@ void check_management(xpar__cuda_state *st, const Buffers &buf, int quick) {
          "one reduce is one kernel launch");
 }
 
+/* Every dtype in turn (--quick: int32, float, double only), in the order the checks
+ * have always run. */
+void check_dtypes(xpar__cuda_state *st, const Buffers &buf, const std::vector<Shape> &shapes,
+                  const std::vector<size_t> &sizes, const std::vector<int> &offsets,
+                  bool big_serial, bool quick) {
+  check_dtype<int32_t>(st, buf, shapes, sizes, offsets, big_serial);
+  if (!quick) {
+    check_dtype<int64_t>(st, buf, shapes, sizes, offsets, big_serial);
+    check_dtype<uint32_t>(st, buf, shapes, sizes, offsets, big_serial);
+    check_dtype<uint64_t>(st, buf, shapes, sizes, offsets, big_serial);
+  }
+  check_dtype<float>(st, buf, shapes, sizes, offsets, big_serial);
+  check_dtype<double>(st, buf, shapes, sizes, offsets, big_serial);
+}
+
 } // namespace
 
 int gpu_check_run(const CheckOptions &opt) {
@@ -620,18 +635,7 @@ int gpu_check_run(const CheckOptions &opt) {
     offsets = {0, 1, 2, 3};
   }
   const bool big_serial = !opt.quick;
-  if (opt.quick) {
-    check_dtype<int32_t>(st, buf, shapes, sizes, offsets, big_serial);
-    check_dtype<float>(st, buf, shapes, sizes, offsets, big_serial);
-    check_dtype<double>(st, buf, shapes, sizes, offsets, big_serial);
-  } else {
-    check_dtype<int32_t>(st, buf, shapes, sizes, offsets, big_serial);
-    check_dtype<int64_t>(st, buf, shapes, sizes, offsets, big_serial);
-    check_dtype<uint32_t>(st, buf, shapes, sizes, offsets, big_serial);
-    check_dtype<uint64_t>(st, buf, shapes, sizes, offsets, big_serial);
-    check_dtype<float>(st, buf, shapes, sizes, offsets, big_serial);
-    check_dtype<double>(st, buf, shapes, sizes, offsets, big_serial);
-  }
+  check_dtypes(st, buf, shapes, sizes, offsets, big_serial, opt.quick);
   printf("  default scan variant %s: all ops %s\n",
          xpar__cuda_scan_variant_name(st->scan_tuning.variant), g_failures ? "FAILED" : "ok");
 
@@ -676,18 +680,7 @@ int gpu_check_run(const CheckOptions &opt) {
     for (size_t i = 0; i < vshapes.size(); i++) vshapes[i].name = names[i].c_str();
     const long before = g_failures;
     const long checks_before = g_checks;
-    if (opt.quick) {
-      check_dtype<int32_t>(st, buf, vshapes, vsizes, offsets, false);
-      check_dtype<float>(st, buf, vshapes, vsizes, offsets, false);
-      check_dtype<double>(st, buf, vshapes, vsizes, offsets, false);
-    } else {
-      check_dtype<int32_t>(st, buf, vshapes, vsizes, offsets, false);
-      check_dtype<int64_t>(st, buf, vshapes, vsizes, offsets, false);
-      check_dtype<uint32_t>(st, buf, vshapes, vsizes, offsets, false);
-      check_dtype<uint64_t>(st, buf, vshapes, vsizes, offsets, false);
-      check_dtype<float>(st, buf, vshapes, vsizes, offsets, false);
-      check_dtype<double>(st, buf, vshapes, vsizes, offsets, false);
-    }
+    check_dtypes(st, buf, vshapes, vsizes, offsets, false, opt.quick);
     g_scans_only = false;
     printf("  scan variant %s: %ld scan checks %s\n", c.name.c_str(), g_checks - checks_before,
            g_failures > before ? "FAILED" : "ok");

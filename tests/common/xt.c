@@ -320,6 +320,16 @@ void xt_buf_free(xt_buf *b) {
   memset(b, 0, sizeof *b);
 }
 
+unsigned char *xt_buf_copy(const xt_buf *b) {
+  unsigned char *copy = (unsigned char *)malloc(b->total);
+  if (!copy) {
+    print_error("xt_buf_copy: out of memory (%zu bytes)\n", b->total);
+    fail();
+  }
+  memcpy(copy, b->base, b->total);
+  return copy;
+}
+
 void xt_buf_poison(xt_buf *b) { xt_poison(b->t, b->base, b->total / xt_size(b->t)); }
 
 int xt_buf_guards_intact(const xt_buf *b, size_t *bad_byte) {
@@ -340,6 +350,21 @@ int xt_buf_guards_intact(const xt_buf *b, size_t *bad_byte) {
 
 /* ---- references --------------------------------------------------------------- */
 
+/* The long double sum of n floats of type t; tolerance 2 n eps(acc) sum |x| for a sum
+ * accumulated in type acc (0 when `exact`: small-integer data sums exactly). */
+static xt_expect float_sum_ref(xpar_dtype t, const void *in, size_t n, int exact, xpar_dtype acc) {
+  xt_expect e = {0, 0};
+  long double sum = 0, abs = 0;
+  for (size_t i = 0; i < n; i++) {
+    long double v = xt_get(t, in, i);
+    sum += v;
+    abs += fabsl(v);
+  }
+  e.v = sum;
+  e.tol = exact ? 0 : 2.0L * (long double)n * xt_eps(acc) * abs;
+  return e;
+}
+
 xt_expect xt_ref_reduce(xpar_dtype t, xpar_reduction op, const void *in, size_t n, int exact) {
   xt_expect e = {0, 0};
   if (op == XPAR_MIN || op == XPAR_MAX) {
@@ -357,15 +382,7 @@ xt_expect xt_ref_reduce(xpar_dtype t, xpar_reduction op, const void *in, size_t 
     e.v = xt_int_from_bits(t, acc & mask_of(t));
     return e;
   }
-  long double acc = 0, abs = 0;
-  for (size_t i = 0; i < n; i++) {
-    long double v = xt_get(t, in, i);
-    acc += v;
-    abs += fabsl(v);
-  }
-  e.v = acc;
-  e.tol = exact ? 0 : 2.0L * (long double)n * xt_eps(t) * abs;
-  return e;
+  return float_sum_ref(t, in, n, exact, t);
 }
 
 xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact) {
@@ -383,15 +400,7 @@ xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact) {
     e.v = xt_int_from_bits(w, acc & mask_of(w));
     return e;
   }
-  long double acc = 0, abs = 0;
-  for (size_t i = 0; i < n; i++) {
-    long double v = xt_get(t, in, i);
-    acc += v;
-    abs += fabsl(v);
-  }
-  e.v = acc;
-  e.tol = exact ? 0 : 2.0L * (long double)n * xt_eps(w) * abs;
-  return e;
+  return float_sum_ref(t, in, n, exact, w);
 }
 
 #define XT_SCAN_LOOP(CT, FL)                                                        \

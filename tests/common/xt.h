@@ -110,6 +110,9 @@ typedef struct xt_buf {
 
 void xt_buf_alloc(xt_buf *b, xpar_dtype t, size_t n, size_t off);
 void xt_buf_free(xt_buf *b);
+/** A malloc'd copy of the whole allocation (array and guards), to check later that
+ *  a call left an input untouched (xt_check_bytes over b->total bytes); free() it. */
+unsigned char *xt_buf_copy(const xt_buf *b);
 /** The poison byte pattern of dtype t: floats get a quiet NaN pattern, so an
  *  unwritten float element never compares equal to anything. */
 void xt_poison(xpar_dtype t, void *p, size_t n);
