@@ -147,7 +147,7 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device) {
         ctx->cuda = NULL;
         ctx->device = device;
         ctx->gpu_known = 0; /* probe the new device on its first use */
-        memset(ctx->page_cache, 0, sizeof ctx->page_cache);
+        xpar__page_cache_clear(&ctx->page_cache);
       }
     }
   });
@@ -175,6 +175,18 @@ XPAR_API xpar_status xpar_context_set_launch_shape(xpar_context *ctx, unsigned g
     else {
       ctx->launch_grid = grid;
       ctx->launch_block = block;
+    }
+  });
+}
+
+XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx) {
+  WITH_CONTEXT(ctx, {
+    s_ = xpar__gpu_drain(ctx);
+    if (s_ == XPAR_OK && ctx->cuda) s_ = xpar__gpu_backend()->release_cache(ctx->cuda);
+    for (int i = 0; i < 3; i++) {
+      free(ctx->host_staging[i]);
+      ctx->host_staging[i] = NULL;
+      ctx->host_staging_bytes[i] = 0;
     }
   });
 }

@@ -20,4 +20,5 @@ const xpar__backend xpar__cuda_backend = {
     .staging = xpar__cuda_staging,
     .copy = xpar__cuda_copy,
     .wait = xpar__cuda_wait,
+    .release_cache = xpar__cuda_release_cache,
 };

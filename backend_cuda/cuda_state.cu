@@ -115,17 +115,35 @@ xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {
   return XPAR_OK;
 }
 
+static void free_buffer(xpar__cuda_buffer *buf) {
+  if (buf->ptr) cudaFree(buf->ptr);
+  buf->ptr = NULL;
+  buf->bytes = 0;
+}
+
+/* Free every cached buffer except `keep` and the staging slots handed out to
+ * the call in progress (stamped since the last kernel launch).  Only called
+ * once the stream is idle, so no queued work uses what is freed; kernel
+ * scratch is handed out right before its launch and so is never in use by
+ * the call in progress when another buffer grows. */
+static void release_idle_buffers(xpar__cuda_state *st, const xpar__cuda_buffer *keep) {
+  for (int i = 0; i < 3; i++)
+    if (&st->staging[i] != keep && st->staging_stamp[i] != st->counters.launches + 1)
+      free_buffer(&st->staging[i]);
+  if (&st->reduce_partials != keep) free_buffer(&st->reduce_partials);
+  if (&st->scan_status != keep) {
+    free_buffer(&st->scan_status);
+    st->scan_status_tiles = 0; /* regrown (and cleared) by the next scan */
+  }
+}
+
 xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf, size_t bytes,
                                    const char *what, int *grown) {
   if (grown) *grown = 0;
   if (buf->ptr && buf->bytes >= bytes) return XPAR_OK;
   /* Queued kernels may still read the old buffer. */
   XPAR__FORWARD(xpar__cuda_sync(st, what));
-  if (buf->ptr) {
-    cudaFree(buf->ptr);
-    buf->ptr = NULL;
-    buf->bytes = 0;
-  }
+  free_buffer(buf);
   /* Grow geometrically so a slowly rising n does not reallocate every call. */
   size_t want = bytes < 4096 ? 4096 : bytes;
   if (want < SIZE_MAX / 4 * 3) want += want / 2;
@@ -133,10 +151,16 @@ xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf,
   void *p = NULL;
   cudaError_t err = cudaMalloc(&p, want);
   if (err != cudaSuccess) {
-    /* Retry at exactly the size needed before giving up. */
+    /* Retry at exactly the size needed, then once more after releasing what
+     * the call in progress does not use, before giving up. */
     (void)cudaGetLastError();
     want = bytes;
     err = cudaMalloc(&p, want);
+    if (err == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      release_idle_buffers(st, buf);
+      err = cudaMalloc(&p, want);
+    }
   }
   if (err != cudaSuccess) return xpar__cuda_error(err, "%s (requested %zu bytes)", what, want);
   buf->ptr = p;
@@ -203,7 +227,12 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
     const int parsed = xpar__cuda_scan_variant_parse(v);
     if (parsed >= 0) st->scan_tuning = xpar__cuda_scan_tuning_for(parsed);
   }
-  cudaError_t err = cudaStreamCreateWithFlags(&st->own_stream, cudaStreamNonBlocking);
+  /* A blocking stream, not cudaStreamNonBlocking: work on it is ordered after
+   * what the application queued on the legacy default stream before the call,
+   * and work the application queues there afterwards waits for it -- as for
+   * CUB, Thrust or cudaMemcpy on stream 0.  Two contexts' streams still run
+   * side by side (blocking streams only synchronise with the legacy stream). */
+  cudaError_t err = cudaStreamCreateWithFlags(&st->own_stream, cudaStreamDefault);
   if (err != cudaSuccess) {
     free(st);
     return xpar__cuda_error(err, "creating the context's stream on device %d", device);
@@ -219,10 +248,8 @@ extern "C" void xpar__cuda_state_destroy(struct xpar__cuda_state *st) {
    * left to report them to; the memory goes with the process. */
   if (cudaSetDevice(st->device) == cudaSuccess) {
     cudaStreamSynchronize(st->stream);
-    for (int i = 0; i < 3; i++)
-      if (st->staging[i].ptr) cudaFree(st->staging[i].ptr);
-    if (st->reduce_partials.ptr) cudaFree(st->reduce_partials.ptr);
-    if (st->scan_status.ptr) cudaFree(st->scan_status.ptr);
+    release_idle_buffers(st, NULL);
+    for (int i = 0; i < 3; i++) free_buffer(&st->staging[i]);
     if (st->control_block) cudaFree(st->control_block);
     if (st->result_host) cudaFreeHost(st->result_host);
     if (st->own_stream) cudaStreamDestroy(st->own_stream);
@@ -239,6 +266,14 @@ extern "C" xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *
    * old stream before work on the new one can touch the same buffers. */
   XPAR__FORWARD(xpar__cuda_sync(st, "set_stream (finishing work on the previous stream)"));
   st->stream = next;
+  return XPAR_OK;
+}
+
+extern "C" xpar_status xpar__cuda_release_cache(struct xpar__cuda_state *st) {
+  XPAR__FORWARD(xpar__cuda_begin(st, "release_cache"));
+  XPAR__FORWARD(xpar__cuda_sync(st, "release_cache (finishing queued work)"));
+  for (int i = 0; i < 3; i++) free_buffer(&st->staging[i]);
+  release_idle_buffers(st, NULL);
   return XPAR_OK;
 }
 
@@ -270,8 +305,18 @@ extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *ou
 extern "C" xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t bytes, void **out) {
   XPAR__FORWARD(xpar__cuda_begin(st, "alloc"));
   void *p = NULL;
-  XPAR_CUDA_TRY(cudaMalloc(&p, bytes ? bytes : 1), "device allocation for a mapping (requested %zu bytes)",
-                bytes);
+  cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
+  if (err == cudaErrorMemoryAllocation) {
+    /* No call is in progress (mapping drains the stream first): the whole
+     * cache may go before the mapping is refused. */
+    (void)cudaGetLastError();
+    XPAR__FORWARD(xpar__cuda_sync(st, "alloc (finishing queued work)"));
+    for (int i = 0; i < 3; i++) free_buffer(&st->staging[i]);
+    release_idle_buffers(st, NULL);
+    err = cudaMalloc(&p, bytes ? bytes : 1);
+  }
+  if (err != cudaSuccess)
+    return xpar__cuda_error(err, "device allocation for a mapping (requested %zu bytes)", bytes);
   *out = p;
   return XPAR_OK;
 }
@@ -290,6 +335,7 @@ extern "C" xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot,
   char what[48];
   snprintf(what, sizeof what, "staging slot %d", slot);
   XPAR__FORWARD(xpar__cuda_grow_device(st, &st->staging[slot], bytes, what, NULL));
+  st->staging_stamp[slot] = st->counters.launches + 1; /* in use until the next launch */
   *out = st->staging[slot].ptr;
   return XPAR_OK;
 }

@@ -77,7 +77,7 @@ int xpar__cuda_scan_variant_resources(int variant, int *regs, int *local_bytes, 
 struct xpar__cuda_state {
   int device;
   int multiprocessors;
-  cudaStream_t own_stream; /* created non-blocking by state_create        */
+  cudaStream_t own_stream; /* a blocking stream, created by state_create   */
   cudaStream_t stream;     /* own_stream or the application's (set_stream) */
 
   /* Small control block in device memory, zeroed once when allocated:
@@ -93,7 +93,11 @@ struct xpar__cuda_state {
   uint32_t scan_epoch;             /* tags this call's status flags         */
   unsigned long long scan_tile_base; /* counter value at the start of a call */
 
-  struct xpar__cuda_buffer staging[3]; /* dispatch's operand staging slots */
+  /* Dispatch's operand staging slots, and for each the launch count + 1 at
+   * which it was last handed out: equal to launches + 1 while the call that
+   * asked for it has not launched its kernel yet (it is in use). */
+  struct xpar__cuda_buffer staging[3];
+  unsigned long long staging_stamp[3];
 
   /* Pinned, host-mapped result slot: the reduce's last block writes the
    * result straight into host memory; the host reads it after the sync. */
@@ -141,9 +145,13 @@ int xpar__cuda_error_is_sticky(cudaError_t err);
  * latch; every operation starts with it. */
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
 
-/* Grow `buf` to at least `bytes` of device memory.  Waits for the stream
- * first (queued work may still use the old buffer).  `what` names it in
- * errors.  Sets *grown when it reallocated. */
+/* Grow `buf` to at least `bytes` of device memory (1.5x what is asked, so
+ * that a slowly rising n does not reallocate every call; never shrunk).
+ * Waits for the stream first (queued work may still use the old buffer).
+ * When the allocation fails it retries at the exact size, then once more
+ * after freeing the cached buffers the call in progress does not use, and
+ * only then reports out of memory.  `what` names it in errors.  Sets *grown
+ * when it reallocated. */
 xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf, size_t bytes,
                                    const char *what, int *grown);
 

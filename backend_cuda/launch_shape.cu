@@ -49,14 +49,18 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
   if (ex->grid > 0x7fffffffu)
     return xpar__fail(XPAR_ERR_INVALID_ARGUMENT, "launch grid size %u exceeds 2^31 - 1", ex->grid);
   out->block = block;
-  if (ex->grid) {
-    out->grid = ex->grid;
-    return XPAR_OK;
-  }
 
   const size_t per_block = (size_t)block * items_per_thread;
   size_t wanted = n / per_block + (n % per_block != 0);
   if (wanted == 0) wanted = 1;
+  if (ex->grid) {
+    /* An override is a debugging and tuning aid: blocks beyond the ones that
+     * hold work would only spin through empty grid-stride loops (2^31 - 1 of
+     * them took minutes) and size the reduce partials and scan look-back
+     * state for nothing, so the grid is clamped to the work. */
+    out->grid = ex->grid < wanted ? ex->grid : (unsigned)wanted;
+    return XPAR_OK;
+  }
   const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
   /* A scan knob of 1000+ blocks per SM means no persistent cap: one block per
    * tile, started as resident blocks finish (CUB's shape). */

@@ -99,6 +99,9 @@ typedef struct xpar__backend {
                       xpar__copy_dir dir);
   /** Wait for the state's stream; reports an error raised by queued work. */
   xpar_status (*wait)(struct xpar__cuda_state *st);
+  /** Wait for the state's stream, then free its cached staging and kernel
+   *  scratch (regrown by the next call that needs them). */
+  xpar_status (*release_cache)(struct xpar__cuda_state *st);
 } xpar__backend;
 
 /** The CPU backend (always built). */

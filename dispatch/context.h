@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "backend.h"
+#include "page_cache.h"
 
 /* Which copies of a mapped array hold its current contents. */
 enum { XPAR__VALID_HOST = 1, XPAR__VALID_DEVICE = 2, XPAR__VALID_BOTH = 3 };
@@ -62,20 +63,12 @@ typedef struct xpar__decision_raw {
   xpar__cpu_rule cpu_rule;
   size_t openmp_threshold;
   xpar__source openmp_source;
+  int host_kind_hint; /* the host operands' pinned/pageable kind was not asked:
+                         n is below the GPU thresholds of both (page_cache.h) */
   size_t bytes_to_device;
   size_t bytes_to_host;
   const char *why; /* static text or ctx->fallback_why; may be NULL */
 } xpar__decision_raw;
-
-/* Direct-mapped cache of host-page classifications (pageable or pinned), so a
- * repeated call on the same arrays asks the CUDA runtime nothing.  Only host
- * kinds are cached: host and device virtual ranges are disjoint under UVA,
- * while a freed managed range could come back as device memory. */
-#define XPAR__PAGE_CACHE_SIZE 256
-typedef struct xpar__page_cache_entry {
-  uintptr_t page_plus_one; /* 0 = empty */
-  unsigned char kind;      /* xpar__ptr_kind */
-} xpar__page_cache_entry;
 
 struct xpar_context {
   atomic_int busy; /* best-effort detection of concurrent use */
@@ -99,7 +92,7 @@ struct xpar_context {
 
   xpar__mapping *maps;
   size_t n_maps, cap_maps;
-  xpar__page_cache_entry page_cache[XPAR__PAGE_CACHE_SIZE];
+  xpar__page_cache page_cache; /* host-page classifications (page_cache.h) */
 
   /* Host copies of device-only operands when a call runs on the CPU. */
   void *host_staging[3];
@@ -175,8 +168,12 @@ typedef struct xpar__operand {
   xpar__mapping *map; /* LOC_MAPPED only */
 } xpar__operand;
 
-/** Classify ptr (an array of `bytes`) for ctx. */
-xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, xpar__operand *out);
+/** Classify ptr (an array of `bytes`) for ctx.  With `exact`, a host page's
+ *  pinned/pageable kind is asked of the CUDA runtime even when cached;
+ *  without, the cached kind may be stale (page_cache.h says when that is
+ *  fine). */
+xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int exact,
+                           xpar__operand *out);
 /** Make the host (or device) copy of a mapping valid, copying if needed;
  *  adds the bytes moved to *moved. */
 xpar_status xpar__mapping_sync_host(xpar_context *ctx, xpar__mapping *m, size_t *moved);

@@ -32,7 +32,9 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   buf[0] = '\0';
   const char *why = d->why ? d->why : "unknown";
   fmt_count(thr, sizeof thr, d->gpu_threshold);
-  const char *kind = data_phrase(d->gpu_kind);
+  /* With a cached (unverified) pinned/pageable kind, n is below both GPU
+   * thresholds for host data: the smaller one is quoted, for host data. */
+  const char *kind = d->host_kind_hint ? "host data" : data_phrase(d->gpu_kind);
   const char *gsrc = source_names[d->gpu_source];
   const char *osrc = source_names[d->openmp_source];
   switch (d->gpu_rule) {

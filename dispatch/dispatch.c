@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "trace.h"
 
 enum { ROLE_READ = 1, ROLE_WRITE = 2 };
 #define MAX_OPERANDS 3
@@ -23,6 +24,8 @@ typedef struct plan {
   int count;
   operand result;   /* nowait reduce/dot: where the scalar result goes */
   int has_result_operand;
+  int exact; /* host pages' pinned/pageable kind asked of the runtime, not
+                taken from the page cache (page_cache.h) */
 } plan;
 
 /* ---- operands ------------------------------------------------------------- */
@@ -42,13 +45,27 @@ static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size
     o->where.map = NULL;
     return XPAR_OK;
   }
-  return xpar__classify(ctx, ptr, bytes, &o->where);
+  return xpar__classify(ctx, ptr, bytes, p->exact, &o->where);
+}
+
+/* The smaller of the GPU thresholds for pinned and for pageable host data:
+ * below it, AUTO runs a call on host data on the CPU whichever kind it is. */
+static size_t host_gpu_threshold(const xpar_context *ctx, const xpar__call *c) {
+  const size_t *t = ctx->thresholds[c->op][c->dtype];
+  return t[XPAR_THRESHOLD_GPU_PINNED_DATA] < t[XPAR_THRESHOLD_GPU_PAGEABLE_DATA]
+             ? t[XPAR_THRESHOLD_GPU_PINNED_DATA]
+             : t[XPAR_THRESHOLD_GPU_PAGEABLE_DATA];
 }
 
 static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   size_t bytes = c->n * xpar__dtype_size(c->dtype);
   p->count = 0;
   p->has_result_operand = 0;
+  /* Only AUTO's choice between the CPU and the GPU depends on whether host
+   * memory is pinned (forced tiers and mandatory offload go where they are
+   * told; the copy routines check pinning themselves). */
+  p->exact = ctx->backend == XPAR_BACKEND_AUTO && ctx->offload == XPAR_OFFLOAD_DEFAULT &&
+             c->n >= host_gpu_threshold(ctx, c);
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
   if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, bytes, ROLE_READ));
   if (c->out)
@@ -56,7 +73,8 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
                               c->op == XPAR_OP_AXPY ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
   if (c->result && c->nowait) {
     xpar_dtype rt = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
-    XPAR__FORWARD(xpar__classify(ctx, c->result, xpar__dtype_size(rt), &p->result.where));
+    XPAR__FORWARD(
+        xpar__classify(ctx, c->result, xpar__dtype_size(rt), p->exact, &p->result.where));
     p->result.role = ROLE_WRITE;
     p->has_result_operand = 1;
   }
@@ -133,12 +151,13 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
     return XPAR_OK;
   }
 
-  int device_only = 0, pageable = 0, pinned = 0;
+  int device_only = 0, pageable = 0, pinned = 0, host = 0;
   for (int i = 0; i < p->count; i++) {
     const xpar__operand *w = &p->ops[i].where;
     device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
     pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
     pinned |= w->loc == XPAR__LOC_HOST_PINNED;
+    host |= (w->loc == XPAR__LOC_HOST_PAGEABLE || w->loc == XPAR__LOC_HOST_PINNED) && w->bytes;
     /* A mapped array whose device copy is stale costs the GPU a host-to-device
      * copy of the whole mapping: price it as host data (pageable: xpar does
      * not know how the application allocated it). */
@@ -174,6 +193,15 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
   d->gpu_kind = pageable ? XPAR_THRESHOLD_GPU_PAGEABLE_DATA
                 : pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA
                          : XPAR_THRESHOLD_GPU_DEVICE_DATA;
+  if (host && !p->exact) {
+    /* The host operands' kinds are cached hints, and n is below the GPU
+     * threshold of either kind: quote the smaller, for host data. */
+    d->host_kind_hint = 1;
+    d->gpu_kind = host_gpu_threshold(ctx, c) ==
+                          ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_GPU_PINNED_DATA]
+                      ? XPAR_THRESHOLD_GPU_PINNED_DATA
+                      : XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
+  }
   d->gpu_threshold = ctx->thresholds[c->op][c->dtype][d->gpu_kind];
   d->gpu_source = ctx->threshold_source[c->op][c->dtype][d->gpu_kind];
   if (c->n < d->gpu_threshold) {
@@ -365,23 +393,20 @@ static int host_reachable(const plan *p) {
   return !p->has_result_operand || p->result.where.loc != XPAR__LOC_DEVICE;
 }
 
-/* Whether p is known host memory (pageable or pinned) from the page cache;
- * a miss sends the call down the general path, which classifies and caches. */
-static int cached_host_page(const xpar_context *ctx, const void *p, int *pinned, int *pageable) {
-  if (!p) return 1;
-  uintptr_t page = (uintptr_t)p >> 12;
-  const xpar__page_cache_entry *e = &ctx->page_cache[page % XPAR__PAGE_CACHE_SIZE];
-  if (e->page_plus_one != page + 1) return 0;
-  *pinned |= e->kind == XPAR__PTR_HOST_PINNED;
-  *pageable |= e->kind == XPAR__PTR_HOST_PAGEABLE;
-  return 1;
+/* Whether p is known host memory from the page cache (or NULL: n = 0); a
+ * miss sends the call down the general path, which classifies and caches. */
+static int cached_host_page(xpar_context *ctx, const void *p) {
+  int pinned;
+  return !p || xpar__page_cache_lookup(&ctx->page_cache, p, &pinned);
 }
 
 /*
- * The common case in a tight loop: arrays in plain host memory, nothing
- * mapped or queued, and a call that stays on the CPU.  Decides exactly as
- * decide() would, without building a plan.  Returns 0 (nothing done) when
- * the general path must take the call.
+ * The common case in a tight loop: arrays in host memory, nothing mapped or
+ * queued, and a call that stays on the CPU.  The decision is decide()'s for
+ * such a call (which pinned/pageable kind a cached page has does not matter
+ * below both GPU thresholds for host data, see page_cache.h), without
+ * building a plan.  Returns 0 (nothing done) when the general path must take
+ * the call.
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   if (ctx->n_maps | ctx->gpu_pending | c->nowait) return 0;
@@ -391,14 +416,14 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
     return 0;
   /* Classified as decide() would: without a usable GPU (or with offload
    * disabled) every array is pageable host memory; n = 0 moves no bytes. */
-  int pinned = 0, pageable = 0;
-  if (c->n) {
-    if (off == XPAR_OFFLOAD_DISABLED || !xpar__gpu_usable(ctx, NULL))
-      pageable = 1;
-    else if (!(cached_host_page(ctx, c->x, &pinned, &pageable) &&
-               cached_host_page(ctx, c->y, &pinned, &pageable) &&
-               cached_host_page(ctx, c->out, &pinned, &pageable)))
+  const int gpu_considered = b == XPAR_BACKEND_AUTO && off != XPAR_OFFLOAD_DISABLED;
+  int hint = 0;
+  if (c->n && off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
+    if (gpu_considered && c->n >= host_gpu_threshold(ctx, c)) return 0;
+    if (!(cached_host_page(ctx, c->x) && cached_host_page(ctx, c->y) &&
+          cached_host_page(ctx, c->out)))
       return 0;
+    hint = 1;
   }
   xpar__decision_raw *d = &ctx->last;
   d->op = c->op;
@@ -407,10 +432,16 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   d->tier = XPAR_TIER_NONE;
   d->bytes_to_device = d->bytes_to_host = 0;
   d->why = NULL;
-  if (b == XPAR_BACKEND_AUTO && off != XPAR_OFFLOAD_DISABLED) {
-    xpar_threshold kind = pageable ? XPAR_THRESHOLD_GPU_PAGEABLE_DATA
-                          : pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA
-                                   : XPAR_THRESHOLD_GPU_DEVICE_DATA;
+  d->host_kind_hint = 0;
+  if (gpu_considered) {
+    xpar_threshold kind = XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
+    if (hint) {
+      kind = host_gpu_threshold(ctx, c) ==
+                     ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_GPU_PINNED_DATA]
+                 ? XPAR_THRESHOLD_GPU_PINNED_DATA
+                 : XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
+      d->host_kind_hint = 1;
+    }
     size_t thr = ctx->thresholds[c->op][c->dtype][kind];
     if (c->n >= thr) return 0;
     d->gpu_rule = XPAR__GPU_BELOW;
@@ -448,7 +479,9 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
   XPAR__FORWARD(decide(ctx, c, &p, d, &tier));
 
   if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
+    xpar__trace_push(c, tier);
     st = run_on_gpu(ctx, c, &p, tier, d);
+    xpar__trace_pop();
     /* Out of GPU memory is a normal condition for AUTO: run on the CPU and
      * say why, unless the application made offload mandatory or forced the
      * GPU.  Nothing was written before the failure. */
@@ -461,6 +494,10 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
       tier = cpu_tier(ctx, c, d);
       st = run_on_cpu(ctx, c, &p, tier, d);
     }
+  } else if (!host_reachable(&p)) {
+    xpar__trace_push(c, tier); /* the CPU call stages device data */
+    st = run_on_cpu(ctx, c, &p, tier, d);
+    xpar__trace_pop();
   } else {
     st = run_on_cpu(ctx, c, &p, tier, d);
   }

@@ -16,22 +16,23 @@ static xpar__mapping *find_mapping(xpar_context *ctx, const void *p) {
   return NULL;
 }
 
-static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, xpar__ptr_kind *out) {
-  uintptr_t page = (uintptr_t)p >> 12;
-  xpar__page_cache_entry *e = &ctx->page_cache[page % XPAR__PAGE_CACHE_SIZE];
-  if (e->page_plus_one == page + 1) {
-    *out = (xpar__ptr_kind)e->kind;
+static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int exact,
+                                       xpar__ptr_kind *out) {
+  int pinned;
+  if (!exact && xpar__page_cache_lookup(&ctx->page_cache, p, &pinned)) {
+    *out = pinned ? XPAR__PTR_HOST_PINNED : XPAR__PTR_HOST_PAGEABLE;
     return XPAR_OK;
   }
   XPAR__FORWARD(xpar__gpu_backend()->pointer_kind(p, out));
-  if (*out == XPAR__PTR_HOST_PAGEABLE || *out == XPAR__PTR_HOST_PINNED) {
-    e->page_plus_one = page + 1;
-    e->kind = (unsigned char)*out;
-  }
+  /* Device and managed answers are not cached: a freed managed range could
+   * come back as device memory, and the other way round. */
+  if (*out == XPAR__PTR_HOST_PAGEABLE || *out == XPAR__PTR_HOST_PINNED)
+    xpar__page_cache_store(&ctx->page_cache, p, *out == XPAR__PTR_HOST_PINNED);
   return XPAR_OK;
 }
 
-xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, xpar__operand *out) {
+xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int exact,
+                           xpar__operand *out) {
   out->ptr = ptr;
   out->bytes = bytes;
   out->map = NULL;
@@ -57,7 +58,7 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, xpa
    * memory: no CUDA call is made at all. */
   if (ctx->offload == XPAR_OFFLOAD_DISABLED || !xpar__gpu_usable(ctx, NULL)) return XPAR_OK;
   xpar__ptr_kind kind;
-  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, &kind));
+  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, exact, &kind));
   switch (kind) {
     case XPAR__PTR_HOST_PINNED: out->loc = XPAR__LOC_HOST_PINNED; break;
     case XPAR__PTR_DEVICE: out->loc = XPAR__LOC_DEVICE; break;

@@ -12,6 +12,9 @@
  *                  against CUB; runs after --bench when both are given
  *   --scan-sweep   tile shapes x tile order x look-back delays of the occupancy scan
  *                  (scan_sweep.cu), beside CUB, each checked against CUB
+ *   --embed        costs through the public API: sync reduce of 1024 device int32,
+ *                  pinned vs pageable small scans, the N = 128 AUTO call
+ *                  (gpu_embed_bench.cu)
  * Exit status: 0 on success, 1 on a failed check, 2 on a setup error,
  * 77 when no usable GPU is present.
  */
@@ -21,7 +24,7 @@
 #include "gpu_bench.h"
 
 int main(int argc, char **argv) {
-  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, variants = 0, sweep = 0;
+  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, variants = 0, sweep = 0, embed = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -35,6 +38,8 @@ int main(int argc, char **argv) {
       variants = 1;
     else if (!strcmp(argv[i], "--scan-sweep"))
       sweep = 1;
+    else if (!strcmp(argv[i], "--embed"))
+      embed = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
       profile = 1;
     else if (!strcmp(argv[i], "--sticky-test"))
@@ -43,12 +48,12 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--scan-variants] [--sticky-test] "
-                      "[--scan-sweep] [--profile-scan] [--seed N]\n",
+                      "[--scan-sweep] [--profile-scan] [--embed] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
-  if (!check && !sticky && !profile && !variants && !sweep) bench = 1;
+  if (!check && !sticky && !profile && !variants && !sweep && !embed) bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -66,5 +71,6 @@ int main(int argc, char **argv) {
   if (bench) rc |= gpu_bench_run(quick);
   if (variants) rc |= gpu_scan_variants_run(quick);
   if (sweep) rc |= gpu_scan_sweep_run();
+  if (embed) rc |= gpu_embed_bench_run();
   return rc;
 }

@@ -290,16 +290,51 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * Run this context's GPU work on the application's CUDA stream (a
  * cudaStream_t passed as void *); NULL returns to the context's own stream.
  * The application keeps ownership of its stream.
+ *
+ * Stream order (the one rule, for synchronous and nowait calls alike):
+ *  - Without a stream set, a context queues its GPU work on a stream of its
+ *    own that synchronises with the legacy default stream (stream 0), as CUB,
+ *    Thrust and cudaMemcpy do on stream 0: a call sees everything the
+ *    application queued on stream 0 before it, and whatever the application
+ *    queues on stream 0 afterwards sees the call's outputs (for a nowait call
+ *    too: stream-0 work queued after it waits for it).  Contexts of different
+ *    threads do not wait for each other.
+ *  - Work on other streams is not ordered with xpar's: the application
+ *    synchronises it (cudaStreamSynchronize, an event) before the call, or
+ *    sets its stream here, and xpar's work is then ordered in that stream.
+ *  - An application built with --default-stream per-thread (or that uses
+ *    cudaStreamPerThread) passes cudaStreamPerThread here: its "stream 0" is
+ *    then a per-thread stream that the legacy default stream does not order.
+ *    cudaStreamLegacy is accepted too.
+ * Host data that xpar copies, and host results, are complete when a
+ * synchronous call returns, whatever the stream.
  */
 XPAR_API xpar_status xpar_context_set_stream(xpar_context *ctx, void *cuda_stream);
 
 /**
  * Debugging and testing: launch GPU kernels with this grid and block size
  * (0 = xpar's choice).  Kernels are grid-stride loops, correct at any shape;
- * the cuda-serial backend is grid = block = 1.
+ * the cuda-serial backend is grid = block = 1.  A grid larger than a call's
+ * work needs (one block per block-sized tile of elements) is clamped to it.
  */
 XPAR_API xpar_status xpar_context_set_launch_shape(xpar_context *ctx, unsigned grid,
                                                    unsigned block);
+
+/**
+ * Release the memory this context keeps between calls, after waiting for its
+ * queued GPU work: the GPU staging buffers that hold host operands of GPU
+ * calls, the kernels' scratch (reduce partials, scan look-back state) and the
+ * host copies of device operands that ran on the CPU.  Mappings stay.
+ *
+ * Growth rule: each of these buffers grows to 1.5 times the largest call that
+ * needed it (a forced-GPU call on 2^30 host doubles keeps 2 x 8 GiB of
+ * staging) and is kept for the next call, until this function or
+ * xpar_context_destroy().  When a GPU allocation fails, xpar first frees the
+ * cached buffers that the call in progress does not use and retries once
+ * before reporting XPAR_ERR_DEVICE_OUT_OF_MEMORY (on which AUTO runs the call
+ * on the CPU).  A context that never ran on the GPU releases host memory only.
+ */
+XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Calibration profiles                                                      */

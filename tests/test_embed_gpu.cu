@@ -1,0 +1,479 @@
+/*
+ * xpar inside a CUDA application (issue 9), on the GPU:
+ *  - stream order: the application's stream-0 kernels and copies before a
+ *    call, stream-0 kernels consuming its outputs after it (synchronous and
+ *    nowait), the application's own stream set on the context, and
+ *    cudaStreamPerThread;
+ *  - the host-page cache after pinned memory is freed and the address comes
+ *    back pageable, and after cudaHostRegister / cudaHostUnregister;
+ *  - launch-shape extremes that set_launch_shape accepts, on every op;
+ *  - cached GPU memory: released on request, and released before an
+ *    allocation is refused.
+ * Every race here is made likely: the application's kernels first spin for
+ * ~200 us, so work that is not ordered after them reads the old contents.
+ * Exit 77 without a usable GPU (CTest: skipped).  Seed: XPAR_TEST_SEED.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <xpar/xpar.h>
+
+static int failures = 0;
+static unsigned long long seed;
+
+#define CK(call)                                                                         \
+  do {                                                                                   \
+    cudaError_t e_ = (call);                                                             \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_)); \
+      exit(2);                                                                           \
+    }                                                                                    \
+  } while (0)
+#define XK(call)                                                                          \
+  do {                                                                                    \
+    xpar_status s_ = (call);                                                              \
+    if (s_ != XPAR_OK) {                                                                  \
+      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,                  \
+              xpar_status_name(s_), xpar_last_error_detail());                            \
+      exit(2);                                                                            \
+    }                                                                                     \
+  } while (0)
+#define FAIL(...)                                  \
+  do {                                             \
+    failures++;                                    \
+    if (failures <= 40) {                          \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);  \
+      printf(__VA_ARGS__);                         \
+      printf("\n");                                \
+    }                                              \
+  } while (0)
+
+/* ---- the application's kernels ------------------------------------------------ */
+
+__device__ void spin_ns(unsigned long long ns) {
+  unsigned long long t0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  for (;;) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 >= ns) break;
+  }
+}
+
+/* a[i] = pattern(i, salt), after a delay: late writes are what a missing
+ * order would expose. */
+__host__ __device__ inline int32_t pattern(size_t i, unsigned salt) {
+  return (int32_t)((i * 7u + salt) % 13u) - 6;
+}
+__global__ void slow_write(int32_t *a, size_t n, unsigned salt, unsigned long long delay_ns) {
+  if (threadIdx.x == 0) spin_ns(delay_ns);
+  __syncthreads();
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    a[i] = pattern(i, salt);
+}
+/* dst[i] = src[i], after a delay (the consumer of xpar's output). */
+__global__ void slow_copy(const int32_t *src, int32_t *dst, size_t n, unsigned long long delay_ns) {
+  if (threadIdx.x == 0) spin_ns(delay_ns);
+  __syncthreads();
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+
+/* ---- host references ------------------------------------------------------------ */
+
+static void host_pattern(int32_t *a, size_t n, unsigned salt) {
+  for (size_t i = 0; i < n; i++) a[i] = pattern(i, salt);
+}
+static int check_array(const char *what, const int32_t *got_dev, const int32_t *want, size_t n,
+                       int32_t *scratch) {
+  CK(cudaMemcpy(scratch, got_dev, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; i++)
+    if (scratch[i] != want[i]) {
+      FAIL("%s: element %zu is %d, expected %d (seed %llu)", what, i, scratch[i], want[i], seed);
+      return 0;
+    }
+  return 1;
+}
+
+/* ---- stream order ----------------------------------------------------------------- */
+
+enum Op { OP_REDUCE, OP_SUM_WIDE, OP_SCAN, OP_AXPY, OP_ADD, OP_FILL, OP_DOT, OP_COUNT };
+static const char *op_names[OP_COUNT] = {"reduce", "reduce_sum_wide", "scan", "axpy",
+                                         "add",    "fill",            "dot"};
+
+struct Buffers {
+  size_t n;
+  int32_t *x, *y, *out, *out2; /* device */
+  int32_t *hx, *hy, *want, *scratch; /* host */
+  int32_t *pinned;
+};
+
+/* Run op on the device arrays (x, y written by the application just before,
+ * on `app_stream`); check the result.  `consume`: a slow kernel on
+ * app_stream copies the array output right after the call, and that copy is
+ * what is checked (the output must be complete when stream-order says so). */
+static void run_and_check(xpar_context *ctx, Op op, Buffers &b, unsigned salt, int nowait,
+                          cudaStream_t app_stream, const char *label) {
+  const size_t n = b.n;
+  char what[160];
+  snprintf(what, sizeof what, "%s: %s%s salt %u", label, op_names[op], nowait ? " nowait" : "",
+           salt);
+  host_pattern(b.hx, n, salt);
+  host_pattern(b.hy, n, salt + 5);
+  const int32_t alpha = 3, value = 0x5a5a;
+  int32_t *dres = b.out2; /* nowait scalar results: device memory */
+  switch (op) {
+    case OP_REDUCE:
+    case OP_SUM_WIDE:
+    case OP_DOT: {
+      int64_t want = 0;
+      for (size_t i = 0; i < n; i++) want += op == OP_DOT ? (int64_t)b.hx[i] * b.hy[i] : b.hx[i];
+      int64_t got = 0;
+      int32_t got32 = 0;
+      if (nowait) {
+        if (op == OP_REDUCE) XK(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, b.x, n, dres));
+        if (op == OP_DOT) XK(xpar_dot_nowait(ctx, XPAR_INT32, b.x, b.y, n, dres));
+        if (op == OP_SUM_WIDE) return; /* no nowait variant */
+        XK(xpar_wait(ctx));
+        CK(cudaMemcpy(&got32, dres, sizeof got32, cudaMemcpyDeviceToHost));
+        got = got32;
+      } else if (op == OP_REDUCE) {
+        XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, b.x, n, &got32));
+        got = got32;
+      } else if (op == OP_DOT) {
+        XK(xpar_dot(ctx, XPAR_INT32, b.x, b.y, n, &got32));
+        got = got32;
+      } else {
+        XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, b.x, n, &got));
+      }
+      if (op != OP_SUM_WIDE) want = (int32_t)(uint32_t)(uint64_t)want;
+      if (got != want) FAIL("%s: %lld, expected %lld (seed %llu)", what, (long long)got, (long long)want, seed);
+      return;
+    }
+    case OP_SCAN: {
+      uint32_t run = 0;
+      for (size_t i = 0; i < n; i++) b.want[i] = (int32_t)(run += (uint32_t)b.hx[i]);
+      if (nowait) XK(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, b.x, b.out, n));
+      else XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, b.x, b.out, n));
+      break;
+    }
+    case OP_AXPY: /* y = alpha x + y, y in place: the output is y */
+      for (size_t i = 0; i < n; i++) b.want[i] = alpha * b.hx[i] + b.hy[i];
+      if (nowait) XK(xpar_axpy_nowait(ctx, XPAR_INT32, &alpha, b.x, b.y, n));
+      else XK(xpar_axpy(ctx, XPAR_INT32, &alpha, b.x, b.y, n));
+      break;
+    case OP_ADD:
+      for (size_t i = 0; i < n; i++) b.want[i] = b.hx[i] + b.hy[i];
+      if (nowait) XK(xpar_add_nowait(ctx, XPAR_INT32, b.x, b.y, b.out, n));
+      else XK(xpar_add(ctx, XPAR_INT32, b.x, b.y, b.out, n));
+      break;
+    case OP_FILL: /* the application wrote poison into out just before */
+      for (size_t i = 0; i < n; i++) b.want[i] = value;
+      if (nowait) XK(xpar_fill_nowait(ctx, XPAR_INT32, &value, b.out, n));
+      else XK(xpar_fill(ctx, XPAR_INT32, &value, b.out, n));
+      break;
+    default: return;
+  }
+  int32_t *result = op == OP_AXPY ? b.y : b.out;
+  /* The application's consumer, queued right after the call on its stream. */
+  slow_copy<<<264, 256, 0, app_stream>>>(result, b.out2, n, 200000);
+  CK(cudaGetLastError());
+  CK(cudaStreamSynchronize(app_stream));
+  if (nowait) XK(xpar_wait(ctx));
+  check_array(what, b.out2, b.want, n, b.scratch);
+}
+
+/* The application writes x and y on app_stream (a slow kernel, or an async
+ * copy from pinned memory), then calls xpar at once. */
+static void stream_order_case(xpar_context *ctx, Buffers &b, cudaStream_t app_stream,
+                              const char *label, int reps) {
+  for (int op = 0; op < OP_COUNT; op++)
+    for (int nowait = 0; nowait < 2; nowait++)
+      for (int r = 0; r < reps; r++) {
+        const unsigned salt = (unsigned)(seed + 31u * r + 7u * op) % 1000u + 1u;
+        const size_t bytes = b.n * sizeof(int32_t);
+        CK(cudaMemset(b.x, 0, bytes));
+        CK(cudaMemset(b.y, 0, bytes));
+        CK(cudaMemset(b.out, 0x7f, bytes));
+        CK(cudaDeviceSynchronize());
+        if (r % 2 == 0) {
+          slow_write<<<264, 256, 0, app_stream>>>(b.x, b.n, salt, 200000);
+          slow_write<<<264, 256, 0, app_stream>>>(b.y, b.n, salt + 5, 0);
+          if (op == OP_FILL) slow_write<<<264, 256, 0, app_stream>>>(b.out, b.n, salt + 9, 0);
+          CK(cudaGetLastError());
+        } else { /* the CuPy-like upload: async copies from pinned memory */
+          host_pattern(b.pinned, b.n, salt);
+          CK(cudaMemcpyAsync(b.x, b.pinned, bytes, cudaMemcpyHostToDevice, app_stream));
+          host_pattern(b.pinned + b.n, b.n, salt + 5);
+          CK(cudaMemcpyAsync(b.y, b.pinned + b.n, bytes, cudaMemcpyHostToDevice, app_stream));
+        }
+        run_and_check(ctx, (Op)op, b, salt, nowait, app_stream, label);
+      }
+}
+
+static void test_stream_order(void) {
+  Buffers b;
+  b.n = (size_t)1 << 24;
+  const size_t bytes = b.n * sizeof(int32_t);
+  CK(cudaMalloc(&b.x, bytes));
+  CK(cudaMalloc(&b.y, bytes));
+  CK(cudaMalloc(&b.out, bytes));
+  CK(cudaMalloc(&b.out2, bytes));
+  CK(cudaMallocHost(&b.pinned, 2 * bytes));
+  b.hx = (int32_t *)malloc(bytes);
+  b.hy = (int32_t *)malloc(bytes);
+  b.want = (int32_t *)malloc(bytes);
+  b.scratch = (int32_t *)malloc(bytes);
+  const int before = failures;
+
+  for (int backend = 0; backend < 2; backend++) {
+    xpar_context *ctx;
+    XK(xpar_context_create(&ctx));
+    XK(xpar_context_set_backend(ctx, backend ? XPAR_BACKEND_CUDA : XPAR_BACKEND_AUTO));
+    const char *bname = backend ? "cuda" : "auto";
+    char label[96];
+    snprintf(label, sizeof label, "%s, legacy stream 0", bname);
+    stream_order_case(ctx, b, 0, label, 6);
+
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    XK(xpar_context_set_stream(ctx, s));
+    snprintf(label, sizeof label, "%s, the application's stream", bname);
+    stream_order_case(ctx, b, s, label, 2);
+    XK(xpar_context_set_stream(ctx, cudaStreamPerThread));
+    snprintf(label, sizeof label, "%s, cudaStreamPerThread", bname);
+    stream_order_case(ctx, b, cudaStreamPerThread, label, 2);
+    XK(xpar_context_set_stream(ctx, NULL));
+    CK(cudaStreamDestroy(s));
+    XK(xpar_context_destroy(ctx));
+  }
+  printf("stream order: %s (%d failures)\n", failures == before ? "ok" : "FAILED", failures - before);
+  cudaFree(b.x), cudaFree(b.y), cudaFree(b.out), cudaFree(b.out2), cudaFreeHost(b.pinned);
+  free(b.hx), free(b.hy), free(b.want), free(b.scratch);
+}
+
+/* ---- the host-page cache after memory changes kind ----------------------------------- */
+
+static void expect_place(xpar_context *ctx, const char *label, int want_gpu, const char *phrase) {
+  xpar_decision d;
+  XK(xpar_last_decision(ctx, &d));
+  const int on_gpu = d.tier == XPAR_TIER_CUDA;
+  if (on_gpu != want_gpu || (phrase && !strstr(d.reason, phrase)))
+    FAIL("%s: ran on %s (\"%s\"), expected %s%s%s", label, xpar_tier_name(d.tier), d.reason,
+         want_gpu ? "cuda" : "the CPU", phrase ? " for " : "", phrase ? phrase : "");
+}
+
+static void scan_and_check(xpar_context *ctx, int32_t *buf, size_t n, const char *label) {
+  for (size_t i = 0; i < n; i++) buf[i] = pattern(i, 3);
+  XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, buf, buf, n));
+  uint32_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    run += (uint32_t)pattern(i, 3);
+    if (buf[i] != (int32_t)run) {
+      FAIL("%s: element %zu is %d, expected %d", label, i, buf[i], (int32_t)run);
+      return;
+    }
+  }
+}
+
+static void test_page_reuse(void) {
+  const int before = failures;
+  xpar_context *ctx;
+  XK(xpar_context_create(&ctx));
+  /* Pinned data goes to the GPU from 4096 elements, pageable data never:
+   * where a call runs says how its memory was classified. */
+  XK(xpar_context_set_threshold(ctx, XPAR_OP_SCAN, XPAR_INT32, XPAR_THRESHOLD_GPU_PINNED_DATA, 4096));
+  XK(xpar_context_set_threshold(ctx, XPAR_OP_SCAN, XPAR_INT32, XPAR_THRESHOLD_GPU_PAGEABLE_DATA,
+                                XPAR_NEVER));
+  /* 32 MiB: large enough that the driver maps each pinned allocation on its
+   * own instead of carving it out of a pool. */
+  const size_t n = 1 << 16, bytes = 32u << 20;
+
+  /* cudaFreeHost, then the same address mapped again as pageable memory. */
+  int32_t *p;
+  CK(cudaMallocHost(&p, bytes));
+  scan_and_check(ctx, p, 256, "pinned, small");
+  expect_place(ctx, "pinned, small", 0, "host data");
+  scan_and_check(ctx, p, n, "pinned");
+  expect_place(ctx, "pinned", 1, "pinned host data");
+  CK(cudaFreeHost(p));
+  void *again = mmap(p, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (again != (void *)p) {
+    FAIL("could not map the freed pinned range again (%p)", again);
+  } else {
+    scan_and_check(ctx, p, 256, "freed pinned -> pageable, small");
+    expect_place(ctx, "freed pinned -> pageable, small", 0, "host data");
+    scan_and_check(ctx, p, n, "freed pinned -> pageable");
+    expect_place(ctx, "freed pinned -> pageable", 0, "pageable host data");
+    munmap(p, bytes);
+  }
+
+  /* cudaHostRegister / cudaHostUnregister of one buffer. */
+  int32_t *h = (int32_t *)aligned_alloc(4096, bytes);
+  scan_and_check(ctx, h, n, "pageable");
+  expect_place(ctx, "pageable", 0, "pageable host data");
+  CK(cudaHostRegister(h, bytes, cudaHostRegisterDefault));
+  scan_and_check(ctx, h, n, "registered");
+  expect_place(ctx, "registered", 1, "pinned host data");
+  CK(cudaHostUnregister(h));
+  scan_and_check(ctx, h, n, "unregistered");
+  expect_place(ctx, "unregistered", 0, "pageable host data");
+  free(h);
+
+  /* A new pinned pool: two 2 MiB-aligned pinned arrays used together. */
+  int32_t *a, *c;
+  CK(cudaMallocHost(&a, bytes));
+  CK(cudaMallocHost(&c, bytes));
+  for (int r = 0; r < 3; r++) {
+    for (size_t i = 0; i < n; i++) a[i] = pattern(i, 11);
+    XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, a, c, n));
+    expect_place(ctx, "pinned pool, pinned to pinned", 1, "pinned host data");
+    XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, a, c, 256));
+    expect_place(ctx, "pinned pool, pinned to pinned, small", 0, "host data");
+  }
+  cudaFreeHost(a), cudaFreeHost(c);
+  XK(xpar_context_destroy(ctx));
+  printf("page reuse: %s (%d failures)\n", failures == before ? "ok" : "FAILED", failures - before);
+}
+
+/* ---- launch-shape extremes ------------------------------------------------------------- */
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static void test_launch_extremes(void) {
+  const int before = failures;
+  const size_t n = 300001;
+  const unsigned shapes[][2] = {{2147483647u, 1}, {2147483647u, 1024}, {2147483647u, 0},
+                                {1, 1024},        {1, 1},              {0, 1},
+                                {65535, 32},      {3, 1024}};
+  int32_t *x, *y, *out;
+  CK(cudaMalloc(&x, n * 4));
+  CK(cudaMalloc(&y, n * 4));
+  CK(cudaMalloc(&out, n * 4));
+  int32_t *hx = (int32_t *)malloc(n * 4), *got = (int32_t *)malloc(n * 4);
+  host_pattern(hx, n, 5);
+  CK(cudaMemcpy(x, hx, n * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(y, hx, n * 4, cudaMemcpyHostToDevice));
+  int64_t sum = 0, dot = 0;
+  for (size_t i = 0; i < n; i++) sum += hx[i], dot += (int64_t)hx[i] * hx[i];
+  xpar_context *ctx;
+  XK(xpar_context_create(&ctx));
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
+  for (const auto &s : shapes) {
+    XK(xpar_context_set_launch_shape(ctx, s[0], s[1]));
+    const double t0 = now_s();
+    int32_t r32 = 0;
+    int64_t r64 = 0;
+    XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &r32));
+    if (r32 != (int32_t)sum) FAIL("shape %u x %u: reduce %d, expected %lld", s[0], s[1], r32, (long long)sum);
+    XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, x, n, &r64));
+    if (r64 != sum) FAIL("shape %u x %u: sum_wide %lld", s[0], s[1], (long long)r64);
+    XK(xpar_dot(ctx, XPAR_INT32, x, y, n, &r32));
+    if (r32 != (int32_t)dot) FAIL("shape %u x %u: dot %d", s[0], s[1], r32);
+    XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, x, out, n));
+    CK(cudaMemcpy(got, out, n * 4, cudaMemcpyDeviceToHost));
+    uint32_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (got[i] != (int32_t)run) {
+        FAIL("shape %u x %u: scan element %zu", s[0], s[1], i);
+        break;
+      }
+      run += (uint32_t)hx[i];
+    }
+    const int32_t v = 17, alpha = 2;
+    XK(xpar_fill(ctx, XPAR_INT32, &v, out, n));
+    XK(xpar_axpy(ctx, XPAR_INT32, &alpha, x, out, n));
+    XK(xpar_add(ctx, XPAR_INT32, x, out, out, n));
+    CK(cudaMemcpy(got, out, n * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++)
+      if (got[i] != 17 + 3 * hx[i]) {
+        FAIL("shape %u x %u: fill/axpy/add element %zu is %d", s[0], s[1], i, got[i]);
+        break;
+      }
+    const double secs = now_s() - t0;
+    if (secs > 5.0) FAIL("shape %u x %u: seven calls took %.1f s", s[0], s[1], secs);
+    printf("  launch shape %10u x %4u: seven ops in %.3f s\n", s[0], s[1], secs);
+  }
+  XK(xpar_context_destroy(ctx));
+  cudaFree(x), cudaFree(y), cudaFree(out), free(hx), free(got);
+  printf("launch extremes: %s (%d failures)\n", failures == before ? "ok" : "FAILED", failures - before);
+}
+
+/* ---- cached GPU memory ------------------------------------------------------------------- */
+
+static size_t free_bytes(void) {
+  size_t f = 0, t = 0;
+  CK(cudaMemGetInfo(&f, &t));
+  return f;
+}
+
+static void test_release_memory(void) {
+  const int before = failures;
+  const size_t MiB = 1u << 20;
+  xpar_context *ctx;
+  XK(xpar_context_create(&ctx));
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
+  /* add on host arrays of 2^26 doubles: three staging slots of 768 MiB */
+  const size_t n1 = (size_t)1 << 26;
+  double *hx = (double *)malloc(n1 * 8), *hz = (double *)malloc(n1 * 8);
+  for (size_t i = 0; i < n1; i++) hx[i] = (double)(i % 1000);
+  const size_t f0 = free_bytes();
+  XK(xpar_add(ctx, XPAR_DOUBLE, hx, hx, hz, n1));
+  const size_t held = f0 - free_bytes();
+  if (held < 3 * n1 * 8) FAIL("add on 3 x %zu MiB of host data holds only %zu MiB", n1 * 8 / MiB, held / MiB);
+  XK(xpar_context_release_memory(ctx));
+  const size_t after = f0 > free_bytes() ? f0 - free_bytes() : 0;
+  if (after > 64 * MiB) FAIL("after xpar_context_release_memory %zu MiB are still held", after / MiB);
+  printf("  release: a forced-cuda add held %zu MiB, after release %zu MiB\n", held / MiB, after / MiB);
+
+  /* Out of memory with stale cache: the application takes all but 128 MiB;
+   * a reduce of 2^27 host doubles needs a 1 GiB staging slot, which fits
+   * only once the add's stale slots 1 and 2 are released. */
+  XK(xpar_add(ctx, XPAR_DOUBLE, hx, hx, hz, n1));
+  size_t take = free_bytes() - 128 * MiB;
+  void *hog = NULL;
+  while (cudaMalloc(&hog, take) != cudaSuccess) {
+    (void)cudaGetLastError();
+    take -= 64 * MiB;
+  }
+  const size_t n2 = (size_t)1 << 27;
+  double *big = (double *)malloc(n2 * 8);
+  for (size_t i = 0; i < n2; i++) big[i] = 1.0;
+  double r = 0;
+  xpar_status st = xpar_reduce(ctx, XPAR_DOUBLE, XPAR_SUM, big, n2, &r);
+  if (st != XPAR_OK) FAIL("reduce with a stale cache and little free memory: %s (%s)", xpar_status_name(st), xpar_last_error_detail());
+  else if (r != (double)n2) FAIL("reduce with a stale cache: %g", r);
+  cudaFree(hog);
+  XK(xpar_context_destroy(ctx));
+  free(hx), free(hz), free(big);
+  printf("release memory: %s (%d failures)\n", failures == before ? "ok" : "FAILED", failures - before);
+}
+
+int main(void) {
+  const char *s = getenv("XPAR_TEST_SEED");
+  seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
+  printf("test_embed_gpu: seed %llu\n", seed);
+  xpar_device_info info;
+  XK(xpar_device_query(&info));
+  if (!info.usable) {
+    printf("skipped: no usable GPU (%s)\n", info.reason);
+    return 77;
+  }
+  test_stream_order();
+  test_page_reuse();
+  test_launch_extremes();
+  test_release_memory();
+  printf("test_embed_gpu: %s\n", failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+}
