@@ -4,6 +4,7 @@
  * process-wide latch for context-corrupting errors).
  */
 #include <atomic>
+#include <chrono>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,23 @@ xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
   return XPAR_OK;
 }
 
+bool xpar__cuda_spin_for_flag(xpar__cuda_state *st, unsigned int seq) {
+  const volatile unsigned int *flag = reinterpret_cast<const volatile unsigned int *>(
+      static_cast<const char *>(st->result_host) + kResultFlagOffset);
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned polls = 1;; polls++) {
+    if (*flag == seq) {
+      /* The result was stored before the flag (system-scope fence on the
+       * device); keep our reads of it after this one. */
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return true;
+    }
+    if ((polls & 63u) == 0 &&
+        std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(xpar_cuda::tuning::spin_limit_ns))
+      return false;
+  }
+}
+
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {
   st->counters.launches++;
   XPAR_CUDA_TRY(cudaGetLastError(), "%s kernel launch", what);
@@ -196,6 +214,8 @@ xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
       cudaFreeHost(h);
       return xpar__cuda_error(err, "mapping the pinned result slot");
     }
+    memset(h, 0, 64); /* no stale done flag (sequence numbers start at 1) */
+    st->result_seq = 0;
     st->result_host = h;
     st->result_device = d;
   }

@@ -99,10 +99,13 @@ struct xpar__cuda_state {
   struct xpar__cuda_buffer staging[3];
   unsigned long long staging_stamp[3];
 
-  /* Pinned, host-mapped result slot: the reduce's last block writes the
-   * result straight into host memory; the host reads it after the sync. */
+  /* Pinned, host-mapped result slot (64 bytes): the reduce's last block
+   * writes the result straight into host memory (offset 0) and, on a small
+   * call, then raises the done flag (offset kResultFlagOffset) to the call's
+   * sequence number; the host reads the result after the flag or the sync. */
   void *result_host;
   void *result_device; /* the same memory as seen from the device */
+  unsigned int result_seq; /* the last sequence number handed to a kernel */
 
   struct xpar__cuda_scan_tuning scan_tuning;
   struct xpar__cuda_counters counters;
@@ -157,6 +160,17 @@ xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf,
 
 /* The control block and pinned result slot, allocated on first use. */
 xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st);
+
+/* Where the done flag lives in the pinned result slot. */
+constexpr size_t kResultFlagOffset = 32;
+
+/* Wait for the kernel to raise the result slot's done flag to `seq`, spinning
+ * on host memory for at most tuning::spin_limit_ns.  Returns true when the
+ * flag came (the result is readable; the stream may still be retiring the
+ * kernel, which later work on it is ordered after anyway), false when the
+ * caller must synchronise the stream instead (a slow or failed kernel: the
+ * synchronisation then reports its error). */
+bool xpar__cuda_spin_for_flag(xpar__cuda_state *st, unsigned int seq);
 
 /* After a launch: report a launch error (bad configuration, no image, ...). */
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);

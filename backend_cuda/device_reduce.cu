@@ -34,7 +34,21 @@ struct ReduceParams {
   void *partials; /* gridDim.x accumulators (unused with one block) */
   unsigned int *ticket;
   void *result; /* device-visible: pinned mapped slot or the caller's */
+  /* Small synchronous calls: after the result, the kernel raises this flag
+   * (in the pinned mapped slot) to `seq`, and the host spins on it instead of
+   * synchronising the stream (run_reduce).  NULL otherwise. */
+  volatile unsigned int *done_flag;
+  unsigned int seq;
 };
+
+/* The result is in host memory, visible before the flag: the system-scope
+ * fence orders the two stores for the host, which polls the flag. */
+__device__ __forceinline__ void raise_done_flag(const ReduceParams &p) {
+  if (p.done_flag) {
+    __threadfence_system();
+    *p.done_flag = p.seq;
+  }
+}
 
 /* What a plain reduce reads: x[i], converted to the accumulator type
  * (int32 -> int64 etc. for reduce_sum_wide; the identity otherwise). */
@@ -118,7 +132,10 @@ __global__ void __launch_bounds__(tuning::max_block) reduce_kernel(Src src, Redu
   const Acc block_total = block_reduce<Op>(mine, blockDim.x, warp_scratch);
 
   if (gridDim.x == 1) { /* the block's partial is the result: no extra step */
-    if (threadIdx.x == 0) *static_cast<Acc *>(p.result) = block_total;
+    if (threadIdx.x == 0) {
+      *static_cast<Acc *>(p.result) = block_total;
+      raise_done_flag(p);
+    }
     return;
   }
 
@@ -146,6 +163,7 @@ __global__ void __launch_bounds__(tuning::max_block) reduce_kernel(Src src, Redu
   if (threadIdx.x == 0) {
     *static_cast<Acc *>(p.result) = total;
     *p.ticket = 0; /* ready for the next reduce on this state */
+    raise_done_flag(p);
   }
 }
 
@@ -180,6 +198,18 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   p.partials = st->reduce_partials.ptr;
   p.ticket = st->reduce_ticket;
   p.result = on_device ? result : st->result_device;
+  /* A small call with its result on the host waits for the kernel's flag
+   * rather than for the stream: cudaStreamSynchronize alone costs about as
+   * much as the whole kernel at this size (bench/cub/NOTES.md, small N). */
+  const bool spin = !on_device && n <= tuning::reduce_spin_max_n;
+  p.done_flag = NULL;
+  p.seq = 0;
+  if (spin) {
+    if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never raised */
+    p.done_flag = reinterpret_cast<volatile unsigned int *>(
+        static_cast<char *>(st->result_device) + kResultFlagOffset);
+    p.seq = st->result_seq;
+  }
   kernel<<<shape.grid, shape.block, 0, st->stream>>>(src, p);
   XPAR__FORWARD(xpar__cuda_check_launch(st, name));
 
@@ -187,7 +217,8 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
     return XPAR_OK;
   }
-  XPAR__FORWARD(xpar__cuda_sync(st, name));
+  if (!spin || !xpar__cuda_spin_for_flag(st, p.seq))
+    XPAR__FORWARD(xpar__cuda_sync(st, name));
   /* The last block wrote the pinned slot directly; the sync made it visible. */
   memcpy(result, (const void *)st->result_host, sizeof(Acc));
   return XPAR_OK;

@@ -36,6 +36,12 @@ constexpr unsigned vector_bytes = 16;
  *   no first-poll delay 1573 (bench/cub/NOTES.md).
  * elementwise: 256 threads, 4 vectors per operand per iteration.
  */
+/* Synchronous reduces of at most this many elements with the result on the
+ * host wait for a flag the kernel raises in pinned memory instead of for the
+ * stream (device_reduce.cu); the host gives up spinning after spin_limit_ns
+ * and synchronises the stream (a kernel of 2^20 int32 takes ~5 us). */
+constexpr size_t reduce_spin_max_n = (size_t)1 << 20;
+constexpr unsigned long long spin_limit_ns = 200000;
 constexpr unsigned reduce_block = 256;
 constexpr unsigned reduce_vectors_per_thread = 8;
 constexpr unsigned reduce_max_blocks_per_sm = 8;
