@@ -116,75 +116,85 @@ struct Buffers {
 };
 
 /* Run op on the device arrays (x, y written by the application just before,
- * on `app_stream`); check the result.  `consume`: a slow kernel on
- * app_stream copies the array output right after the call, and that copy is
- * what is checked (the output must be complete when stream-order says so). */
+ * on `app_stream`), then check the result.  The call is issued first thing:
+ * any host work between the application's launch and the call (computing the
+ * reference takes tens of milliseconds at 2^24) would let the application's
+ * kernel finish and hide a missing order.  The array output is checked
+ * through a slow copy queued on app_stream right after the call: the output
+ * must be complete whenever stream order says so. */
 static void run_and_check(xpar_context *ctx, Op op, Buffers &b, unsigned salt, int nowait,
                           cudaStream_t app_stream, const char *label) {
   const size_t n = b.n;
-  char what[160];
-  snprintf(what, sizeof what, "%s: %s%s salt %u", label, op_names[op], nowait ? " nowait" : "",
-           salt);
-  host_pattern(b.hx, n, salt);
-  host_pattern(b.hy, n, salt + 5);
   const int32_t alpha = 3, value = 0x5a5a;
   int32_t *dres = b.out2; /* nowait scalar results: device memory */
+  int32_t got32 = 0;
+  int64_t got = 0;
   switch (op) {
     case OP_REDUCE:
+      if (nowait) XK(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, b.x, n, dres));
+      else XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, b.x, n, &got32));
+      break;
+    case OP_DOT:
+      if (nowait) XK(xpar_dot_nowait(ctx, XPAR_INT32, b.x, b.y, n, dres));
+      else XK(xpar_dot(ctx, XPAR_INT32, b.x, b.y, n, &got32));
+      break;
     case OP_SUM_WIDE:
-    case OP_DOT: {
-      int64_t want = 0;
-      for (size_t i = 0; i < n; i++) want += op == OP_DOT ? (int64_t)b.hx[i] * b.hy[i] : b.hx[i];
-      int64_t got = 0;
-      int32_t got32 = 0;
-      if (nowait) {
-        if (op == OP_REDUCE) XK(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, b.x, n, dres));
-        if (op == OP_DOT) XK(xpar_dot_nowait(ctx, XPAR_INT32, b.x, b.y, n, dres));
-        if (op == OP_SUM_WIDE) return; /* no nowait variant */
-        XK(xpar_wait(ctx));
-        CK(cudaMemcpy(&got32, dres, sizeof got32, cudaMemcpyDeviceToHost));
-        got = got32;
-      } else if (op == OP_REDUCE) {
-        XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, b.x, n, &got32));
-        got = got32;
-      } else if (op == OP_DOT) {
-        XK(xpar_dot(ctx, XPAR_INT32, b.x, b.y, n, &got32));
-        got = got32;
-      } else {
-        XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, b.x, n, &got));
-      }
-      if (op != OP_SUM_WIDE) want = (int32_t)(uint32_t)(uint64_t)want;
-      if (got != want) FAIL("%s: %lld, expected %lld (seed %llu)", what, (long long)got, (long long)want, seed);
-      return;
-    }
-    case OP_SCAN: {
-      uint32_t run = 0;
-      for (size_t i = 0; i < n; i++) b.want[i] = (int32_t)(run += (uint32_t)b.hx[i]);
+      if (nowait) return; /* no nowait variant */
+      XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, b.x, n, &got));
+      break;
+    case OP_SCAN:
       if (nowait) XK(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, b.x, b.out, n));
       else XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, b.x, b.out, n));
       break;
-    }
-    case OP_AXPY: /* y = alpha x + y, y in place: the output is y */
-      for (size_t i = 0; i < n; i++) b.want[i] = alpha * b.hx[i] + b.hy[i];
+    case OP_AXPY: /* y = alpha x + y, in place: the output is y */
       if (nowait) XK(xpar_axpy_nowait(ctx, XPAR_INT32, &alpha, b.x, b.y, n));
       else XK(xpar_axpy(ctx, XPAR_INT32, &alpha, b.x, b.y, n));
       break;
     case OP_ADD:
-      for (size_t i = 0; i < n; i++) b.want[i] = b.hx[i] + b.hy[i];
       if (nowait) XK(xpar_add_nowait(ctx, XPAR_INT32, b.x, b.y, b.out, n));
       else XK(xpar_add(ctx, XPAR_INT32, b.x, b.y, b.out, n));
       break;
     case OP_FILL: /* the application wrote poison into out just before */
-      for (size_t i = 0; i < n; i++) b.want[i] = value;
       if (nowait) XK(xpar_fill_nowait(ctx, XPAR_INT32, &value, b.out, n));
       else XK(xpar_fill(ctx, XPAR_INT32, &value, b.out, n));
       break;
     default: return;
   }
+  const int scalar = op == OP_REDUCE || op == OP_DOT || op == OP_SUM_WIDE;
   int32_t *result = op == OP_AXPY ? b.y : b.out;
   /* The application's consumer, queued right after the call on its stream. */
-  slow_copy<<<264, 256, 0, app_stream>>>(result, b.out2, n, 200000);
-  CK(cudaGetLastError());
+  if (!scalar) {
+    slow_copy<<<264, 256, 0, app_stream>>>(result, b.out2, n, 200000);
+    CK(cudaGetLastError());
+  }
+
+  char what[160];
+  snprintf(what, sizeof what, "%s: %s%s salt %u", label, op_names[op], nowait ? " nowait" : "",
+           salt);
+  host_pattern(b.hx, n, salt);
+  host_pattern(b.hy, n, salt + 5);
+  if (scalar) {
+    if (nowait) {
+      XK(xpar_wait(ctx));
+      CK(cudaMemcpy(&got32, dres, sizeof got32, cudaMemcpyDeviceToHost));
+    }
+    if (op != OP_SUM_WIDE) got = got32;
+    int64_t want = 0;
+    for (size_t i = 0; i < n; i++) want += op == OP_DOT ? (int64_t)b.hx[i] * b.hy[i] : b.hx[i];
+    if (op != OP_SUM_WIDE) want = (int32_t)(uint32_t)(uint64_t)want;
+    if (got != want)
+      FAIL("%s: %lld, expected %lld (seed %llu)", what, (long long)got, (long long)want, seed);
+    return;
+  }
+  uint32_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    switch (op) {
+      case OP_SCAN: b.want[i] = (int32_t)(run += (uint32_t)b.hx[i]); break;
+      case OP_AXPY: b.want[i] = alpha * b.hx[i] + b.hy[i]; break;
+      case OP_ADD: b.want[i] = b.hx[i] + b.hy[i]; break;
+      default: b.want[i] = value; break;
+    }
+  }
   CK(cudaStreamSynchronize(app_stream));
   if (nowait) XK(xpar_wait(ctx));
   check_array(what, b.out2, b.want, n, b.scratch);
