@@ -486,8 +486,8 @@ int bench_cmd_calibrate(int argc, char **argv) {
   }
 
   /* The OpenMP threshold decides between AUTO's two CPU choices: one thread
-   * (the CPU backend below its threshold) and a parallel region. */
-  /* (Each is opened only if the one before was: they would fail alike.) */
+   * (the CPU backend below its threshold) and a parallel region.  Each
+   * context is opened only if the one before was: they would fail alike. */
   s.serial = open_ctx(XPAR_BACKEND_CPU, s.o.threads, XPAR_NEVER);
   if (s.serial) s.openmp = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 0);
   if (s.openmp) s.cpu = open_ctx(XPAR_BACKEND_CPU, s.o.threads, DEFAULTS);

@@ -1,7 +1,10 @@
 /*
  * libxpar loaded the way plugin hosts (Python's ctypes, Julia, R) load it:
  * with dlopen, into a process that was not linked against it, every entry
- * point found with dlsym.  argv[1] is the built library ($<TARGET_FILE:xpar>).
+ * point found with dlsym.  argv[1] is the built library ($<TARGET_FILE:xpar>),
+ * argv[2] an optional cmocka filter for the cases run once it is loaded.
+ * Reduces run through AUTO, the serial tier and (where a GPU is usable) the
+ * CUDA backend, whose static CUDA runtime has thread-locals of its own.
  *
  * CTest runs this with GLIBC_TUNABLES shrinking the static TLS surplus that
  * glibc keeps for libraries loaded later (tests/CMakeLists.txt says by how
@@ -39,6 +42,9 @@ static struct xpar_entry_points {
   __typeof__(&xpar_reduce) reduce;
   __typeof__(&xpar_last_error_detail) last_error_detail;
   __typeof__(&xpar_status_name) status_name;
+  __typeof__(&xpar_context_set_backend) context_set_backend;
+  __typeof__(&xpar_last_decision) last_decision;
+  __typeof__(&xpar_device_query) device_query;
 } xp;
 
 static const char *g_library;
@@ -125,6 +131,10 @@ static void load_library(void **state) {
   xp.reduce = (__typeof__(xp.reduce))must_find("xpar_reduce");
   xp.last_error_detail = (__typeof__(xp.last_error_detail))must_find("xpar_last_error_detail");
   xp.status_name = (__typeof__(xp.status_name))must_find("xpar_status_name");
+  xp.context_set_backend =
+      (__typeof__(xp.context_set_backend))must_find("xpar_context_set_backend");
+  xp.last_decision = (__typeof__(xp.last_decision))must_find("xpar_last_decision");
+  xp.device_query = (__typeof__(xp.device_query))must_find("xpar_device_query");
   announce_loaded(1);
 }
 
@@ -135,16 +145,12 @@ static int library_loaded(void **state) {
 
 /* ---- a reduce through the loaded library ------------------------------------- */
 
-/* Sums of seeded random int32 arrays through AUTO, checked against a
- * wrapping sum; the result sits between guard words that must survive, and
- * the input must be left as it was. */
-static void reduce_through_dlsym(void **state) {
-  (void)state;
-  static const size_t sizes[] = {0, 1, 128, 1000, 100003};
-  xpar_context *ctx = NULL;
-  xpar_status st = xp.context_create(&ctx);
-  if (st != XPAR_OK)
-    fail_msg("xpar_context_create: %s: %s", xp.status_name(st), xp.last_error_detail());
+/* Sums of seeded random int32 arrays on ctx, checked against a wrapping sum;
+ * the result sits between guard words that must survive, the input must be
+ * left as it was, and the decision record must name `tier` (XPAR_TIER_NONE:
+ * any tier). */
+static void check_reduces(xpar_context *ctx, const char *label, xpar_tier tier) {
+  static const size_t sizes[] = {0, 1, 128, 1000, 100003, ((size_t)1 << 20) + 3};
   uint64_t rng = g_seed ^ 0x7265647563650000ull; /* "reduce" */
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
     size_t n = sizes[s];
@@ -158,21 +164,55 @@ static void reduce_through_dlsym(void **state) {
     }
     memcpy(copy, in, n * sizeof *in);
     int32_t out[3] = {POISON_I32, POISON_I32, POISON_I32};
-    st = xp.reduce(ctx, XPAR_INT32, XPAR_SUM, in, n, &out[1]);
+    xpar_status st = xp.reduce(ctx, XPAR_INT32, XPAR_SUM, in, n, &out[1]);
     if (st != XPAR_OK)
-      fail_msg("seed %" PRIu64 ": reduce n = %zu: %s: %s", g_seed, n, xp.status_name(st),
-               xp.last_error_detail());
+      fail_msg("seed %" PRIu64 ": %s reduce n = %zu: %s: %s", g_seed, label, n,
+               xp.status_name(st), xp.last_error_detail());
     if (out[1] != (int32_t)want)
-      fail_msg("seed %" PRIu64 ": reduce n = %zu: expected %" PRId32 ", got %" PRId32, g_seed, n,
-               (int32_t)want, out[1]);
+      fail_msg("seed %" PRIu64 ": %s reduce n = %zu: expected %" PRId32 ", got %" PRId32, g_seed,
+               label, n, (int32_t)want, out[1]);
     if (out[0] != POISON_I32 || out[2] != POISON_I32)
-      fail_msg("seed %" PRIu64 ": reduce n = %zu wrote next to its result", g_seed, n);
+      fail_msg("seed %" PRIu64 ": %s reduce n = %zu wrote next to its result", g_seed, label, n);
     if (n && memcmp(in, copy, n * sizeof *in) != 0)
-      fail_msg("seed %" PRIu64 ": reduce n = %zu changed its input", g_seed, n);
+      fail_msg("seed %" PRIu64 ": %s reduce n = %zu changed its input", g_seed, label, n);
     assert_string_equal(xp.last_error_detail(), "");
+    xpar_decision d;
+    assert_int_equal(xp.last_decision(ctx, &d), XPAR_OK);
+    if (n && tier != XPAR_TIER_NONE && d.tier != tier)
+      fail_msg("%s reduce n = %zu ran on tier %d, expected %d (%s)", label, n, (int)d.tier,
+               (int)tier, d.reason);
     free(in);
     free(copy);
   }
+}
+
+/* AUTO (whichever tier it picks) and the serial tier. */
+static void reduce_through_dlsym(void **state) {
+  (void)state;
+  xpar_context *ctx = NULL;
+  xpar_status st = xp.context_create(&ctx);
+  if (st != XPAR_OK)
+    fail_msg("xpar_context_create: %s: %s", xp.status_name(st), xp.last_error_detail());
+  check_reduces(ctx, "auto", XPAR_TIER_NONE);
+  assert_int_equal(xp.context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL), XPAR_OK);
+  check_reduces(ctx, "serial", XPAR_TIER_CPU_SERIAL);
+  assert_int_equal(xp.context_destroy(ctx), XPAR_OK);
+}
+
+/* The CUDA backend (cudart_static inside the dlopen'ed library, with its own
+ * thread-locals): skipped where no GPU is usable. */
+static void reduce_cuda_through_dlsym(void **state) {
+  (void)state;
+  xpar_device_info info;
+  memset(&info, 0, sizeof info);
+  if (xp.device_query(&info) != XPAR_OK || !info.usable) {
+    printf("no usable GPU (%s): skipped\n", info.reason);
+    skip();
+  }
+  xpar_context *ctx = NULL;
+  assert_int_equal(xp.context_create(&ctx), XPAR_OK);
+  assert_int_equal(xp.context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
+  check_reduces(ctx, "cuda", XPAR_TIER_CUDA);
   assert_int_equal(xp.context_destroy(ctx), XPAR_OK);
 }
 
@@ -320,7 +360,6 @@ int main(int argc, char **argv) {
   g_library = argv[1];
   choose_seed();
   unset_xpar_env();
-  if (argc > 2) cmocka_set_test_filter(argv[2]);
   if (pthread_create(&g_early_thread, NULL, early_thread_main, NULL) != 0) {
     fprintf(stderr, "test_dlopen: pthread_create failed\n");
     return 1;
@@ -328,8 +367,10 @@ int main(int argc, char **argv) {
   const struct CMUnitTest load[] = {cmocka_unit_test(load_library)};
   int failed = cmocka_run_group_tests_name("dlopen", load, NULL, NULL);
   if (failed) announce_loaded(-1); /* release the early thread */
+  if (argc > 2) cmocka_set_test_filter(argv[2]); /* the library is loaded whatever it says */
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reduce_through_dlsym),
+      cmocka_unit_test(reduce_cuda_through_dlsym),
       cmocka_unit_test(detail_per_thread),
       cmocka_unit_test(detail_cleared_after_other_threads),
   };
