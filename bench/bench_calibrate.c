@@ -313,24 +313,28 @@ static int round_trip(cal_state *s, const char *path) {
         }
         checked++;
       }
-  /* one small call of the first calibrated op: below its OpenMP threshold
-   * (or at 256 if that is lower), on host data */
+  /* one small call of the first calibrated op on host data: 256 elements,
+   * or as many as the buffers hold when the sweeps stopped below 2^8; the
+   * decision record quotes the OpenMP threshold on either side of it */
   const bench_op *op = NULL;
   for (int i = 0; bench_op_at(i); ++i)
     if (bench_op_at(i)->op == (xpar_op)first_op) op = bench_op_at(i);
   xpar_decision d;
   memset(&d, 0, sizeof d);
+  size_t n = 256;
+  if (first_op >= 0 && n > s->cap * 8 / xpar_dtype_size((xpar_dtype)first_t))
+    n = s->cap * 8 / xpar_dtype_size((xpar_dtype)first_t);
   if (op) {
     bench_case c;
-    bench_case_view(&c, op, (xpar_dtype)first_t, 256, s->x, s->y, s->out);
+    bench_case_view(&c, op, (xpar_dtype)first_t, n, s->x, s->y, s->out);
     st = op->run(ctx, &c);
     if (st == XPAR_OK) st = xpar_last_decision(ctx, &d);
   }
   int quoted = op && st == XPAR_OK && strstr(d.reason, "(profile)") != NULL;
-  printf("check: %s loaded into a fresh context: %d thresholds %s; %s %s n=256 ran on %s: \"%s\" "
+  printf("check: %s loaded into a fresh context: %d thresholds %s; %s %s n=%zu ran on %s: \"%s\" "
          "-> %s\n",
          path, checked, ok ? "match" : "DIFFER", op ? op->name : "?",
-         xpar_dtype_name((xpar_dtype)first_t), xpar_tier_name(d.tier), d.reason,
+         xpar_dtype_name((xpar_dtype)first_t), n, xpar_tier_name(d.tier), d.reason,
          quoted ? "quotes (profile): OK" : "does NOT quote (profile): FAILED");
   xpar_context_destroy(ctx);
   return ok && quoted;

@@ -375,6 +375,15 @@ int main(int argc, char **argv) {
       cmocka_unit_test(detail_cleared_after_other_threads),
   };
   failed += cmocka_run_group_tests_name("through dlsym", tests, library_loaded, NULL);
-  if (g_handle) dlclose(g_handle);
+  /* A host may dlclose the library; it must stay loaded (-z nodelete), or
+   * the OpenMP tier's worker threads would be left in unmapped code. */
+  if (g_handle) {
+    dlclose(g_handle);
+    if (!dlopen(g_library, RTLD_NOW | RTLD_NOLOAD)) {
+      fprintf(stderr, "test_dlopen: dlclose unloaded %s (it must be linked -z nodelete)\n",
+              g_library);
+      failed++;
+    }
+  }
   return failed ? 1 : 0;
 }
