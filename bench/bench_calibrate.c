@@ -20,8 +20,13 @@
  * from 2^22 on, the GPU is >= 1.5x slower at two consecutive sizes and not
  * catching up (the transfer-bound ratio is flat), so pageable reduces do not
  * sweep to 2^28.  Calls are not checked for correctness here (crossover does).
- * Thresholds that were not measured are left out of the profile: loading it
- * then keeps their built-in defaults.
+ * The profile goes to --out, else to $XPAR_PROFILE, else to the default
+ * path, in one xpar_profile_save of a context holding the measured values.
+ * That writes what was set through the API and what the context loaded from
+ * a profile, so thresholds not measured in this run (--ops, --time-limit, no
+ * GPU) keep the values of the profile in effect when it started (if it is
+ * from this machine), else are left out and keep their built-in defaults;
+ * XPAR_<OP>_<KIND>_THRESHOLD values are never written.
  */
 #include <errno.h>
 #include <math.h>
@@ -262,7 +267,8 @@ static void sweep_gpu(cal_state *s, const bench_op *op, xpar_dtype t) {
 
 /* ---- profile ------------------------------------------------------------------ */
 
-/* mkdir -p of the profile's directory */
+/* mkdir -p of the profile's directory: before any context is created, as a
+ * context refuses an XPAR_PROFILE whose directory does not exist. */
 static int mkdir_p(const char *file) {
   char d[1024];
   snprintf(d, sizeof d, "%s", file);
@@ -274,55 +280,6 @@ static int mkdir_p(const char *file) {
 
 static const char *const thr_names[XPAR_THRESHOLD_COUNT_] = {"openmp", "gpu", "gpu_pinned",
                                                              "gpu_pageable"};
-
-/* xpar_profile_save writes every threshold of the context; keep only those
- * measured here, so that loading the profile leaves the others at their
- * built-in defaults (docs/profile.md: missing lines keep their defaults). */
-static int keep_measured(const cal_state *s, const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  size_t cap = 1 << 16, len = 0;
-  char *outbuf = malloc(cap);
-  char line[512], op[32], dt[32], kind[32];
-  int dropped = 0;
-  while (outbuf && fgets(line, sizeof line, f)) {
-    int keep = 1;
-    if (line[0] != '#' && sscanf(line, "%31s %31s %31s", op, dt, kind) == 3 && !strchr(op, ':')) {
-      keep = 0;
-      for (int o = 0; o < XPAR_OP_COUNT_; ++o)
-        for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t)
-          for (int k = 0; k < XPAR_THRESHOLD_COUNT_; ++k)
-            if (s->r.measured[o][t][k] && strcmp(op, xpar_op_name((xpar_op)o)) == 0 &&
-                strcmp(dt, xpar_dtype_name((xpar_dtype)t)) == 0 && strcmp(kind, thr_names[k]) == 0)
-              keep = 1;
-      dropped += !keep;
-    }
-    size_t l = strlen(line);
-    if (!keep) continue;
-    if (len + l + 1 > cap) {
-      char *g = realloc(outbuf, cap *= 2);
-      if (!g) {
-        free(outbuf);
-        outbuf = NULL;
-        break;
-      }
-      outbuf = g;
-    }
-    memcpy(outbuf + len, line, l);
-    len += l;
-  }
-  fclose(f);
-  if (!outbuf) return 0;
-  f = fopen(path, "w");
-  int ok = f && fwrite(outbuf, 1, len, f) == len;
-  if (f) {
-    fprintf(f, "# written by xpar-bench calibrate; %d thresholds not measured on this run are "
-               "left out (they keep their built-in defaults)\n", dropped);
-    ok &= fclose(f) == 0;
-  }
-  free(outbuf);
-  return ok;
-}
 
 /* Load the profile into a fresh context; check every threshold and that a
  * decision record quotes "(profile)". */
@@ -356,24 +313,28 @@ static int round_trip(cal_state *s, const char *path) {
         }
         checked++;
       }
-  /* one small call of the first calibrated op: below its OpenMP threshold
-   * (or at 256 if that is lower), on host data */
+  /* one small call of the first calibrated op on host data: 256 elements,
+   * or as many as the buffers hold when the sweeps stopped below 2^8; the
+   * decision record quotes the OpenMP threshold on either side of it */
   const bench_op *op = NULL;
   for (int i = 0; bench_op_at(i); ++i)
     if (bench_op_at(i)->op == (xpar_op)first_op) op = bench_op_at(i);
   xpar_decision d;
   memset(&d, 0, sizeof d);
+  size_t n = 256;
+  if (first_op >= 0 && n > s->cap * 8 / xpar_dtype_size((xpar_dtype)first_t))
+    n = s->cap * 8 / xpar_dtype_size((xpar_dtype)first_t);
   if (op) {
     bench_case c;
-    bench_case_view(&c, op, (xpar_dtype)first_t, 256, s->x, s->y, s->out);
+    bench_case_view(&c, op, (xpar_dtype)first_t, n, s->x, s->y, s->out);
     st = op->run(ctx, &c);
     if (st == XPAR_OK) st = xpar_last_decision(ctx, &d);
   }
   int quoted = op && st == XPAR_OK && strstr(d.reason, "(profile)") != NULL;
-  printf("check: %s loaded into a fresh context: %d thresholds %s; %s %s n=256 ran on %s: \"%s\" "
+  printf("check: %s loaded into a fresh context: %d thresholds %s; %s %s n=%zu ran on %s: \"%s\" "
          "-> %s\n",
          path, checked, ok ? "match" : "DIFFER", op ? op->name : "?",
-         xpar_dtype_name((xpar_dtype)first_t), xpar_tier_name(d.tier), d.reason,
+         xpar_dtype_name((xpar_dtype)first_t), n, xpar_tier_name(d.tier), d.reason,
          quoted ? "quotes (profile): OK" : "does NOT quote (profile): FAILED");
   xpar_context_destroy(ctx);
   return ok && quoted;
@@ -384,8 +345,9 @@ static int round_trip(cal_state *s, const char *path) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: xpar-bench calibrate [options]\n"
-          "  --out FILE       profile to write (default: xpar_profile_default_path,\n"
-          "                   i.e. $XDG_CACHE_HOME/xpar/profile.txt or ~/.cache/xpar/...)\n"
+          "  --out FILE       profile to write (default: $XPAR_PROFILE if set, else\n"
+          "                   xpar_profile_default_path, i.e. $XDG_CACHE_HOME/xpar/profile.txt\n"
+          "                   or ~/.cache/xpar/profile.txt); its directory is created\n"
           "  --ops LIST       comma-separated ops (default: all six)\n"
           "  --dtypes LIST    comma-separated dtypes (default: all six)\n"
           "  --omp-range A:B  serial->OpenMP sweep 2^A..2^B (default 4:20)\n"
@@ -396,8 +358,9 @@ static void usage(FILE *f) {
           "  --time-limit S   stop starting new op x dtype pairs after S seconds; the\n"
           "                   profile then holds what was measured (reduce and scan on\n"
           "                   int32 and float are measured first)\n"
-          "Without a usable GPU only the OpenMP thresholds are calibrated; the GPU ones\n"
-          "are left out of the profile and keep their built-in defaults.\n");
+          "Without a usable GPU only the OpenMP thresholds are calibrated.  Thresholds\n"
+          "not measured keep the values of the profile in effect (XPAR_PROFILE or the\n"
+          "default one, if from this machine), else their built-in defaults.\n");
 }
 
 static int parse_range(const char *v, int *lo, int *hi) {
@@ -414,8 +377,12 @@ static int parse_range(const char *v, int *lo, int *hi) {
  * (what AUTO runs below the threshold), anything else leaves the defaults. */
 static xpar_context *open_ctx(xpar_backend b, int threads, size_t openmp_threshold) {
   xpar_context *ctx;
-  if (xpar_context_create(&ctx) != XPAR_OK) {
+  xpar_status st = xpar_context_create(&ctx);
+  if (st != XPAR_OK) {
     fprintf(stderr, "xpar-bench calibrate: %s\n", xpar_last_error_detail());
+    if (st == XPAR_ERR_PROFILE)
+      fprintf(stderr, "xpar-bench calibrate: its contexts load the profile in effect, as every "
+                      "program's do: fix or remove that file first\n");
     return NULL;
   }
   xpar_context_set_backend(ctx, b);
@@ -466,11 +433,19 @@ int bench_cmd_calibrate(int argc, char **argv) {
     }
   }
   char path[1024];
+  const char *env_profile = getenv("XPAR_PROFILE");
   if (s.o.out) {
     snprintf(path, sizeof path, "%s", s.o.out);
+  } else if (env_profile && env_profile[0]) {
+    snprintf(path, sizeof path, "%s", env_profile); /* where every context will look */
   } else if (xpar_profile_default_path(path, sizeof path) != XPAR_OK) {
     fprintf(stderr, "xpar-bench calibrate: no default profile path (%s); use --out\n",
             xpar_last_error_detail());
+    return 1;
+  }
+  if (!mkdir_p(path)) {
+    fprintf(stderr, "xpar-bench calibrate: cannot create the directory of %s: %s\n", path,
+            strerror(errno));
     return 1;
   }
   double t_all = bench_now_s();
@@ -515,15 +490,14 @@ int bench_cmd_calibrate(int argc, char **argv) {
   }
 
   /* The OpenMP threshold decides between AUTO's two CPU choices: one thread
-   * (the CPU backend below its threshold) and a parallel region. */
+   * (the CPU backend below its threshold) and a parallel region.  Each
+   * context is opened only if the one before was: they would fail alike. */
   s.serial = open_ctx(XPAR_BACKEND_CPU, s.o.threads, XPAR_NEVER);
-  s.openmp = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 0);
-  s.cpu = open_ctx(XPAR_BACKEND_CPU, s.o.threads, DEFAULTS);
-  if (s.gpu_ok) {
-    s.gpu = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, DEFAULTS);
-    s.gpu_map = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, DEFAULTS);
-  }
-  if (!s.serial || !s.openmp || !s.cpu || (s.gpu_ok && (!s.gpu || !s.gpu_map))) return 1;
+  if (s.serial) s.openmp = open_ctx(XPAR_BACKEND_CPU, s.o.threads, 0);
+  if (s.openmp) s.cpu = open_ctx(XPAR_BACKEND_CPU, s.o.threads, DEFAULTS);
+  if (s.cpu && s.gpu_ok) s.gpu = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, DEFAULTS);
+  if (s.gpu) s.gpu_map = open_ctx(XPAR_BACKEND_CUDA, s.o.threads, DEFAULTS);
+  if (!s.cpu || (s.gpu_ok && !s.gpu_map)) return 1;
 
   printf("# xpar-bench calibrate -> %s\n%-7s %-7s %-13s %s\n", path, "# op", "dtype", "threshold",
          "crossover");
@@ -570,7 +544,7 @@ int bench_cmd_calibrate(int argc, char **argv) {
             xpar_dtype_name(t), bench_now_s() - t0, bench_now_s() - t_all);
   }
 
-  /* the profile: the measured values set through the API, saved, trimmed */
+  /* the profile: the measured values set through the API, saved once */
   xpar_context *ctx = open_ctx(XPAR_BACKEND_AUTO, 0, DEFAULTS);
   int ok = ctx != NULL;
   for (int o = 0; ok && o < XPAR_OP_COUNT_; ++o)
@@ -579,11 +553,6 @@ int bench_cmd_calibrate(int argc, char **argv) {
         if (s.r.measured[o][t][k])
           xpar_context_set_threshold(ctx, (xpar_op)o, (xpar_dtype)t, (xpar_threshold)k,
                                      s.r.thr[o][t][k]);
-  if (ok && !mkdir_p(path)) {
-    fprintf(stderr, "xpar-bench calibrate: cannot create the directory of %s: %s\n", path,
-            strerror(errno));
-    ok = 0;
-  }
   if (ok) {
     xpar_status st = xpar_profile_save(ctx, path);
     if (st != XPAR_OK) {
@@ -593,10 +562,6 @@ int bench_cmd_calibrate(int argc, char **argv) {
     }
   }
   if (ctx) xpar_context_destroy(ctx);
-  if (ok && !keep_measured(&s, path)) {
-    fprintf(stderr, "xpar-bench calibrate: rewriting %s failed\n", path);
-    ok = 0;
-  }
   if (ok) {
     printf("# profile written: %s (%.0f s)\n", path, bench_now_s() - t_all);
     ok = round_trip(&s, path);

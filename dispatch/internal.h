@@ -28,11 +28,17 @@ xpar_status xpar__fail(xpar_status status, const char *fmt, ...)
 #endif
     ;
 
-/** Clear this thread's detail message (every public entry point does;
- *  inline, as it runs on every call).  Only the C side needs it. */
+/** Clear this thread's detail message.  Every public entry point does, so
+ *  it is inline and, while no thread holds a detail, only reads a global
+ *  (status.c says why the thread-local itself is not read).  Only the C
+ *  side needs it. */
 #ifndef __cplusplus
-extern _Thread_local char xpar__detail[512] __attribute__((tls_model("initial-exec")));
-static inline void xpar__clear_error(void) { xpar__detail[0] = '\0'; }
+#include <stdatomic.h>
+extern atomic_uint xpar__details_held;
+void xpar__clear_held_error(void);
+static inline void xpar__clear_error(void) {
+  if (atomic_load_explicit(&xpar__details_held, memory_order_relaxed)) xpar__clear_held_error();
+}
 #endif
 
 /** Append context to the current detail message: "<prefix>: <detail>". */

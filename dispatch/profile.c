@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "context.h"
@@ -218,12 +219,42 @@ XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size) {
   return XPAR_OK;
 }
 
+/* One notice per process, as for a profile from another machine. */
+static atomic_int missing_notice_printed;
+
+/* XPAR_PROFILE names a file that does not exist.  In a directory that does
+ * exist, it is a profile still to be written: `xpar-bench calibrate` writes
+ * there, and its own contexts are created with XPAR_PROFILE set like any
+ * program's.  The context keeps its built-in thresholds, and a notice says
+ * so, so that a misspelt file name does not pass silently.  A missing
+ * directory is more likely a mistake than a profile to come:
+ * XPAR_ERR_PROFILE. */
+static xpar_status profile_not_written_yet(const char *path) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0'; /* "/profile.txt" lives in "/" */
+  struct stat st;
+  XPAR__RETURN_IF(stat(dir, &st) != 0 || !S_ISDIR(st.st_mode), XPAR_ERR_PROFILE,
+                  "XPAR_PROFILE=%s: no such file, and no directory %s to write it in", path, dir);
+  if (!atomic_exchange(&missing_notice_printed, 1))
+    fprintf(stderr,
+            "xpar: notice: XPAR_PROFILE=%s does not exist yet; using the built-in thresholds "
+            "(xpar-bench calibrate writes it)\n",
+            path);
+  return XPAR_OK;
+}
+
 xpar_status xpar__profile_load_default(xpar_context *ctx) {
   int applied;
   const char *env = getenv("XPAR_PROFILE");
   if (env) {
     XPAR__RETURN_IF(!env[0], XPAR_ERR_INVALID_ENV, "XPAR_PROFILE is empty; expected a file path");
-    return load(ctx, env, &applied);
+    if (access(env, F_OK) != 0 && errno == ENOENT) return profile_not_written_yet(env);
+    return load(ctx, env, &applied); /* other failures to open: load() says why */
   }
   char path[4096];
   if (xpar_profile_default_path(path, sizeof path) != XPAR_OK) {
@@ -277,12 +308,24 @@ XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
     st = xpar__fail(XPAR_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
     goto out;
   }
+  time_t now = time(NULL);
+  struct tm utc;
+  char when[32] = "unknown time";
+  if (gmtime_r(&now, &utc)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
   fprintf(f, "# xpar calibration profile (format: docs/profile.md)\n" PROFILE_MAGIC "\n");
   fprintf(f, "cpu: %s\ncores: %ld\ngpu: %s\n", here.cpu, here.cores, here.gpu);
-  fprintf(f, "# <op> <dtype> <threshold> <elements|never>: n >= value takes the faster-for-large-n side\n");
+  fprintf(f, "written: %s by %s (xpar %d.%d.%d)\n", when, program_invocation_short_name,
+          XPAR_VERSION_MAJOR, XPAR_VERSION_MINOR, XPAR_VERSION_PATCH);
+  fprintf(f, "# <op> <dtype> <threshold> <elements|never>: n >= value takes the faster-for-large-n side\n"
+             "# thresholds not listed keep the built-in defaults\n");
   for (int o = 0; o < XPAR_OP_COUNT_; o++)
     for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
       for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++) {
+        /* Built-in defaults stay out (a loading context has its own, perhaps
+         * newer ones), and so do environment values: the environment
+         * overrides a profile anyway, and is not a fact about this machine. */
+        unsigned char source = ctx->threshold_source[o][t][k];
+        if (source != XPAR__SRC_PROFILE && source != XPAR__SRC_API) continue;
         size_t v = ctx->thresholds[o][t][k];
         if (v == XPAR_NEVER)
           fprintf(f, "%s %s %s never\n", xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t),

@@ -1,7 +1,9 @@
 /*
  * Calibration profiles: save -> load round trip, use by dispatch (visible in
  * the decision record), precedence (profile < env < API), machine mismatch,
- * corrupt files (error naming the line), the default location.
+ * corrupt files (error naming the line), the default location, XPAR_PROFILE
+ * naming a file not written yet (accepted where its directory exists) and
+ * what xpar_profile_save writes (API and profile values, a written: line).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,14 +173,210 @@ static void corrupt(void **state) {
       fail_msg("case %zu: status %s, detail \"%s\", wanted \"%s\"", i, xpar_status_name(st),
                xpar_last_error_detail(), cases[i].detail);
   }
-  /* A missing file named by XPAR_PROFILE is an error too; an empty name is a bad env value. */
-  setenv("XPAR_PROFILE", path_in_dir("missing.txt"), 1);
+  /* An empty name is a bad env value (missing files: missing_profile_*). */
   xpar_context *ctx;
-  assert_int_equal(xpar_context_create(&ctx), XPAR_ERR_PROFILE);
-  assert_non_null(strstr(xpar_last_error_detail(), "missing.txt"));
   setenv("XPAR_PROFILE", "", 1);
   assert_int_equal(xpar_context_create(&ctx), XPAR_ERR_INVALID_ENV);
   unsetenv("XPAR_PROFILE");
+}
+
+/* Creates a context with stderr sent to a file; returns how many lines of
+ * what it printed contain `needle`.  The context is destroyed. */
+static int create_counting_stderr(const char *needle) {
+  fflush(stderr);
+  int saved = dup(2);
+  assert_true(saved >= 0);
+  const char *log = path_in_dir("stderr.txt");
+  FILE *f = fopen(log, "w+");
+  assert_non_null(f);
+  assert_true(dup2(fileno(f), 2) >= 0);
+  xpar_context *ctx = NULL;
+  xpar_status st = xpar_context_create(&ctx);
+  char detail[512];
+  snprintf(detail, sizeof detail, "%s", xpar_last_error_detail());
+  fflush(stderr);
+  assert_true(dup2(saved, 2) >= 0);
+  close(saved);
+  if (st != XPAR_OK) fail_msg("xpar_context_create: %s: %s", xpar_status_name(st), detail);
+  xpar_context_destroy(ctx);
+  rewind(f);
+  char line[1024];
+  int count = 0;
+  while (fgets(line, sizeof line, f)) count += strstr(line, needle) != NULL;
+  fclose(f);
+  unlink(log);
+  return count;
+}
+
+/* Every threshold of a equals b's. */
+static void assert_same_thresholds(xpar_context *a, xpar_context *b) {
+  for (int op = 0; op < XPAR_OP_COUNT_; op++)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+      for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++) {
+        size_t va, vb;
+        assert_int_equal(xpar_context_get_threshold(a, op, t, k, &va), XPAR_OK);
+        assert_int_equal(xpar_context_get_threshold(b, op, t, k, &vb), XPAR_OK);
+        if (va != vb) fail_msg("op %d dtype %d threshold %d: %zu != %zu", op, t, k, va, vb);
+      }
+}
+
+/* Runs reduce int32 n = 1000 on the CPU backend; returns the decision's reason. */
+static const char *reduce_reason(xpar_context *ctx) {
+  static xpar_decision d;
+  int32_t in[1000];
+  for (int i = 0; i < 1000; i++) in[i] = i;
+  int32_t sum = 0;
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU), XPAR_OK);
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, in, 1000, &sum), XPAR_OK);
+  assert_int_equal(sum, 1000 * 999 / 2);
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  return d.reason;
+}
+
+/* XPAR_PROFILE naming a file not written yet, in a directory that exists:
+ * creation succeeds with the built-in thresholds (sources "default"), and
+ * says so once per process on stderr, not once per context. */
+static void missing_profile_in_existing_dir(void **state) {
+  (void)state;
+  char default_path[512];
+  assert_int_equal(xpar_profile_default_path(default_path, sizeof default_path), XPAR_OK);
+  assert_int_not_equal(access(default_path, F_OK), 0); /* the reference below is built-in */
+  xpar_context *builtin, *ctx;
+  assert_int_equal(xpar_context_create(&builtin), XPAR_OK);
+
+  char path[512];
+  snprintf(path, sizeof path, "%s", path_in_dir("not-yet.txt"));
+  setenv("XPAR_PROFILE", path, 1);
+  assert_int_equal(create_counting_stderr("not-yet.txt does not exist yet"), 1);
+  assert_int_equal(create_counting_stderr("not-yet.txt"), 0);
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  assert_string_equal(xpar_last_error_detail(), "");
+  assert_same_thresholds(ctx, builtin);
+  const char *reason = reduce_reason(ctx);
+  if (!strstr(reason, "openmp threshold") || !strstr(reason, "(default)") ||
+      strstr(reason, "(profile)"))
+    fail_msg("decision record \"%s\": expected a default openmp threshold", reason);
+  assert_int_not_equal(access(path, F_OK), 0); /* nothing was created */
+
+  /* An explicit xpar_profile_load of a missing file is still an error. */
+  assert_int_equal(xpar_profile_load(ctx, path, NULL), XPAR_ERR_PROFILE);
+  assert_non_null(strstr(xpar_last_error_detail(), "not-yet.txt"));
+  unsetenv("XPAR_PROFILE");
+  xpar_context_destroy(ctx);
+  xpar_context_destroy(builtin);
+}
+
+/* A missing directory is taken for a mistake: XPAR_ERR_PROFILE, naming the
+ * file and the directory, and *out is NULL. */
+static void missing_profile_dir(void **state) {
+  (void)state;
+  static const char *const names[] = {"no-such-dir/profile.txt", "no/such/dirs/profile.txt"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s", path_in_dir(names[i]));
+    setenv("XPAR_PROFILE", path, 1);
+    xpar_context *ctx = (xpar_context *)&ctx;
+    xpar_status st = xpar_context_create(&ctx);
+    const char *detail = xpar_last_error_detail();
+    if (st != XPAR_ERR_PROFILE || ctx != NULL || !strstr(detail, path) ||
+        !strstr(detail, "no directory"))
+      fail_msg("%s: status %s, detail \"%s\"", names[i], xpar_status_name(st), detail);
+  }
+  unsetenv("XPAR_PROFILE");
+}
+
+static int count_lines_starting(const char *path, const char *prefix) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[512];
+  int count = 0;
+  while (fgets(line, sizeof line, f)) count += strncmp(line, prefix, strlen(prefix)) == 0;
+  fclose(f);
+  return count;
+}
+
+/* What `XPAR_PROFILE=new.txt xpar-bench calibrate` does: contexts created
+ * with XPAR_PROFILE naming a file not written yet, thresholds set through
+ * the API, saved to that path, loaded by the next context.  The profile
+ * holds the thresholds set through the API and a "written:" line, but
+ * neither built-in defaults nor environment values; the thresholds not in
+ * it stay "(default)" in decision records. */
+static void calibrate_into_xpar_profile(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s", path_in_dir("calibrated.txt"));
+  setenv("XPAR_PROFILE", path, 1);
+  setenv("XPAR_SCAN_OPENMP_THRESHOLD", "2^7", 1);
+  xpar_context *cal, *builtin, *loaded;
+  assert_int_equal(xpar_context_create(&cal), XPAR_OK);
+  assert_int_equal(xpar_context_set_threshold(cal, XPAR_OP_REDUCE, XPAR_INT32,
+                                              XPAR_THRESHOLD_OPENMP, 640),
+                   XPAR_OK);
+  assert_int_equal(xpar_context_set_threshold(cal, XPAR_OP_DOT, XPAR_FLOAT,
+                                              XPAR_THRESHOLD_GPU_PAGEABLE_DATA, XPAR_NEVER),
+                   XPAR_OK);
+  assert_int_equal(xpar_profile_save(cal, getenv("XPAR_PROFILE")), XPAR_OK);
+  unsetenv("XPAR_SCAN_OPENMP_THRESHOLD");
+
+  assert_int_equal(count_lines_starting(path, "reduce int32 openmp 640\n"), 1);
+  assert_int_equal(count_lines_starting(path, "dot float gpu_pageable never\n"), 1);
+  assert_int_equal(count_lines_starting(path, "reduce "), 1);
+  assert_int_equal(count_lines_starting(path, "dot "), 1);
+  assert_int_equal(count_lines_starting(path, "scan "), 0);
+  for (const char *const *op = (const char *const[]){"axpy ", "add ", "fill ", NULL}; *op; op++)
+    assert_int_equal(count_lines_starting(path, *op), 0);
+  /* "written: 2026-01-31T12:00:00Z by test_profile (xpar 0.1.0)" */
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[512], when[64], by[64], tool[64];
+  int written = 0;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "written:", 8) == 0) {
+      written++;
+      int year, mon, day, h, m, sec;
+      char z;
+      assert_int_equal(sscanf(line, "written: %63s %63s %63s", when, by, tool), 3);
+      assert_int_equal(sscanf(when, "%4d-%2d-%2dT%2d:%2d:%2d%c", &year, &mon, &day, &h, &m, &sec, &z), 7);
+      assert_true(year >= 2024 && mon >= 1 && mon <= 12 && day >= 1 && day <= 31 && z == 'Z');
+      assert_string_equal(by, "by");
+      assert_string_equal(tool, "test_profile");
+      assert_non_null(strstr(line, "(xpar 0.1.0)"));
+    }
+  fclose(f);
+  assert_int_equal(written, 1);
+
+  /* The next context loads it: the two values, the rest built-in. */
+  unsetenv("XPAR_PROFILE");
+  assert_int_equal(xpar_context_create(&builtin), XPAR_OK);
+  setenv("XPAR_PROFILE", path, 1);
+  assert_int_equal(xpar_context_create(&loaded), XPAR_OK);
+  size_t v;
+  assert_int_equal(xpar_context_set_threshold(builtin, XPAR_OP_REDUCE, XPAR_INT32,
+                                              XPAR_THRESHOLD_OPENMP, 640),
+                   XPAR_OK);
+  assert_int_equal(xpar_context_set_threshold(builtin, XPAR_OP_DOT, XPAR_FLOAT,
+                                              XPAR_THRESHOLD_GPU_PAGEABLE_DATA, XPAR_NEVER),
+                   XPAR_OK);
+  assert_same_thresholds(loaded, builtin);
+  assert_int_equal(xpar_context_get_threshold(loaded, XPAR_OP_REDUCE, XPAR_INT32,
+                                              XPAR_THRESHOLD_OPENMP, &v),
+                   XPAR_OK);
+  assert_true(v == 640);
+  const char *reason = reduce_reason(loaded);
+  if (!strstr(reason, "openmp threshold 640 (profile)"))
+    fail_msg("decision record \"%s\": expected the profile's 640", reason);
+
+  /* Saving a context that loaded it writes the loaded values again. */
+  char copy[512];
+  snprintf(copy, sizeof copy, "%s", path_in_dir("copy.txt"));
+  assert_int_equal(xpar_profile_save(loaded, copy), XPAR_OK);
+  assert_int_equal(count_lines_starting(copy, "reduce int32 openmp 640\n"), 1);
+  assert_int_equal(count_lines_starting(copy, "dot float gpu_pageable never\n"), 1);
+  assert_int_equal(count_lines_starting(copy, "scan "), 0);
+  unsetenv("XPAR_PROFILE");
+  xpar_context_destroy(loaded);
+  xpar_context_destroy(builtin);
+  xpar_context_destroy(cal);
 }
 
 /* This machine's CPU key line ("cpu: ...") and core count, as a profile
@@ -259,6 +457,9 @@ static void default_location(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(missing_profile_in_existing_dir), /* first: the notice is once per process */
+      cmocka_unit_test(missing_profile_dir),
+      cmocka_unit_test(calibrate_into_xpar_profile),
       cmocka_unit_test(round_trip),
       cmocka_unit_test(other_machine),
       cmocka_unit_test(corrupt),

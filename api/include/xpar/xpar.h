@@ -346,19 +346,32 @@ XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx);
  * xpar_context_create() loads the profile at XPAR_PROFILE, or else at the
  * default path ($XDG_CACHE_HOME/xpar/profile.txt, or
  * ~/.cache/xpar/profile.txt) when that file exists.  A profile from another
- * machine is ignored with a notice on stderr; a corrupt one (or a missing
- * file named by XPAR_PROFILE) makes creation fail with XPAR_ERR_PROFILE and a
- * detail naming the file and line.  Precedence, lowest first: built-in
- * defaults, profile, environment, xpar_context_set_threshold().
+ * machine is ignored with a notice on stderr; a corrupt one makes creation
+ * fail with XPAR_ERR_PROFILE and a detail naming the file and line.  A file
+ * named by XPAR_PROFILE that does not exist yet is accepted when its
+ * directory exists (the built-in thresholds apply, and one notice per process
+ * on stderr names the file: that is where `xpar-bench calibrate` writes);
+ * when the directory does not exist either, creation fails with
+ * XPAR_ERR_PROFILE.  Precedence, lowest first: built-in defaults, profile,
+ * environment, xpar_context_set_threshold().
  */
 
-/** Write ctx's current thresholds as a profile for this machine. */
+/**
+ * Write a profile for this machine at `path` (parent directories are
+ * created; the file is replaced whole, never left half written).  It holds
+ * ctx's thresholds that were set with xpar_context_set_threshold() or loaded
+ * from a profile, and a "written:" line (UTC time, program, xpar version).
+ * Built-in defaults are left out, so that a context loading the profile keeps
+ * its own; so are values from XPAR_<OP>_<KIND>_THRESHOLD, which override any
+ * profile at every context creation anyway.
+ */
 XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path);
 
 /**
  * Apply the profile at `path` to ctx (its thresholds replace ctx's).  With
  * *applied set to 0 and XPAR_OK when the profile belongs to another machine;
- * applied may be NULL.
+ * applied may be NULL.  A missing file is XPAR_ERR_PROFILE here: only
+ * XPAR_PROFILE may name a profile still to be written.
  */
 XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int *applied);
 
