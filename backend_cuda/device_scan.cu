@@ -331,9 +331,13 @@ xpar_status scan_prepare_tile_status(xpar__cuda_state *st, size_t num_tiles, Sca
 using namespace xpar_cuda;
 
 extern "C" xpar_status xpar__cuda_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
-                                       xpar_scan_kind kind, const void *in, void *out, size_t n) {
+                                       xpar_scan_kind kind, const xpar__scalar *init,
+                                       const void *in, void *out, size_t n) {
   if (kind != XPAR_INCLUSIVE && kind != XPAR_EXCLUSIVE)
     return xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)kind);
+  /* Interim: the kernels take the carry-in in the next commit. */
+  if (init)
+    return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "scan with an initial value: not yet on the GPU");
   return with_dtype(t, [&](auto zero) -> xpar_status {
     using T = decltype(zero);
     return with_op<T>(op, [&](auto op_tag) -> xpar_status {

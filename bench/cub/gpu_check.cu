@@ -337,7 +337,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
           src = dout;
         }
         g_checks++;
-        xpar_status s = B.scan(&ex, dt, op, kind, src, dout, n);
+        xpar_status s = B.scan(&ex, dt, op, kind, NULL, src, dout, n);
         if (s != XPAR_OK) {
           printf("FAIL %s %s n=%zu shape=%s: %s %s\n", what, c.dtype, n, c.shape,
                  xpar_status_name(s), xpar_last_error_detail());
@@ -533,7 +533,7 @@ void check_management(xpar__cuda_state *st, const Buffers &buf, int quick) {
                got < 0,
            "double max of nothing, result on device, is -inf");
   }
-  expect(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, NULL, 0) == XPAR_OK,
+  expect(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, NULL, NULL, 0) == XPAR_OK,
          "scan of nothing");
   expect(B.fill(&ex, XPAR_INT32, &sm, NULL, 0) == XPAR_OK, "fill of nothing");
 
