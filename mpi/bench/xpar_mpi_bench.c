@@ -570,16 +570,25 @@ int main(int argc, char **argv) {
 #ifdef BENCH_HAVE_CUDART
   if (w.o.device) cudaSetDevice(device);
 #endif
-  /* Which ranks share a GPU: node-local ranks beyond the device count. */
+  /* Which ranks share a GPU: node-local ranks beyond the device count.
+   * (cudaGetDeviceCount: no CUDA context on a device this rank does not use,
+   * as xpar_device_query would open on device 0.) */
+  char gpu_name[256] = "";
   {
     MPI_Comm node;
-    int node_size = 1;
+    int node_size = 1, count = 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
-    xpar_device_info info;
-    xpar_device_query(&info);
-    int shared = w.o.device && node_size > info.device_count;
+#ifdef BENCH_HAVE_CUDART
+    if (w.o.device) {
+      struct cudaDeviceProp prop;
+      if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+      if (cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+        snprintf(gpu_name, sizeof gpu_name, "%s", prop.name);
+    }
+#endif
+    int shared = w.o.device && node_size > count;
     MPI_Allreduce(&shared, &w.shared_gpu, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   }
 
@@ -600,10 +609,8 @@ int main(int argc, char **argv) {
 #endif
 
   if (g_rank == 0) {
-    xpar_device_info info;
-    xpar_device_query(&info);
     printf("xpar-mpi-bench: %d ranks, %s slices (%s), dtypes", g_size,
-           w.o.device ? "device" : "host", w.o.device ? info.name : "pageable host memory");
+           w.o.device ? "device" : "host", w.o.device ? gpu_name : "pageable host memory");
     for (int i = 0; i < w.o.ndtypes; i++) printf(" %s", xpar_dtype_name(w.o.dtypes[i]));
     printf(", %d reps (small n: %d), medians%s\n", w.o.reps, w.o.small_reps,
            w.shared_gpu ? "; ranks share GPUs" : "");

@@ -3,33 +3,41 @@
 
 #include "mpi_internal.h"
 
-/* This rank's rank among the ranks of comm that share its node.  Collective. */
-static xpar_status node_local_rank(MPI_Comm comm, int rank, int *node_rank) {
+/*
+ * The placement, for a rank whose communicator is already checked.
+ * Collective on comm: the node split, and one broadcast on the node.
+ *
+ * Only the node's first rank asks xpar_device_query about the GPUs (the
+ * query initialises CUDA on the device it describes: device 0, which that
+ * rank uses anyway); the others take the count and usability from it, so
+ * that no rank opens a CUDA context on a GPU it will not use (eight ranks
+ * each probing device 0 would put eight contexts on it).  A rank with
+ * XPAR_DEVICE set asks itself: the query then describes that device.
+ */
+static xpar_status choose_device(MPI_Comm comm, int rank, int *device) {
   MPI_Comm node = MPI_COMM_NULL;
   xpar_status st = xpar__mpi_check(
       MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
       "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
   if (st != XPAR_OK) return st;
-  st = xpar__mpi_check(MPI_Comm_rank(node, node_rank), "MPI_Comm_rank (node communicator)");
-  MPI_Comm_free(&node);
-  return st;
-}
-
-/* The placement, for a rank whose communicator is already checked. */
-static xpar_status choose_device(MPI_Comm comm, int rank, int *device) {
-  int local = 0;
-  xpar_status st = node_local_rank(comm, rank, &local);
-  if (st != XPAR_OK) return st;
+  int node_rank = 0;
+  int facts[2] = {0, 0}; /* usable, device count: the node's first rank's view */
   xpar_device_info info;
-  st = xpar_device_query(&info);
-  if (st != XPAR_OK)
-    return xpar__mpi_fail(st, "xpar_device_query failed: %s", xpar_last_error_detail());
-  if (!info.usable || info.device_count <= 0)
-    *device = -1;
-  else if (getenv("XPAR_DEVICE"))
-    *device = info.device; /* the environment's choice, as xpar reads it */
-  else
-    *device = local % info.device_count;
+  st = xpar__mpi_check(MPI_Comm_rank(node, &node_rank), "MPI_Comm_rank (node communicator)");
+  if (st == XPAR_OK && node_rank == 0 && xpar_device_query(&info) == XPAR_OK) {
+    facts[0] = info.usable;
+    facts[1] = info.device_count;
+  }
+  if (st == XPAR_OK)
+    st = xpar__mpi_check(MPI_Bcast(facts, 2, MPI_INT, 0, node), "MPI_Bcast (node communicator)");
+  MPI_Comm_free(&node);
+  if (st != XPAR_OK) return st;
+  if (getenv("XPAR_DEVICE")) {
+    /* The environment's choice, as xpar reads it. */
+    *device = xpar_device_query(&info) == XPAR_OK && info.usable ? info.device : -1;
+  } else {
+    *device = facts[0] && facts[1] > 0 ? node_rank % facts[1] : -1;
+  }
   return XPAR_OK;
 }
 

@@ -211,7 +211,11 @@ XPAR_MPI_API xpar_status xpar_mpi_scan(xpar_context *ctx, MPI_Comm comm, xpar_dt
  * comm on its node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)) modulo the
  * number of visible devices (after CUDA_VISIBLE_DEVICES).  *device is -1 when
  * no GPU is usable (xpar_device_query says why).  Collective on comm (the
- * node split); makes no CUDA call beyond xpar_device_query.
+ * node split and one broadcast on it).  Only the first rank of each node
+ * calls xpar_device_query (which initialises CUDA on the device it
+ * describes, device 0, that rank's own); the others take the device count
+ * from it, so that no rank opens a CUDA context on a GPU it will not use.  A
+ * rank with XPAR_DEVICE set queries that device itself.
  *
  * @param comm    any intracommunicator; the ranks sharing a node are counted
  *                among comm's ranks only
