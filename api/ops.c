@@ -2,6 +2,8 @@
  * Public operations: validate every argument (nothing is written when
  * anything is wrong), then hand one xpar__call to dispatch.
  */
+#include <string.h>
+
 #include "dispatch.h"
 
 static xpar_status check_dtype(xpar_dtype dtype, size_t n, size_t *bytes) {
@@ -102,9 +104,10 @@ XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, c
   return reduce_impl(ctx, dtype, XPAR_SUM, 1, in, n, result, 0);
 }
 
+/* xpar_scan is scan_init with init = NULL (the identity): one path for both. */
 static xpar_status scan_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
-                             xpar_scan_kind kind, const void *in, void *out, size_t n,
-                             int nowait) {
+                             xpar_scan_kind kind, const void *init, const void *in, void *out,
+                             size_t n, int with_init, int nowait) {
   ENTER(ctx);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
@@ -112,22 +115,44 @@ static xpar_status scan_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction
   CHECK((unsigned)kind < XPAR_SCAN_KIND_COUNT_
             ? XPAR_OK
             : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)kind));
+  CHECK(with_init && n > 0 && !init
+            ? xpar__fail(XPAR_ERR_NULL_POINTER, "init is NULL (n = %zu)", n)
+            : XPAR_OK);
   CHECK(check_array("in", in, n, bytes, dtype));
   CHECK(check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
   xpar__call c = {.op = XPAR_OP_SCAN, .dtype = dtype, .red = op, .kind = kind, .n = n,
                   .x = in, .out = out, .nowait = nowait};
+  /* Copied here, so that no layer below (nor queued GPU work) holds a pointer
+   * to the caller's scalar.  n = 0 reads nothing: init may be NULL then. */
+  if (with_init && n > 0) {
+    memcpy(c.init.bytes, init, xpar__dtype_size(dtype));
+    c.has_init = 1;
+  }
   return run(ctx, &c);
 }
 
 XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  return scan_impl(ctx, dtype, op, kind, in, out, n, 0);
+  return scan_impl(ctx, dtype, op, kind, NULL, in, out, n, 0, 0);
 }
 
 XPAR_API xpar_status xpar_scan_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                       xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  return scan_impl(ctx, dtype, op, kind, in, out, n, 1);
+  return scan_impl(ctx, dtype, op, kind, NULL, in, out, n, 0, 1);
+}
+
+XPAR_API xpar_status xpar_scan_init(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                    xpar_scan_kind kind, const void *init, const void *in,
+                                    void *out, size_t n) {
+  return scan_impl(ctx, dtype, op, kind, init, in, out, n, 1, 0);
+}
+
+XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                           xpar_reduction op, xpar_scan_kind kind,
+                                           const void *init, const void *in, void *out,
+                                           size_t n) {
+  return scan_impl(ctx, dtype, op, kind, init, in, out, n, 1, 1);
 }
 
 static xpar_status axpy_impl(xpar_context *ctx, xpar_dtype dtype, const void *alpha,

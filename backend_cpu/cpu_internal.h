@@ -170,7 +170,8 @@ xpar_status xpar__cpu_reduce(const xpar__exec *ex, xpar_dtype t, xpar_reduction 
 xpar_status xpar__cpu_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
                                       void *result);
 xpar_status xpar__cpu_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
-                           xpar_scan_kind kind, const void *in, void *out, size_t n);
+                           xpar_scan_kind kind, const xpar__scalar *init, const void *in,
+                           void *out, size_t n);
 xpar_status xpar__cpu_axpy(const xpar__exec *ex, xpar_dtype t, const void *alpha, const void *x,
                            void *y, size_t n);
 xpar_status xpar__cpu_add(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, void *z,

@@ -24,7 +24,9 @@
  *  device  warp 0 publishes the block aggregate, looks back over up to 32
  *          predecessor tiles at once (a predecessor's inclusive prefix ends
  *          the look-back; aggregates are folded in and the window moves on),
- *          then publishes the tile's inclusive prefix
+ *          then publishes the tile's inclusive prefix.  Tile 0's prefix is the
+ *          carry-in of xpar_scan_init: it publishes init op its aggregate (for
+ *          xpar_scan, the aggregate) as its inclusive prefix at once
  *  thread  pass 2: per vector, a warp scan of the lanes' vector totals gives
  *          each lane its seed; the lane then runs through its items in
  *          element order from that seed and stores them
@@ -46,8 +48,8 @@
  *
  * One block (grid = 1, which includes cuda-serial) needs no look-back: the
  * block walks the tiles in order and carries the running value of the last
- * item of one tile into the next, so with block = 1 the result is the CPU
- * serial loop, operation for operation.
+ * item of one tile into the next, starting from init, so with block = 1 the
+ * result is the CPU serial loop, operation for operation.
  */
 #include "cuda_ops.h"
 #include "scan_occupancy.cuh"
@@ -58,7 +60,7 @@ namespace {
 template <class T> struct ScanShared {
   T warp_aggregate[32];
   T warp_seed[32];
-  T carry; /* one block: running value at the end of the previous tile */
+  T carry; /* one block: running value at the end of the previous tile (init at first) */
   size_t next_tile;
 };
 template <class T> constexpr int items_per_thread() {
@@ -116,14 +118,18 @@ __device__ __forceinline__ void scan_tile(const ScanParams &p, ScanShared<typena
     const T incl = warp_inclusive_scan<Op>(mine, lane, lanes);
     const T excl = __shfl_up_sync(mask, incl, 1);
     const T block_total = __shfl_sync(mask, incl, (int)warps - 1);
+    /* xpar_scan (has_init = 0): tile 0 has no prefix, its seeds are the block's own. */
     T prefix = Op::identity();
     bool has_prefix;
     if (single_block) {
       prefix = sh.carry;
-      has_prefix = tile > 0;
+      has_prefix = tile > 0 || p.has_init;
     } else if (tile == 0) {
-      has_prefix = false;
-      if (lane == 0) publish(p, static_cast<T *>(p.inclusives), tile, block_total, kStatusInclusive);
+      prefix = scan_init<T>(p);
+      has_prefix = p.has_init;
+      if (lane == 0)
+        publish(p, static_cast<T *>(p.inclusives), tile,
+                has_prefix ? Op::apply(prefix, block_total) : block_total, kStatusInclusive);
     } else {
       if (lane == 0) {
         publish(p, static_cast<T *>(p.aggregates), tile, block_total, kStatusAggregate);
@@ -199,7 +205,7 @@ __global__ void __launch_bounds__(tuning::max_block) scan_kernel(ScanParams p) {
 
   size_t tile = 0;
   if (single_block) {
-    if (threadIdx.x == 0) sh.carry = Op::identity();
+    if (threadIdx.x == 0) sh.carry = scan_init<T>(p);
   } else {
     if (threadIdx.x == 0) sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
     __syncthreads();
@@ -229,7 +235,8 @@ __global__ void __launch_bounds__(tuning::max_block) scan_kernel(ScanParams p) {
 
 
 template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind kind,
-                                         const void *in, void *out, size_t n) {
+                                         const xpar__scalar *init, const void *in, void *out,
+                                         size_t n) {
   using T = typename Op::Type;
   xpar__cuda_state *st = ex->cuda;
   XPAR__FORWARD(xpar__cuda_begin(st, "scan"));
@@ -255,8 +262,8 @@ template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind ki
         (const void *)scan_occupancy_kernel<Op, kBlock, kVecs, kMin, kWindow>, n,
         (unsigned)occupancy_items_per_thread<T, kVecs>(), &shape));
     if (shape.grid > 1)
-      return scan_occupancy_launch<Op, kBlock, kVecs, kMin, kWindow>(ex, shape, exclusive, in,
-                                                                     out, n);
+      return scan_occupancy_launch<Op, kBlock, kVecs, kMin, kWindow>(ex, shape, exclusive, init,
+                                                                     in, out, n);
   } else if (!ex->serial && variant == XPAR_CUDA_SCAN_V4) {
     using namespace tuning;
     constexpr unsigned kBlock = scan_v4_block, kMin = scan_v4_min_blocks;
@@ -265,7 +272,8 @@ template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind ki
         ex, st, XPAR_CUDA_FAMILY_SCAN_V4, (const void *)scan_occupancy_kernel<Op, kBlock, kVecs, kMin>,
         n, (unsigned)occupancy_items_per_thread<T, kVecs>(), &shape));
     if (shape.grid > 1)
-      return scan_occupancy_launch<Op, kBlock, kVecs, kMin>(ex, shape, exclusive, in, out, n);
+      return scan_occupancy_launch<Op, kBlock, kVecs, kMin>(ex, shape, exclusive, init, in, out,
+                                                            n);
   }
   const unsigned items = (unsigned)items_per_thread<T>();
   XPAR__FORWARD(xpar__cuda_choose_shape(ex, st, XPAR_CUDA_FAMILY_SCAN,
@@ -281,6 +289,7 @@ template <class Op> xpar_status run_scan(const xpar__exec *ex, xpar_scan_kind ki
   p.num_tiles = num_tiles;
   p.exclusive = exclusive;
   p.vectorized = aligned_to(in, 16) && aligned_to(out, 16);
+  scan_params_set_init<Op>(&p, init);
   if (shape.grid > 1) XPAR__FORWARD(scan_prepare_tile_status(st, num_tiles, &p));
 
   scan_kernel<Op><<<shape.grid, shape.block, 0, st->stream>>>(p);
@@ -331,13 +340,14 @@ xpar_status scan_prepare_tile_status(xpar__cuda_state *st, size_t num_tiles, Sca
 using namespace xpar_cuda;
 
 extern "C" xpar_status xpar__cuda_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
-                                       xpar_scan_kind kind, const void *in, void *out, size_t n) {
+                                       xpar_scan_kind kind, const xpar__scalar *init,
+                                       const void *in, void *out, size_t n) {
   if (kind != XPAR_INCLUSIVE && kind != XPAR_EXCLUSIVE)
     return xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)kind);
   return with_dtype(t, [&](auto zero) -> xpar_status {
     using T = decltype(zero);
     return with_op<T>(op, [&](auto op_tag) -> xpar_status {
-      return run_scan<decltype(op_tag)>(ex, kind, in, out, n);
+      return run_scan<decltype(op_tag)>(ex, kind, init, in, out, n);
     });
   });
 }

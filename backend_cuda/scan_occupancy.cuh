@@ -36,14 +36,18 @@ namespace {
  *  1. load; lane total; warp inclusive shuffle scan -> warp aggregate -> shared; barrier
  *  2. every warp scans the warp aggregates itself (no second barrier): its exclusive
  *     offset inside the block and the block aggregate
- *  3. warp 0, lane 0 publishes the aggregate (tile 0: the inclusive prefix) AT ONCE
+ *  3. warp 0, lane 0 publishes the aggregate (tile 0: its inclusive prefix, init op
+ *     aggregate) AT ONCE
  *  4. every warp (warp 0 too: it gives the predecessors time before the first poll)
  *     turns its items into block-local inclusive / exclusive values in registers
  *  5. warp 0 looks back (packed words for 4-byte types: one 64-bit load per tile, no
  *     fence; v3's flag + value arrays for 8-byte types), publishes the inclusive prefix,
  *     draws the next ticket (ticket order only); the other warps are done with
- *     everything but the stores
- *  6. barrier; every item = prefix op local value; store
+ *     everything but the stores.  Tile 0's prefix is the carry-in, init.
+ *  6. barrier; every item = prefix op local value; store.  Tile 0 of xpar_scan
+ *     (has_init = 0) has no prefix and stores its local values: folding the identity
+ *     in instead would change no value (but -0.0), yet costs v4's double-sum kernel
+ *     76 B of spills (ptxas, sm_90)
  * Two barriers per tile (v3 had three), and the look-back overlaps the local scan.
  * ====================================================================================== */
 
@@ -126,9 +130,12 @@ __device__ __forceinline__ void scan_tile_v4(const ScanParams &p, ScanSharedV4<t
     if (warp == 0) warp_offset = Op::identity();
   }
 
-  /* 3. publish the aggregate at once */
+  /* 3. publish the aggregate at once (tile 0: init op aggregate, its inclusive prefix) */
   if (warp == 0 && lane == 0)
-    publish_v4<T, PACKED>(p, tile, block_total, tile == 0 ? kStatusInclusive : kStatusAggregate);
+    publish_v4<T, PACKED>(p, tile,
+                          tile == 0 && p.has_init ? Op::apply(scan_init<T>(p), block_total)
+                                                  : block_total,
+                          tile == 0 ? kStatusInclusive : kStatusAggregate);
 
   /* 4. block-local values, in registers: per vector, a warp scan of the lanes' vector
    * totals seeds each lane; the lane runs through its items in element order */
@@ -167,6 +174,8 @@ __device__ __forceinline__ void scan_tile_v4(const ScanParams &p, ScanSharedV4<t
         publish_v4<T, PACKED>(p, tile, Op::apply(prefix, block_total), kStatusInclusive);
         sh.prefix = prefix;
       }
+    } else if (lane == 0) {
+      sh.prefix = scan_init<T>(p);
     }
     if (lane == 0 && !p.block_index_tiles)
       sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
@@ -174,7 +183,7 @@ __device__ __forceinline__ void scan_tile_v4(const ScanParams &p, ScanSharedV4<t
   __syncthreads();
 
   /* 6. prefix in, store */
-  const bool has_prefix = tile > 0;
+  const bool has_prefix = tile > 0 || p.has_init;
   const T prefix = has_prefix ? sh.prefix : Op::identity();
 #pragma unroll
   for (int k = 0; k < K; ++k) {
@@ -230,11 +239,13 @@ __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) scan_occupancy_kernel(ScanP
 }
 
 /* Launch one occupancy scan over n > 0 elements with `shape` (grid > 1, from
- * xpar__cuda_choose_shape with items_per_thread = occupancy_items_per_thread<T, VECS>). */
+ * xpar__cuda_choose_shape with items_per_thread = occupancy_items_per_thread<T, VECS>),
+ * from the carry-in *init (NULL: the identity). */
 template <class Op, unsigned BLOCK, int VECS, unsigned MIN_BLOCKS,
           int LOOKBACK = tuning::scan_lookback_tiles_per_lane>
 xpar_status scan_occupancy_launch(const xpar__exec *ex, const xpar__cuda_shape &shape,
-                                  bool exclusive, const void *in, void *out, size_t n) {
+                                  bool exclusive, const xpar__scalar *init, const void *in,
+                                  void *out, size_t n) {
   using T = typename Op::Type;
   xpar__cuda_state *st = ex->cuda;
   void (*kernel)(ScanParams) = shape.block == BLOCK
@@ -252,6 +263,7 @@ xpar_status scan_occupancy_launch(const xpar__exec *ex, const xpar__cuda_shape &
   p.vectorized = aligned_to(in, 16) && aligned_to(out, 16);
   p.block_index_tiles =
       st->scan_tuning.tile_order == XPAR_CUDA_TILES_BLOCK_INDEX && shape.grid >= num_tiles;
+  scan_params_set_init<Op>(&p, init);
   XPAR__FORWARD(scan_prepare_tile_status(st, num_tiles, &p));
   if (shape.grid < st->scan_tuning.delay_min_grid) p.first_poll_delay_ns = p.poll_delay_ns = 0;
   kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);

@@ -45,6 +45,11 @@ struct ScanParams {
   unsigned poll_delay_ns;
   int ticket_draw; /* when the next tile index is drawn: XPAR_CUDA_TICKET_* */
   int block_index_tiles; /* occupancy kernels: tile = blockIdx.x, no tickets */
+  /* The carry-in, the bytes of one T (the identity for xpar_scan): tile 0's prefix and
+   * the single-block path's first carry.  has_init = 0 (xpar_scan): tile 0 has no
+   * prefix, and its values are the block-local ones. */
+  int has_init;
+  xpar__scalar init;
 };
 
 /* Sets p's tile-status fields for a launch of more than one block over `num_tiles` tiles
@@ -52,6 +57,25 @@ struct ScanParams {
 xpar_status scan_prepare_tile_status(xpar__cuda_state *st, size_t num_tiles, ScanParams *p);
 
 namespace {
+
+/* Sets p's carry-in from the backend's init (NULL: Op's identity, has_init = 0). */
+template <class Op> void scan_params_set_init(ScanParams *p, const xpar__scalar *init) {
+  using T = typename Op::Type;
+  p->has_init = init != NULL;
+  if (init) {
+    p->init = *init;
+  } else {
+    const T identity = Op::identity();
+    memcpy(p->init.bytes, &identity, sizeof identity);
+  }
+}
+
+/* The carry-in as T. */
+template <class T> __device__ __forceinline__ T scan_init(const ScanParams &p) {
+  T v;
+  memcpy(&v, p.init.bytes, sizeof v);
+  return v;
+}
 
 /* ---- v4: packed tile status for 4-byte types -------------------------------------
  * One 64-bit word per tile, [value:32 | epoch:30 | status:2], written with one relaxed

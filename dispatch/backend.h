@@ -12,6 +12,11 @@
  *    backend, device-accessible memory (device, managed or device copies of
  *    mapped arrays) for the CUDA backend.  Dispatch stages anything else.
  *  - scalar inputs (alpha, value) are host pointers to one element of dtype.
+ *  - scan's `init` is the carry-in, a host xpar__scalar holding one element of
+ *    dtype in its first bytes, or NULL for the identity (xpar_scan): every
+ *    output element is init op (its plain scan value), exclusive out[0] = init.
+ *    It is valid only during the call: a backend that queues work copies the
+ *    value (by value into the launch), never the pointer.
  *  - `result` (reduce, reduce_sum_wide, dot) is a host pointer, except with
  *    exec->result_on_device, where it is device-accessible memory.
  *  - on failure a backend returns a status set through xpar__fail() and
@@ -63,7 +68,8 @@ typedef struct xpar__backend {
   xpar_status (*reduce_sum_wide)(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
                                  void *result);
   xpar_status (*scan)(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, xpar_scan_kind kind,
-                      const void *in, void *out, size_t n); /* out may equal in */
+                      const xpar__scalar *init, const void *in, void *out,
+                      size_t n); /* out may equal in; init NULL = the identity */
   xpar_status (*axpy)(const xpar__exec *ex, xpar_dtype t, const void *alpha, const void *x,
                       void *y, size_t n); /* x may equal y */
   xpar_status (*add)(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, void *z,

@@ -226,7 +226,8 @@ static xpar_status run_op(const xpar__backend *b, const xpar__exec *ex, const xp
     case XPAR_OP_REDUCE:
       return c->wide ? b->reduce_sum_wide(ex, c->dtype, x, c->n, result)
                      : b->reduce(ex, c->dtype, c->red, x, c->n, result);
-    case XPAR_OP_SCAN: return b->scan(ex, c->dtype, c->red, c->kind, x, out, c->n);
+    case XPAR_OP_SCAN:
+      return b->scan(ex, c->dtype, c->red, c->kind, c->has_init ? &c->init : NULL, x, out, c->n);
     case XPAR_OP_AXPY: return b->axpy(ex, c->dtype, c->scalar, x, out, c->n);
     case XPAR_OP_ADD: return b->add(ex, c->dtype, x, y, out, c->n);
     case XPAR_OP_FILL: return b->fill(ex, c->dtype, c->scalar, out, c->n);

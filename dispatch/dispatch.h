@@ -16,6 +16,8 @@ typedef struct xpar__call {
   void *out;              /* array output (scan, axpy's y, add's z, fill)    */
   const void *scalar;     /* axpy alpha, fill value (host)                    */
   void *result;           /* reduce, dot: host scalar (device with nowait)    */
+  int has_init;           /* scan: init holds the carry-in; 0 = the identity */
+  xpar__scalar init;      /* scan: a copy of the caller's *init              */
   int nowait;
 } xpar__call;
 

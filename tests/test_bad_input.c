@@ -93,12 +93,14 @@ static void null_context(void **state) {
   REFUSED(E, NULL, xpar_reduce(NULL, XPAR_DOUBLE, XPAR_SUM, g_in, 8, g_res));
   REFUSED(E, NULL, xpar_reduce_sum_wide(NULL, XPAR_DOUBLE, g_in, 8, g_res));
   REFUSED(E, NULL, xpar_scan(NULL, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8));
+  REFUSED(E, NULL, xpar_scan_init(NULL, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, &alpha, g_in, g_out, 8));
   REFUSED(E, NULL, xpar_axpy(NULL, XPAR_DOUBLE, &alpha, g_in, g_out, 8));
   REFUSED(E, NULL, xpar_add(NULL, XPAR_DOUBLE, g_in, g_in2, g_out, 8));
   REFUSED(E, NULL, xpar_fill(NULL, XPAR_DOUBLE, &alpha, g_out, 8));
   REFUSED(E, NULL, xpar_dot(NULL, XPAR_DOUBLE, g_in, g_in2, 8, g_res));
   REFUSED(E, NULL, xpar_reduce_nowait(NULL, XPAR_DOUBLE, XPAR_SUM, g_in, 8, g_res));
   REFUSED(E, NULL, xpar_scan_nowait(NULL, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8));
+  REFUSED(E, NULL, xpar_scan_init_nowait(NULL, XPAR_DOUBLE, XPAR_SUM, XPAR_EXCLUSIVE, &alpha, g_in, g_out, 8));
   REFUSED(E, NULL, xpar_axpy_nowait(NULL, XPAR_DOUBLE, &alpha, g_in, g_out, 8));
   REFUSED(E, NULL, xpar_add_nowait(NULL, XPAR_DOUBLE, g_in, g_in2, g_out, 8));
   REFUSED(E, NULL, xpar_fill_nowait(NULL, XPAR_DOUBLE, &alpha, g_out, 8));
@@ -137,6 +139,14 @@ static void null_pointers(void **state) {
   REFUSED(E, c, xpar_reduce_sum_wide(c, D, g_in, 8, NULL));
   REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, NULL, g_out, 8));
   REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_EXCLUSIVE, g_in, NULL, 8));
+  REFUSED(E, c, xpar_scan_init(c, D, XPAR_SUM, XPAR_INCLUSIVE, NULL, g_in, g_out, 8));
+  if (!strstr(xpar_last_error_detail(), "init"))
+    xt_failf("scan_init with a NULL init", "the detail does not name init: \"%s\"",
+             xpar_last_error_detail());
+  REFUSED(E, c, xpar_scan_init(c, D, XPAR_MIN, XPAR_EXCLUSIVE, NULL, g_in, g_out, 1));
+  REFUSED(E, c, xpar_scan_init(c, D, XPAR_SUM, XPAR_INCLUSIVE, &alpha, NULL, g_out, 8));
+  REFUSED(E, c, xpar_scan_init(c, D, XPAR_SUM, XPAR_INCLUSIVE, &alpha, g_in, NULL, 8));
+  REFUSED(E, c, xpar_scan_init(c, D, XPAR_MAX, XPAR_INCLUSIVE, NULL, g_out, g_out, 8));
   REFUSED(E, c, xpar_axpy(c, D, NULL, g_in, g_out, 8));
   REFUSED(E, c, xpar_axpy(c, D, &alpha, NULL, g_out, 8));
   REFUSED(E, c, xpar_axpy(c, D, &alpha, g_in, NULL, 8));
@@ -150,6 +160,8 @@ static void null_pointers(void **state) {
   REFUSED(E, c, xpar_dot(c, D, g_in, g_in2, 8, NULL));
   REFUSED(E, c, xpar_reduce_nowait(c, D, XPAR_SUM, NULL, 8, g_res));
   REFUSED(E, c, xpar_scan_nowait(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, NULL, 8));
+  REFUSED(E, c, xpar_scan_init_nowait(c, D, XPAR_SUM, XPAR_INCLUSIVE, NULL, g_in, g_out, 8));
+  REFUSED(E, c, xpar_scan_init_nowait(c, D, XPAR_SUM, XPAR_INCLUSIVE, &alpha, g_in, NULL, 8));
   REFUSED(E, c, xpar_dot_nowait(c, D, g_in, g_in2, 8, NULL));
   /* Out-parameters of the context functions. */
   REFUSED(E, NULL, xpar_context_create(NULL));
@@ -163,6 +175,7 @@ static void null_pointers(void **state) {
   ACCEPTED(xpar_reduce(c, D, XPAR_SUM, NULL, 0, g_res));
   ACCEPTED(xpar_reduce_sum_wide(c, D, NULL, 0, g_res));
   ACCEPTED(xpar_scan(c, D, XPAR_MAX, XPAR_EXCLUSIVE, NULL, NULL, 0));
+  ACCEPTED(xpar_scan_init(c, D, XPAR_SUM, XPAR_EXCLUSIVE, &alpha, NULL, NULL, 0));
   ACCEPTED(xpar_add(c, D, NULL, NULL, NULL, 0));
   ACCEPTED(xpar_dot(c, D, NULL, NULL, 0, g_res));
 }
@@ -176,6 +189,14 @@ static void n0_null_scalars(void **state) {
   const xpar_dtype D = XPAR_DOUBLE;
   ACCEPTED(xpar_axpy(c, D, NULL, NULL, NULL, 0));
   ACCEPTED(xpar_fill(c, D, NULL, NULL, 0));
+  ACCEPTED(xpar_scan_init(c, D, XPAR_SUM, XPAR_INCLUSIVE, NULL, NULL, NULL, 0));
+  ACCEPTED(xpar_scan_init_nowait(c, D, XPAR_MIN, XPAR_EXCLUSIVE, NULL, NULL, NULL, 0));
+  /* A scan of nothing writes nothing, not even the init (exclusive out[0]). */
+  arm();
+  ACCEPTED(xpar_scan_init(c, D, XPAR_SUM, XPAR_EXCLUSIVE, NULL, g_in, g_out, 0));
+  ACCEPTED(xpar_scan_init(c, D, XPAR_MAX, XPAR_EXCLUSIVE, &alpha, g_in, g_out, 0));
+  xt_check_bytes("scan_init with n = 0", "output array", g_out, g_snap[2], sizeof g_out);
+  xt_check_bytes("scan_init with n = 0", "input", g_in, g_snap[0], sizeof g_in);
   REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce(c, D, XPAR_SUM, NULL, 0, NULL));
   REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce(c, D, XPAR_MIN, g_in, 0, NULL));
   REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_sum_wide(c, D, NULL, 0, NULL));
@@ -197,7 +218,7 @@ static void refusal_resets_decision(void **state) {
   double v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, r = 0, out[8];
   struct { const char *what; int which; } cases[] = {
       {"NULL pointer", 0}, {"invalid dtype", 1}, {"invalid reduction", 2},
-      {"size overflow", 3}, {"overlap", 4}};
+      {"size overflow", 3}, {"overlap", 4}, {"NULL init", 5}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     ACCEPTED(xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, 8, &r));
     xpar_decision d;
@@ -209,9 +230,9 @@ static void refusal_resets_decision(void **state) {
       case 1: s = xpar_reduce(c, (xpar_dtype)99, XPAR_SUM, v, 8, &r); break;
       case 2: s = xpar_reduce(c, XPAR_DOUBLE, (xpar_reduction)9, v, 8, &r); break;
       case 3: s = xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, SIZE_MAX, &r); break;
-      default: s = xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, v, v + 1, 7); break;
+      case 4: s = xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, v, v + 1, 7); break;
+      default: s = xpar_scan_init(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, NULL, v, out, 8); break;
     }
-    (void)out;
     assert_true(s != XPAR_OK);
     ACCEPTED(xpar_last_decision(c, &d));
     if (d.tier != XPAR_TIER_NONE)
@@ -232,6 +253,7 @@ static void invalid_enums(void **state) {
     REFUSED(E, c, xpar_reduce(c, B, XPAR_SUM, g_in, 8, g_res));
     REFUSED(E, c, xpar_reduce_sum_wide(c, B, g_in, 8, g_res));
     REFUSED(E, c, xpar_scan(c, B, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8));
+    REFUSED(E, c, xpar_scan_init(c, B, XPAR_SUM, XPAR_INCLUSIVE, &alpha, g_in, g_out, 8));
     REFUSED(E, c, xpar_axpy(c, B, &alpha, g_in, g_out, 8));
     REFUSED(E, c, xpar_add(c, B, g_in, g_in2, g_out, 8));
     REFUSED(E, c, xpar_fill(c, B, &alpha, g_out, 8));
@@ -246,8 +268,13 @@ static void invalid_enums(void **state) {
   REFUSED(E, c, xpar_scan(c, XPAR_INT32, (xpar_reduction)99, XPAR_INCLUSIVE, g_in, g_out, 8));
   REFUSED(E, c, xpar_scan(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)2, g_in, g_out, 8));
   REFUSED(E, c, xpar_scan(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)-1, g_in, g_out, 8));
+  REFUSED(E, c, xpar_scan_init(c, XPAR_INT32, (xpar_reduction)3, XPAR_INCLUSIVE, &alpha, g_in, g_out, 8));
+  REFUSED(E, c, xpar_scan_init(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)2, &alpha, g_in, g_out, 8));
+  /* The enum is checked before the pointers: a NULL init does not hide it. */
+  REFUSED(E, c, xpar_scan_init(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)7, NULL, g_in, g_out, 8));
   REFUSED(E, c, xpar_reduce_nowait(c, XPAR_INT32, (xpar_reduction)7, g_in, 8, g_res));
   REFUSED(E, c, xpar_scan_nowait(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)5, g_in, g_out, 8));
+  REFUSED(E, c, xpar_scan_init_nowait(c, XPAR_INT32, XPAR_SUM, (xpar_scan_kind)5, &alpha, g_in, g_out, 8));
 
   /* Settings: refused, and the setting keeps its value. */
   xpar_backend b;
@@ -299,6 +326,7 @@ static void size_overflow(void **state) {
       REFUSED(E, c, xpar_reduce_sum_wide(c, D, g_in, n, g_res));
       REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, n));
       REFUSED(E, c, xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_out, g_out, n));
+      REFUSED(E, c, xpar_scan_init(c, D, XPAR_SUM, XPAR_INCLUSIVE, &alpha, g_in, g_out, n));
       REFUSED(E, c, xpar_axpy(c, D, &alpha, g_in, g_out, n));
       REFUSED(E, c, xpar_add(c, D, g_in, g_in2, g_out, n));
       REFUSED(E, c, xpar_fill(c, D, &alpha, g_out, n));
@@ -339,6 +367,8 @@ static void overlap(void **state) {
       REFUSED(E, c, xpar_add(c, D, base, g_in2, other, n));
       REFUSED(E, c, xpar_add(c, D, g_in2, base, other, n));
       REFUSED(E, c, xpar_scan_nowait(c, D, XPAR_SUM, XPAR_INCLUSIVE, base, other, n));
+      REFUSED(E, c, xpar_scan_init(c, D, XPAR_MAX, XPAR_INCLUSIVE, a8, base, other, n));
+      REFUSED(E, c, xpar_scan_init_nowait(c, D, XPAR_SUM, XPAR_EXCLUSIVE, a8, base, other, n));
       REFUSED(E, c, xpar_axpy_nowait(c, D, a8, base, other, n));
       REFUSED(E, c, xpar_add_nowait(c, D, base, g_in2, other, n));
     }
@@ -350,6 +380,8 @@ static void overlap(void **state) {
   ACCEPTED(xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, buf, buf + 16, 16));
   ACCEPTED(xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, buf + 16, buf, 16));
   ACCEPTED(xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, buf, buf, 16));
+  ACCEPTED(xpar_scan_init(c, XPAR_DOUBLE, XPAR_SUM, XPAR_EXCLUSIVE, &alpha, buf, buf, 16));
+  ACCEPTED(xpar_scan_init(c, XPAR_DOUBLE, XPAR_MIN, XPAR_INCLUSIVE, &alpha, buf + 16, buf, 16));
   ACCEPTED(xpar_axpy(c, XPAR_DOUBLE, &alpha, buf, buf, 16));
   ACCEPTED(xpar_add(c, XPAR_DOUBLE, buf, buf + 32, buf, 16));
   ACCEPTED(xpar_add(c, XPAR_DOUBLE, buf, buf + 32, buf + 32, 16));

@@ -449,13 +449,13 @@ static void raw_pointers_one(int managed, xpar_backend b) {
   assert_non_null(back);
   assert_non_null(exp);
   CUDA_OK(label, cudaMemcpy(back, dy, n * sizeof *back, cudaMemcpyDeviceToHost));
-  xt_ref_scan(XPAR_INT32, XPAR_MAX, XPAR_INCLUSIVE, h, n, 1, exp);
+  xt_ref_scan(XPAR_INT32, XPAR_MAX, XPAR_INCLUSIVE, NULL, h, n, 1, exp);
   xt_check_array(label, "scan into device memory", XPAR_INT32, back, exp, n);
   /* device -> host output */
   int32_t *hout = (int32_t *)malloc(n * sizeof *hout);
   assert_non_null(hout);
   OKL(label, xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, dx, hout, n));
-  xt_ref_scan(XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, h, n, 1, exp);
+  xt_ref_scan(XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, NULL, h, n, 1, exp);
   xt_check_array(label, "scan device -> host", XPAR_INT32, hout, exp, n);
   /* host -> device output; then axpy and add in device memory */
   OKL(label, xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, h, dy, n));
@@ -515,9 +515,10 @@ static void nowait_variants(void **state) {
 #if defined(XT_HAVE_CUDART)
   const size_t n = (1 << 20) + 3;
   int64_t *h = iota64(n, -7);
-  int64_t *dx, *dy, *dres;
+  int64_t *dx, *dy, *dz, *dres;
   assert_int_equal(cudaMalloc((void **)&dx, n * sizeof *dx), cudaSuccess);
   assert_int_equal(cudaMalloc((void **)&dy, n * sizeof *dy), cudaSuccess);
+  assert_int_equal(cudaMalloc((void **)&dz, n * sizeof *dz), cudaSuccess);
   assert_int_equal(cudaMalloc((void **)&dres, 2 * sizeof *dres), cudaSuccess);
   assert_int_equal(cudaMemcpy(dx, h, n * sizeof *h, cudaMemcpyHostToDevice), cudaSuccess);
   const xpar_backend backends[] = {XPAR_BACKEND_CUDA, XPAR_BACKEND_AUTO};
@@ -531,6 +532,14 @@ static void nowait_variants(void **state) {
     OK(xpar_reduce_nowait(ctx, XPAR_INT64, XPAR_SUM, dy, n, dres)); /* sum(3x + 1)   */
     OK(xpar_dot_nowait(ctx, XPAR_INT64, dx, dx, n, dres + 1));     /* sum x^2         */
     OK(xpar_scan_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_INCLUSIVE, dy, dy, n));
+    {
+      /* The call copies *init: the caller's temporary may change (or die) before the
+       * queued scan runs. */
+      int64_t carry = 1000003;
+      OK(xpar_scan_init_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_EXCLUSIVE, &carry, dx, dz, n));
+      carry = -1;
+      (void)carry;
+    }
     OK(xpar_wait(ctx));
     int64_t res[2];
     assert_int_equal(cudaMemcpy(res, dres, sizeof res, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -545,6 +554,12 @@ static void nowait_variants(void **state) {
     for (size_t i = 0; i < n; i++) {
       acc += 3 * h[i] + 1;
       if (back[i] != acc) xt_failf("nowait chain", "scan[%zu] = %lld, expected %lld", i, (long long)back[i], (long long)acc);
+    }
+    assert_int_equal(cudaMemcpy(back, dz, n * sizeof *back, cudaMemcpyDeviceToHost), cudaSuccess);
+    acc = 1000003;
+    for (size_t i = 0; i < n; i++) {
+      if (back[i] != acc) xt_failf("nowait chain", "scan_init[%zu] = %lld, expected %lld", i, (long long)back[i], (long long)acc);
+      acc += h[i];
     }
     free(back);
     OK(xpar_wait(ctx)); /* nothing queued: fine */
@@ -564,6 +579,7 @@ static void nowait_variants(void **state) {
   free(m);
   cudaFree(dx);
   cudaFree(dy);
+  cudaFree(dz);
   cudaFree(dres);
   free(h);
 #endif

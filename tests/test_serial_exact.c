@@ -3,12 +3,13 @@
  *
  * 1. The serial debug mode: cuda-serial runs the production kernels with
  *    grid = block = 1, so its float and double sums, sum_wide, scans
- *    (inclusive, exclusive) and dots equal cpu-serial's bit for bit (memcmp),
- *    on random data of mixed signs and magnitudes, where any other order of
- *    operations would round differently.
+ *    (inclusive, exclusive, with and without an init) and dots equal
+ *    cpu-serial's bit for bit (memcmp), on random data of mixed signs and
+ *    magnitudes, where any other order of operations would round differently.
  * 2. Launch shapes: the kernels are grid-stride loops, correct at any grid and
- *    block size: every op and dtype on odd shapes (1x1, 3x97, 7x33, 1000x64,
- *    1x1024), integers exact, floats within tolerance.
+ *    block size: every op (scans with and without an init) and dtype on odd
+ *    shapes (1x1, 3x97, 7x33, 1000x64, 1x1024, 2x32), integers exact, floats
+ *    within tolerance.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,6 +88,8 @@ static void serial_bitwise(void **state) {
       xt_check_bytes(label, "dot: cuda-serial vs cpu-serial", rg, rc, s);
 
       const xpar_scan_kind kinds[] = {XPAR_INCLUSIVE, XPAR_EXCLUSIVE};
+      unsigned char init[8];
+      xt_random_scalar(&rng, d, init, XT_DATA_RANDOM, 0);
       for (int k = 0; k < 2; k++) {
         memset(oc, 1, n * s);
         memset(og, 2, n * s);
@@ -95,6 +98,13 @@ static void serial_bitwise(void **state) {
         tier_is(label, gpu, XPAR_TIER_CUDA_SERIAL);
         xt_check_bytes(label, k ? "exclusive scan: cuda-serial vs cpu-serial"
                                 : "inclusive scan: cuda-serial vs cpu-serial", og, oc, n * s);
+        memset(oc, 1, n * s);
+        memset(og, 2, n * s);
+        CALL_OK(label, xpar_scan_init(cpu, d, XPAR_SUM, kinds[k], init, x, oc, n));
+        CALL_OK(label, xpar_scan_init(gpu, d, XPAR_SUM, kinds[k], init, x, og, n));
+        tier_is(label, gpu, XPAR_TIER_CUDA_SERIAL);
+        xt_check_bytes(label, k ? "exclusive scan_init: cuda-serial vs cpu-serial"
+                                : "inclusive scan_init: cuda-serial vs cpu-serial", og, oc, n * s);
       }
       free(x); free(y); free(oc); free(og);
     }
@@ -132,9 +142,16 @@ static void check_ops(xpar_context *ctx, const char *shape, size_t n) {
       for (int kind = 0; kind < 2; kind++) {
         xt_buf_poison(&o);
         CALL_OK(label, xpar_scan(ctx, d, ops[k], (xpar_scan_kind)kind, x.p, o.p, n));
-        xt_ref_scan(d, ops[k], (xpar_scan_kind)kind, x.p, n, 0, exp);
+        xt_ref_scan(d, ops[k], (xpar_scan_kind)kind, NULL, x.p, n, 0, exp);
         xt_check_array(label, kind ? "exclusive scan" : "inclusive scan", d, o.p, exp, n);
         xt_check_guards(label, "scan output", &o);
+        unsigned char init[8];
+        xt_random_scalar(&rng, d, init, XT_DATA_RANDOM, 0);
+        xt_buf_poison(&o);
+        CALL_OK(label, xpar_scan_init(ctx, d, ops[k], (xpar_scan_kind)kind, init, x.p, o.p, n));
+        xt_ref_scan(d, ops[k], (xpar_scan_kind)kind, init, x.p, n, 0, exp);
+        xt_check_array(label, kind ? "exclusive scan_init" : "inclusive scan_init", d, o.p, exp, n);
+        xt_check_guards(label, "scan_init output", &o);
       }
     }
     xt_buf_poison(&r);
@@ -146,8 +163,14 @@ static void check_ops(xpar_context *ctx, const char *shape, size_t n) {
     /* in place scan */
     memcpy(o.p, x.p, n * xt_size(d));
     CALL_OK(label, xpar_scan(ctx, d, XPAR_SUM, XPAR_INCLUSIVE, o.p, o.p, n));
-    xt_ref_scan(d, XPAR_SUM, XPAR_INCLUSIVE, x.p, n, 0, exp);
+    xt_ref_scan(d, XPAR_SUM, XPAR_INCLUSIVE, NULL, x.p, n, 0, exp);
     xt_check_array(label, "in-place inclusive scan", d, o.p, exp, n);
+    unsigned char init[8];
+    xt_random_scalar(&rng, d, init, XT_DATA_RANDOM, 0);
+    memcpy(o.p, x.p, n * xt_size(d));
+    CALL_OK(label, xpar_scan_init(ctx, d, XPAR_MAX, XPAR_EXCLUSIVE, init, o.p, o.p, n));
+    xt_ref_scan(d, XPAR_MAX, XPAR_EXCLUSIVE, init, x.p, n, 0, exp);
+    xt_check_array(label, "in-place exclusive max scan_init", d, o.p, exp, n);
     /* add, axpy, fill */
     xt_buf_poison(&o);
     CALL_OK(label, xpar_add(ctx, d, x.p, y.p, o.p, n));

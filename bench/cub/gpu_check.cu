@@ -12,6 +12,8 @@
  *    sums, scans, dot and wide sums equal the CPU serial loop BIT FOR BIT;
  *  - other shapes: integers exact (wrapping), min/max exact, float sums
  *    within (k + 2) * eps * sum|x| of a long double reference;
+ *  - every scan case also from a random carry-in (xpar_scan_init), exact on
+ *    one thread, every variant and shape;
  *  - outputs are poisoned first; elements before and after the range must
  *    stay poisoned; in-place scan, axpy with x == y, add with z == x;
  *  - reduce with the result on the device (nowait) gives the same bits as
@@ -317,7 +319,12 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
       report(c, "dot", 0, got, want);
   }
 
-  /* scan: op x kind, out of place; in place for two of them */
+  /* scan: op x kind, out of place; in place for two of them; each again from a carry-in
+   * (xpar_scan_init: one random init per case, for every op and kind) */
+  const T init = random_value<T>(rng);
+  xpar__scalar init_scalar;
+  memset(&init_scalar, 0, sizeof init_scalar);
+  memcpy(init_scalar.bytes, &init, sizeof init);
   for (int o = 0; o < 3; o++) {
     for (int k = 0; k < 2; k++) {
       if (exact_serial_only && o != 0) continue;
@@ -326,10 +333,12 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
       static const char *names[3][2] = {{"scan-sum-incl", "scan-sum-excl"},
                                         {"scan-min-incl", "scan-min-excl"},
                                         {"scan-max-incl", "scan-max-excl"}};
-      for (int in_place = 0; in_place < 2; in_place++) {
+      for (int run_case = 0; run_case < 4; run_case++) {
+        const int in_place = run_case & 1, with_init = run_case >> 1;
         if (in_place && !((o == 0 && k == 0) || (o == 2 && k == 1))) continue;
         char what[48];
-        snprintf(what, sizeof what, "%s%s", names[o][k], in_place ? "-inplace" : "");
+        snprintf(what, sizeof what, "%s%s%s", names[o][k], in_place ? "-inplace" : "",
+                 with_init ? "-init" : "");
         poison<T>(buf.c, n + 4 + kPad);
         const T *src = dx;
         if (in_place && n) {
@@ -337,7 +346,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
           src = dout;
         }
         g_checks++;
-        xpar_status s = B.scan(&ex, dt, op, kind, src, dout, n);
+        xpar_status s = B.scan(&ex, dt, op, kind, with_init ? &init_scalar : NULL, src, dout, n);
         if (s != XPAR_OK) {
           printf("FAIL %s %s n=%zu shape=%s: %s %s\n", what, c.dtype, n, c.shape,
                  xpar_status_name(s), xpar_last_error_detail());
@@ -346,8 +355,11 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
         }
         std::vector<T> h = download<T>(buf.c, off + n + kPad);
         check_untouched(c, what, h, off, n);
-        T run = h_identity<T>(op);
-        long double ref = 0, abs_prefix = 0;
+        /* The serial loop from init (or the identity); init is one more term of the
+         * float tolerance. */
+        T run = with_init ? init : h_identity<T>(op);
+        long double ref = with_init ? (long double)init : 0;
+        long double abs_prefix = with_init ? fabsl((long double)init) : 0;
         for (size_t i = 0; i < n; i++) {
           T want;
           long double ref_i, abs_i;
@@ -366,7 +378,8 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
           const bool exact_needed = serial || o != 0 || !Traits<T>::is_float;
           const bool ok = exact_needed ? (same_bits(got, want) || (o != 0 && got == want))
                                        : close_enough(got, want, ref_i,
-                                                      (long double)(i + 2) * eps * abs_i);
+                                                      (long double)(i + 2 + with_init) * eps *
+                                                          abs_i);
           if (!ok) {
             report(c, what, i, got, want);
             break;
@@ -533,8 +546,14 @@ void check_management(xpar__cuda_state *st, const Buffers &buf, int quick) {
                got < 0,
            "double max of nothing, result on device, is -inf");
   }
-  expect(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, NULL, 0) == XPAR_OK,
+  expect(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, NULL, NULL, 0) == XPAR_OK,
          "scan of nothing");
+  {
+    xpar__scalar init;
+    memset(&init, 0x5A, sizeof init);
+    expect(B.scan(&ex, XPAR_DOUBLE, XPAR_MAX, XPAR_EXCLUSIVE, &init, NULL, NULL, 0) == XPAR_OK,
+           "scan of nothing from an init");
+  }
   expect(B.fill(&ex, XPAR_INT32, &sm, NULL, 0) == XPAR_OK, "fill of nothing");
 
   /* pointer kinds */

@@ -142,7 +142,7 @@ int gpu_bench_run(int quick) {
           3, reps);
       r.xpar_ms = median_ms(
           [&] {
-            GB_XPAR(B.scan(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n));
+            GB_XPAR(B.scan(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, in, out, n));
           },
           3, reps);
       g_rows.push_back(r);
@@ -233,7 +233,7 @@ int gpu_profile_scan(void) {
   GB_CUDA(cudaDeviceSynchronize());
   cudaFree(temp);
   for (int i = 0; i < 5; i++)
-    GB_XPAR(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, in, out, n));
+    GB_XPAR(B.scan(&ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, in, out, n));
   B.state_destroy(st);
   cudaFree(in);
   cudaFree(out);
@@ -334,7 +334,7 @@ int gpu_scan_variants_run(int quick) {
         st->scan_tuning = c.tuning;
         GB_CUDA(cudaMemset(out, 0xA5, n * (dt == 2 ? 8 : 4)));
         const double ms = median_ms(
-            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, XPAR_INCLUSIVE, in, out, n)); }, 2, reps);
+            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, XPAR_INCLUSIVE, NULL, in, out, n)); }, 2, reps);
         const CompareResult h = compare_with(out, ref, n, dt, cmp, prop.multiProcessorCount);
         char verdict[96];
         if (h.bad) {

@@ -44,8 +44,8 @@ xpar_status sweep_launch(const xpar__exec *ex, const void *in, void *out, size_t
       &e, e.cuda, XPAR_CUDA_FAMILY_SCAN_V5,
       (const void *)scan_occupancy_kernel<Op, BLOCK, VECS, MIN_BLOCKS, LOOKBACK>, n,
       (unsigned)occupancy_items_per_thread<T, VECS>(), &shape));
-  return scan_occupancy_launch<Op, BLOCK, VECS, MIN_BLOCKS, LOOKBACK>(&e, shape, false, in, out,
-                                                                      n);
+  return scan_occupancy_launch<Op, BLOCK, VECS, MIN_BLOCKS, LOOKBACK>(&e, shape, false, NULL, in,
+                                                                      out, n);
 }
 
 struct Shape {

@@ -403,6 +403,8 @@ xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact) {
   return float_sum_ref(t, in, n, exact, w);
 }
 
+/* terms: how many values the element folds (init counts as one); the float
+ * tolerance is 2 terms eps sum|terms|. */
 #define XT_SCAN_LOOP(CT, FL)                                                        \
   {                                                                                 \
     const CT *x = (const CT *)in;                                                   \
@@ -413,7 +415,7 @@ xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact) {
         else if (!FL) e.v = xt_int_from_bits(t, iacc & mask);                       \
         else {                                                                      \
           e.v = facc;                                                               \
-          e.tol = exact ? 0 : 2.0L * (long double)(i + 1) * eps * abs;              \
+          e.tol = exact ? 0 : 2.0L * (long double)(i + 1 + has_init) * eps * abs;   \
         }                                                                           \
       }                                                                             \
       long double v = x[i];                                                         \
@@ -426,7 +428,7 @@ xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact) {
         else if (!FL) e.v = xt_int_from_bits(t, iacc & mask);                       \
         else {                                                                      \
           e.v = facc;                                                               \
-          e.tol = exact ? 0 : 2.0L * (long double)(i + 1) * eps * abs;              \
+          e.tol = exact ? 0 : 2.0L * (long double)(i + 1 + has_init) * eps * abs;   \
         }                                                                           \
       }                                                                             \
       out[i] = e;                                                                   \
@@ -434,11 +436,17 @@ xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact) {
   }                                                                                 \
   break;
 
-void xt_ref_scan(xpar_dtype t, xpar_reduction op, xpar_scan_kind kind, const void *in, size_t n,
-                 int exact, xt_expect *out) {
-  uint64_t iacc = 0, mask = mask_of(t);
+void xt_ref_scan(xpar_dtype t, xpar_reduction op, xpar_scan_kind kind, const void *init,
+                 const void *in, size_t n, int exact, xt_expect *out) {
+  const size_t has_init = init != NULL;
+  uint64_t iacc = init ? xt_bits(t, init, 0) : 0, mask = mask_of(t);
   long double facc = 0, abs = 0, eps = xt_eps(t);
   long double m = op == XPAR_MIN ? xt_max_value(t) : xt_min_value(t);
+  if (init) {
+    m = xt_get(t, init, 0);
+    facc = m;
+    abs = fabsl(m);
+  }
   switch (t) {
     case XPAR_INT32: XT_SCAN_LOOP(int32_t, 0)
     case XPAR_INT64: XT_SCAN_LOOP(int64_t, 0)
@@ -527,9 +535,11 @@ void xt_serial_sum_wide(xpar_dtype t, const void *in, size_t n, void *result) {
   }
 }
 
-void xt_serial_scan_sum(xpar_dtype t, xpar_scan_kind kind, const void *in, size_t n, void *out) {
+void xt_serial_scan_sum(xpar_dtype t, xpar_scan_kind kind, const void *init, const void *in,
+                        size_t n, void *out) {
   if (t == XPAR_FLOAT) {
     float acc = 0.0f;
+    if (init) memcpy(&acc, init, sizeof acc);
     const float *x = (const float *)in;
     float *o = (float *)out;
     for (size_t i = 0; i < n; i++) {
@@ -540,6 +550,7 @@ void xt_serial_scan_sum(xpar_dtype t, xpar_scan_kind kind, const void *in, size_
     }
   } else if (t == XPAR_DOUBLE) {
     double acc = 0.0;
+    if (init) memcpy(&acc, init, sizeof acc);
     const double *x = (const double *)in;
     double *o = (double *)out;
     for (size_t i = 0; i < n; i++) {

@@ -135,9 +135,10 @@ typedef struct xt_expect {
  * representable, so any summation order gives the exact result: tol = 0. */
 xt_expect xt_ref_reduce(xpar_dtype t, xpar_reduction op, const void *in, size_t n, int exact);
 xt_expect xt_ref_sum_wide(xpar_dtype t, const void *in, size_t n, int exact);
-/* out[i] for i < n. */
-void xt_ref_scan(xpar_dtype t, xpar_reduction op, xpar_scan_kind kind, const void *in, size_t n,
-                 int exact, xt_expect *out);
+/* out[i] for i < n, of a scan starting from *init (one element of t), or from
+ * the identity when init is NULL. */
+void xt_ref_scan(xpar_dtype t, xpar_reduction op, xpar_scan_kind kind, const void *init,
+                 const void *in, size_t n, int exact, xt_expect *out);
 xt_expect xt_ref_dot(xpar_dtype t, const void *x, const void *y, size_t n, int exact);
 void xt_ref_axpy(xpar_dtype t, const void *alpha, const void *x, const void *y, size_t n,
                  int exact, xt_expect *out);
@@ -148,7 +149,8 @@ void xt_ref_add(xpar_dtype t, const void *x, const void *y, size_t n, int exact,
  *  serial tiers must produce bit for bit.  Results stored in dtype. */
 void xt_serial_sum(xpar_dtype t, const void *in, size_t n, void *result);
 void xt_serial_sum_wide(xpar_dtype t, const void *in, size_t n, void *result);
-void xt_serial_scan_sum(xpar_dtype t, xpar_scan_kind kind, const void *in, size_t n, void *out);
+void xt_serial_scan_sum(xpar_dtype t, xpar_scan_kind kind, const void *init, const void *in,
+                        size_t n, void *out);
 
 /* ---- comparing -------------------------------------------------------------------- */
 

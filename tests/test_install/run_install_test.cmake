@@ -2,8 +2,13 @@
 # prefix, then build and run the consumers against it two ways:
 #   1. CMake: find_package(xpar) -> xpar::xpar (this folder's CMakeLists.txt)
 #   2. pkg-config: cc consumer.c $(pkg-config --cflags --libs xpar)
+# With MPI_LAUNCHER and MPIEXEC given (CTest's test_install_mpi), the MPI
+# component instead: find_package(xpar COMPONENTS mpi) -> xpar::mpi (mpi/)
+# and pkg-config xpar-mpi, each consumer run on 2 ranks; and libxpar itself
+# must not depend on MPI.
 # Arguments (-D): BUILD_DIR WORK_DIR CONSUMER_DIR GENERATOR C_COMPILER
 #                 CXX_COMPILER CONFIG SHARED EXE_LINKER_FLAGS
+#                 [MPI_LAUNCHER MPIEXEC]
 # EXE_LINKER_FLAGS are the tested build's (the asan preset's -fsanitize=...):
 # a consumer of an instrumented library must link the sanitizer runtime too.
 cmake_minimum_required(VERSION 3.24)
@@ -37,6 +42,68 @@ endif()
 list(GET pc 0 pc)
 get_filename_component(pcdir ${pc} DIRECTORY)
 get_filename_component(libdir ${pcdir} DIRECTORY)
+
+if(MPI_LAUNCHER)
+  # ---- the MPI component ---------------------------------------------------------
+  file(GLOB_RECURSE mpi_cfg ${prefix}/*/xparMpiTargets.cmake)
+  if(NOT EXISTS ${prefix}/include/xpar/xpar_mpi.h OR NOT mpi_cfg
+     OR NOT EXISTS ${pcdir}/xpar-mpi.pc)
+    message(FATAL_ERROR "test_install: missing xpar_mpi.h, xparMpiTargets.cmake or xpar-mpi.pc "
+      "under ${prefix}")
+  endif()
+  # The core library must not need MPI (only libxpar_mpi does).
+  file(GLOB core_libs ${libdir}/libxpar.so*)
+  find_program(READELF readelf)
+  if(core_libs AND READELF)
+    list(GET core_libs 0 core_lib)
+    run(${READELF} -d ${core_lib})
+    if(run_out MATCHES "mpi")
+      message(FATAL_ERROR "test_install: ${core_lib} depends on MPI:\n${run_out}")
+    endif()
+  endif()
+  set(gen_args)
+  if(GENERATOR)
+    set(gen_args -G "${GENERATOR}")
+  endif()
+  set(build_type_args)
+  if(CONFIG)
+    set(build_type_args -DCMAKE_BUILD_TYPE=${CONFIG})
+  endif()
+  run(${CMAKE_COMMAND} -S ${CONSUMER_DIR}/mpi -B ${WORK_DIR}/build_mpi ${gen_args}
+      ${build_type_args} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER}
+      "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}")
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/build_mpi ${config_args})
+  file(GLOB_RECURSE path ${WORK_DIR}/build_mpi/consumer_mpi ${WORK_DIR}/build_mpi/*/consumer_mpi)
+  if(NOT path)
+    message(FATAL_ERROR "test_install: consumer_mpi was not built")
+  endif()
+  list(GET path 0 path)
+  run(bash ${MPI_LAUNCHER} ${MPIEXEC} 2 ${path})
+  message(STATUS "find_package(xpar COMPONENTS mpi):\n${run_out}")
+
+  find_program(PKG_CONFIG pkg-config)
+  if(NOT PKG_CONFIG)
+    message(FATAL_ERROR "test_install: pkg-config not found (apt-get install pkg-config)")
+  endif()
+  set(ENV{PKG_CONFIG_PATH} ${pcdir})
+  set(static_arg)
+  if(NOT SHARED)
+    set(static_arg --static)
+  endif()
+  run(${PKG_CONFIG} --cflags xpar-mpi)
+  string(STRIP "${run_out}" cflags)
+  run(${PKG_CONFIG} --libs ${static_arg} xpar-mpi)
+  string(STRIP "${run_out}" libs)
+  separate_arguments(cflags UNIX_COMMAND "${cflags}")
+  separate_arguments(libs UNIX_COMMAND "${libs} ${EXE_LINKER_FLAGS}")
+  run(${C_COMPILER} -std=c11 -Wall -Werror ${CONSUMER_DIR}/consumer_mpi.c ${cflags} ${libs}
+      -o ${WORK_DIR}/consumer_mpi_pkgconfig)
+  run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir}
+      bash ${MPI_LAUNCHER} ${MPIEXEC} 2 ${WORK_DIR}/consumer_mpi_pkgconfig)
+  message(STATUS "pkg-config xpar-mpi:\n${run_out}")
+  message(STATUS "test_install (mpi): ok")
+  return()
+endif()
 
 # ---- 1. find_package ------------------------------------------------------------
 set(gen_args)

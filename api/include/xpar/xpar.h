@@ -9,8 +9,9 @@
  *    (array or scalar), and xpar_last_error_detail() says exactly what was
  *    wrong.  The detail message is thread-local.
  *  - n = 0 is valid for every operation; array pointers (and axpy's alpha,
- *    fill's value) may then be NULL.  A reduce or dot still writes its
- *    result (the identity), so `result` must be valid even for n = 0.
+ *    fill's value, a scan's init) may then be NULL.  A reduce or dot still
+ *    writes its result (the identity), so `result` must be valid even for
+ *    n = 0.
  *  - Arrays are passed as plain pointers: host memory (pageable or pinned),
  *    host arrays mapped with xpar_map(), raw device pointers from cudaMalloc,
  *    or managed memory.  xpar classifies each pointer itself (see
@@ -452,6 +453,23 @@ XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, c
 XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                xpar_scan_kind kind, const void *in, void *out, size_t n);
 
+/**
+ * Scan with an initial value (a carry-in), as CUB's ExclusiveScan / InclusiveScanInit.
+ * inclusive: out[i] = init op in[0] op ... op in[i]
+ * exclusive: out[0] = init, out[i] = init op in[0] op ... op in[i-1]
+ * *init is a host scalar of dtype (may be NULL only when n = 0).  Everything else as
+ * xpar_scan (in place allowed, other overlap refused, statuses, tiers, nowait rules).
+ * This is the local step of a distributed scan: each rank reduces its part, the
+ * ranks exchange one scalar each, and each scans its part from the fold of the
+ * ranks before it.  xpar_scan is this call with init = the identity.  The serial
+ * tiers run `acc = init; acc = acc op in[i]` in element order (cpu-serial and
+ * cuda-serial agree bit for bit); the parallel tiers fold init into the carry of
+ * their first block, so float sums round as xpar_scan's do, no more.
+ */
+XPAR_API xpar_status xpar_scan_init(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                    xpar_scan_kind kind, const void *init, const void *in,
+                                    void *out, size_t n);
+
 /** y[i] = alpha * x[i] + y[i]; *alpha is a host scalar of dtype.  x == y is
  *  allowed; any other overlap is XPAR_ERR_OVERLAP. */
 XPAR_API xpar_status xpar_axpy(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
@@ -554,6 +572,11 @@ XPAR_API xpar_status xpar_reduce_nowait(xpar_context *ctx, xpar_dtype dtype, xpa
                                         const void *in, size_t n, void *device_result);
 XPAR_API xpar_status xpar_scan_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                       xpar_scan_kind kind, const void *in, void *out, size_t n);
+/* *init is read before the call returns: it may be a temporary of the caller. */
+XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                           xpar_reduction op, xpar_scan_kind kind,
+                                           const void *init, const void *in, void *out,
+                                           size_t n);
 XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                       const void *x, void *y, size_t n);
 XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
