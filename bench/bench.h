@@ -41,12 +41,13 @@ typedef struct bench_case {
   xpar_dtype dtype;
   xpar_reduction reduction; /* reduce, scan */
   xpar_scan_kind kind;      /* scan */
+  int with_init;            /* scan: xpar_scan_init from `scalar` (sweep --init) */
   size_t n;
   size_t esize;        /* element size */
   void *x, *y;         /* inputs (y: axpy's in/out, add's and dot's second input) */
   void *y0;            /* axpy: pristine copy of y, restored before a checked run */
   void *out;           /* scan / add / fill output */
-  unsigned char scalar[8]; /* alpha (axpy) or value (fill) */
+  unsigned char scalar[8]; /* alpha (axpy), value (fill) or init (scan --init) */
   unsigned char result[8]; /* reduce / dot result of the last run */
   /* the serial tier's answer, which every other tier is checked against */
   void *ref_array;

@@ -2,7 +2,7 @@
  * xpar-bench: measure xpar's tiers side by side.
  *
  *   xpar-bench sweep --op reduce|scan|axpy|add|fill|dot --dtype int32|...
- *                    [--reduction sum|min|max] [--kind inclusive|exclusive]
+ *                    [--reduction sum|min|max] [--kind inclusive|exclusive] [--init]
  *                    [--min-exp 7] [--max-exp 26] [--reps R] [--min-time-ms 50]
  *                    [--location host|device] [--threads T] [--seed S]
  *                    [--tiers serial,openmp,cuda,cuda-serial,auto,plain]
@@ -28,6 +28,7 @@ static void usage(FILE *f) {
           "  --dtype       int32 | int64 | uint32 | uint64 | float | double\n"
           "  --reduction   sum | min | max            (reduce, scan; default sum)\n"
           "  --kind        inclusive | exclusive      (scan; default inclusive)\n"
+          "  --init        scan: xpar_scan_init from init = 2 (no plain baseline)\n"
           "  --min-exp E   smallest N = 2^E (default 7)\n"
           "  --max-exp E   largest N = 2^E (default 26)\n"
           "  --reps R      exactly R timed repetitions (default: adaptive, >= 5 reps\n"
@@ -46,6 +47,7 @@ typedef struct sweep_opts {
   xpar_dtype dtype;
   xpar_reduction reduction;
   xpar_scan_kind kind;
+  int with_init;
   int min_exp, max_exp;
   bench_location location;
   int threads;
@@ -92,6 +94,10 @@ static int cmd_sweep(int argc, char **argv) {
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return 0;
+    }
+    if (strcmp(a, "--init") == 0) { /* the one flag without a value */
+      o.with_init = 1;
+      continue;
     }
     if (!v) {
       fprintf(stderr, "xpar-bench: %s needs a value\n", a);
@@ -146,7 +152,8 @@ static int cmd_sweep(int argc, char **argv) {
     fprintf(stderr, "xpar-bench: invalid value for %s: %s\n", a, v);
     return 2;
   }
-  if (!o.op || o.dtype == XPAR_DTYPE_COUNT_ || o.min_exp > o.max_exp) {
+  if (!o.op || o.dtype == XPAR_DTYPE_COUNT_ || o.min_exp > o.max_exp ||
+      (o.with_init && o.op->op != XPAR_OP_SCAN)) {
     usage(stderr);
     return 2;
   }
@@ -162,7 +169,7 @@ static int cmd_sweep(int argc, char **argv) {
   bench_tier_run runs[BENCH_MAX_TIERS];
   const char *names[BENCH_MAX_TIERS];
   int ntiers = 0, serial_col = -1, openmp_col = -1, baseline_col = -1;
-  bench_case probe = {.reduction = o.reduction};
+  bench_case probe = {.reduction = o.reduction, .with_init = o.with_init};
   for (int i = 0; i < bench_tier_count(); ++i) {
     const bench_tier *t = bench_tier_at(i);
     int is_serial = (t->kind == BENCH_TIER_XPAR && t->backend == XPAR_BACKEND_CPU_SERIAL);
@@ -200,11 +207,12 @@ static int cmd_sweep(int argc, char **argv) {
   static const char *const red_names[] = {"sum", "min", "max"};
   char title[256];
   snprintf(title, sizeof title,
-           "xpar-bench sweep: op %s%s%s%s, dtype %s, location %s, threads %d%s, seed %llu",
+           "xpar-bench sweep: op %s%s%s%s%s, dtype %s, location %s, threads %d%s, seed %llu",
            o.op->name, o.op->op == XPAR_OP_REDUCE || o.op->op == XPAR_OP_SCAN ? " " : "",
            o.op->op == XPAR_OP_REDUCE || o.op->op == XPAR_OP_SCAN ? red_names[o.reduction] : "",
            o.op->op == XPAR_OP_SCAN ? (o.kind == XPAR_EXCLUSIVE ? " exclusive" : " inclusive")
                                     : "",
+           o.with_init ? " from init 2 (xpar_scan_init)" : "",
            xpar_dtype_name(o.dtype), bench_location_name(o.location), o.threads,
            o.threads ? "" : " (runtime default)", (unsigned long long)o.seed);
   for (int w = 0; w < nwriters; ++w) {
@@ -217,7 +225,7 @@ static int cmd_sweep(int argc, char **argv) {
   int failures = 0;
   for (int e = o.min_exp; e <= o.max_exp; ++e) {
     size_t n = (size_t)1 << e;
-    bench_case c = {.reduction = o.reduction, .kind = o.kind};
+    bench_case c = {.reduction = o.reduction, .kind = o.kind, .with_init = o.with_init};
     if (!bench_case_init(&c, o.op, o.dtype, n, o.seed + (uint64_t)e)) {
       fprintf(stderr, "xpar-bench: out of memory at n = 2^%d\n", e);
       failures++;

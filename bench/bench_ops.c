@@ -196,6 +196,8 @@ static xpar_status run_reduce(xpar_context *ctx, bench_case *c) {
   return xpar_reduce(ctx, c->dtype, c->reduction, c->x, c->n, c->result);
 }
 static xpar_status run_scan(xpar_context *ctx, bench_case *c) {
+  if (c->with_init)
+    return xpar_scan_init(ctx, c->dtype, c->reduction, c->kind, c->scalar, c->x, c->out, c->n);
   return xpar_scan(ctx, c->dtype, c->reduction, c->kind, c->x, c->out, c->n);
 }
 static xpar_status run_axpy(xpar_context *ctx, bench_case *c) {
@@ -232,7 +234,7 @@ const bench_op *bench_find_op(const char *name) {
 }
 
 int bench_baseline_applies(const bench_op *op, const bench_case *c) {
-  return op->baseline != NULL && c->reduction == XPAR_SUM;
+  return op->baseline != NULL && c->reduction == XPAR_SUM && !c->with_init;
 }
 
 /* ---- case set-up and checking -------------------------------------------- */
@@ -255,11 +257,13 @@ static int op_writes_out(xpar_op op) {
 int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed) {
   xpar_reduction red = c->reduction; /* chosen by the caller before init */
   xpar_scan_kind kind = c->kind;
+  int with_init = c->with_init;
   memset(c, 0, sizeof *c);
   c->op = op->op;
   c->dtype = t;
   c->reduction = red;
   c->kind = kind;
+  c->with_init = with_init;
   c->n = n;
   c->esize = xpar_dtype_size(t);
   size_t bytes = (n ? n : 1) * c->esize;
@@ -301,7 +305,7 @@ void bench_case_view(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, 
 
 static void set_scalar(bench_case *c, const bench_op *op) {
   xpar_dtype t = c->dtype;
-  /* alpha = 2 (exact for floats), value = 7 */
+  /* alpha and a scan's init = 2 (exact for floats), value = 7 */
   switch (t) {
 #define BENCH_SCALAR_(e, ctype, name, size)                            \
   case XPAR_##e: {                                                     \

@@ -15,7 +15,7 @@ sed -i 's/cudaStreamCreateWithFlags(&st->own_stream, cudaStreamDefault)/cudaStre
 grep -q 'cudaStreamNonBlocking);' "$work/backend_cuda/cuda_state.cu" || { echo "could not plant the defect"; exit 2; }
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 cmake -S "$work" -B "$work/build" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DXPAR_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DXPAR_BUILD_BENCH=OFF -DXPAR_BUILD_EXAMPLES=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DXPAR_BUILD_BENCH=OFF -DXPAR_BUILD_EXAMPLES=OFF -DXPAR_MPI=OFF \
   ${CMOCKA_ROOT:+-DCMOCKA_ROOT=$CMOCKA_ROOT} >/dev/null && \
   cmake --build "$work/build" -j"$(nproc)" --target test_embed_gpu >/dev/null || { echo "build failed"; exit 2; }
 "$work/build/tests/test_embed_gpu" > "$work/log" 2>&1

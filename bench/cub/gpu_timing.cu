@@ -6,6 +6,9 @@
  *    2^30 (well beyond the 50 MB L2), CUB vs xpar, CUDA events around each
  *    call, warm-up, median of the reps; xpar runs queued (nowait) with the
  *    result on the device, as CUB's figure is;
+ *  - scan_init vs scan: xpar's inclusive and exclusive sum with and without a
+ *    carry-in, int32 and double at 2^28 (the same kernels: the init must cost
+ *    nothing); SCANINIT lines, repeated in the summary;
  *  - small-N latency: 1,024 device-resident int32, synchronous, host wall
  *    clock: CUB reduce + cudaMemcpy of the result vs xpar's reduce with the
  *    result on the host (pinned mapped slot + stream sync);
@@ -167,6 +170,48 @@ int gpu_bench_run(int quick) {
            100.0 * (8.0 * n / dms / 1e6) / copy_gbs);
   }
 
+  /* scan_init vs scan, xpar against itself: plain scan first, then with a carry-in, the
+   * same data and buffers (the input fits as 2^28 doubles: in holds max_n * 4 bytes; the
+   * float data of the rows above is not needed after this) */
+  std::vector<std::string> init_lines;
+  {
+    const size_t n = quick ? (1u << 22) : (1u << 28);
+    const int lg = (int)(log2((double)n) + 0.5);
+    printf("\nscan_init vs scan (xpar, sum, events, median of %d; ratio = scan ms / scan_init "
+           "ms)\n", reps);
+    for (int dt = 0; dt < 2; dt++) {
+      if (dt)
+        fill_unit_doubles<<<1024, 256>>>((double *)in, n);
+      else
+        fill_random<<<1024, 256>>>((uint32_t *)in, n, 4321u);
+      GB_CUDA(cudaDeviceSynchronize());
+      const xpar_dtype xdt = dt ? XPAR_DOUBLE : XPAR_INT32;
+      const double bytes = (dt ? 16.0 : 8.0) * n; /* read + write */
+      xpar__scalar init;
+      memset(&init, 0, sizeof init);
+      if (dt)
+        init.f64 = 0.5;
+      else
+        init.i32 = 123456789;
+      for (int k = 0; k < 2; k++) {
+        const xpar_scan_kind kind = k ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+        const double plain_ms = median_ms(
+            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, kind, NULL, in, out, n)); }, 3, reps);
+        const double init_ms = median_ms(
+            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, kind, &init, in, out, n)); }, 3, reps);
+        char line[192];
+        snprintf(line, sizeof line,
+                 "SCANINIT %-6s %-9s 2^%-3d scan %8.3f ms %5.0f GB/s  scan_init %8.3f ms %5.0f "
+                 "GB/s  ratio %6.3f",
+                 dt ? "double" : "int32", k ? "exclusive" : "inclusive", lg, plain_ms,
+                 bytes / plain_ms / 1e6, init_ms, bytes / init_ms / 1e6, plain_ms / init_ms);
+        puts(line);
+        fflush(stdout);
+        init_lines.push_back(line);
+      }
+    }
+  }
+
   /* ---- small-N latency, synchronous, host wall clock ---- */
   fill_random<<<64, 256>>>((uint32_t *)in, 1024, 777u);
   GB_CUDA(cudaDeviceSynchronize());
@@ -199,6 +244,7 @@ int gpu_bench_run(int quick) {
   printf("%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
          "CUB GB/s", "xpar GB/s", "ratio");
   for (const Row &r : g_rows) print_row(r);
+  for (const std::string &l : init_lines) puts(l.c_str());
   printf("small-N reduce 1024 int32 sync: CUB+memcpy %.1f us, xpar %.1f us\n", cub_us, xpar_us);
 
   B.state_destroy(st);
