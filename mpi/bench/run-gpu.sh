@@ -69,7 +69,7 @@ do_build() {
   local gen=()
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
   step build 420 bash -c "cmake -S . -B '$BUILD' ${gen[*]} -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DXPAR_CUDA=ON -DXPAR_MPI=ON ${cmocka[*]} \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DXPAR_CUDA=ON -DXPAR_MPI=ON -DXPAR_BUILD_TESTS=ON ${cmocka[*]} \
     && cmake --build '$BUILD' -j$JOBS --target xpar xpar_mpi xpar-mpi-bench \
        test_mpi_ops test_mpi_api test_mpi_init"
 }
