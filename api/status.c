@@ -56,12 +56,6 @@ xpar_status xpar__fail(xpar_status status, const char *fmt, ...) {
 }
 
 
-void xpar__prefix_error(const char *prefix) {
-  char *d = detail_to_write();
-  char tmp[DETAIL_SIZE];
-  snprintf(tmp, sizeof tmp, "%s: %.*s", prefix, (int)(sizeof tmp / 2), d);
-  memcpy(d, tmp, DETAIL_SIZE);
-}
 
 XPAR_API const char *xpar_last_error_detail(void) { return xpar__detail; }
 

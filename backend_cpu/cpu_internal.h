@@ -131,9 +131,6 @@ typedef uint64_t xpar__cpu_uint8;
 XPAR_DTYPE_MAP(XPAR__CPU_ARITH_)
 #undef XPAR__CPU_ARITH_
 
-/* X-macro over the three reductions: X(OP enum suffix, helper name). */
-#define XPAR__CPU_REDUCTION_MAP(X) X(SUM, sum) X(MIN, min) X(MAX, max)
-
 /* ---- parallel drivers (shared by the per-op files) ---------------------- */
 
 /** Reduce [lo, hi) of (a, b) into *out (b unused for a plain reduce). */

@@ -183,7 +183,6 @@ xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf,
   if (err != cudaSuccess) return xpar__cuda_error(err, "%s (requested %zu bytes)", what, want);
   buf->ptr = p;
   buf->bytes = want;
-  st->counters.scratch_allocations++;
   if (grown) *grown = 1;
   return XPAR_OK;
 }
@@ -203,8 +202,7 @@ xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
     st->reduce_ticket = (unsigned int *)p;
     st->scan_tile_counter = (unsigned long long *)((char *)p + 8);
     st->scan_tile_base = 0;
-    st->counters.scratch_allocations++;
-  }
+    }
   if (!st->result_host) {
     void *h = NULL, *d = NULL;
     XPAR_CUDA_TRY(cudaHostAlloc(&h, 64, cudaHostAllocMapped),

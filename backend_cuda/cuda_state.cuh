@@ -18,10 +18,9 @@ struct xpar__cuda_buffer {
   size_t bytes;
 };
 
-/* Kernel launches and scratch growths, for tests and the bench. */
+/* Kernel launches, for tests and the bench (and the staging stamps). */
 struct xpar__cuda_counters {
   unsigned long long launches;
-  unsigned long long scratch_allocations;
 };
 
 /* Run-time knobs of the scan's look-back (defaults in launch_shape.cuh;

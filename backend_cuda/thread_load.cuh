@@ -80,13 +80,8 @@ template <class T> __device__ __forceinline__ void store_cg(T *p, T v) {
  * reads a flag such that later loads of the value cannot see older data.
  * GPU scope, not the sequentially consistent __threadfence(): on H100 the
  * scan spent most of its time in MEMBAR.SC.GPU (740 GB/s at 2^30, NOTES.md).
- */
-__device__ __forceinline__ uint32_t load_acquire_gpu(const uint32_t *p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-/* Polling many flags at once: relaxed loads (independent, all in flight
+ *
+ * Polling many flags at once: relaxed loads (independent, all in flight
  * together), then one acquire fence once the flags are seen. */
 __device__ __forceinline__ uint32_t load_relaxed_gpu(const uint32_t *p) {
   uint32_t v;

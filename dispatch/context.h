@@ -126,7 +126,6 @@ static inline void xpar__ctx_leave(xpar_context *ctx) {
 /* ---- thresholds.c --------------------------------------------------------- */
 /** Fill the built-in defaults. */
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]);
-const char *xpar__threshold_name(xpar_threshold which);
 
 /* ---- env.c ---------------------------------------------------------------- */
 /** Apply the environment to a fresh context (XPAR_ERR_INVALID_ENV on a bad
@@ -141,6 +140,9 @@ int xpar__parse_count(const char *s, size_t *out);
 /* ---- gpu.c ---------------------------------------------------------------- */
 /** The CUDA backend table, or NULL when built without CUDA. */
 const xpar__backend *xpar__gpu_backend(void);
+/** Tests only: use `b` as the GPU backend from now on (NULL: the real one).
+ *  Set it before creating contexts; a context probes its GPU once. */
+void xpar__gpu_backend_set_double(const xpar__backend *b);
 /** Whether the GPU is usable for ctx (probes once per context); why not. */
 int xpar__gpu_probe(xpar_context *ctx, const char **why_not);
 static inline int xpar__gpu_usable(xpar_context *ctx, const char **why_not) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "policy.h"
 #include "trace.h"
 
 enum { ROLE_READ = 1, ROLE_WRITE = 2 };
@@ -48,13 +49,8 @@ static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size
   return xpar__classify(ctx, ptr, bytes, p->exact, &o->where);
 }
 
-/* The smaller of the GPU thresholds for pinned and for pageable host data:
- * below it, AUTO runs a call on host data on the CPU whichever kind it is. */
 static size_t host_gpu_threshold(const xpar_context *ctx, const xpar__call *c) {
-  const size_t *t = ctx->thresholds[c->op][c->dtype];
-  return t[XPAR_THRESHOLD_GPU_PINNED_DATA] < t[XPAR_THRESHOLD_GPU_PAGEABLE_DATA]
-             ? t[XPAR_THRESHOLD_GPU_PINNED_DATA]
-             : t[XPAR_THRESHOLD_GPU_PAGEABLE_DATA];
+  return xpar__host_gpu_threshold(ctx->thresholds[c->op][c->dtype]);
 }
 
 static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
@@ -107,115 +103,49 @@ static xpar__exec cpu_exec(const xpar_context *ctx, xpar_tier tier) {
   return ex;
 }
 
-/* ---- policy --------------------------------------------------------------- */
+/* ---- policy: the facts for xpar__decide (policy.c) ------------------------- */
 
-static xpar_tier cpu_tier(const xpar_context *ctx, const xpar__call *c, xpar__decision_raw *d) {
-  d->openmp_threshold = ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_OPENMP];
-  d->openmp_source = ctx->threshold_source[c->op][c->dtype][XPAR_THRESHOLD_OPENMP];
-  /* The serial backends (cuda-serial too, when it falls back to the CPU)
-   * run the strict element-order loop: one thread whatever n. */
-  if (ctx->backend == XPAR_BACKEND_CPU_SERIAL || ctx->backend == XPAR_BACKEND_CUDA_SERIAL) {
-    d->cpu_rule = XPAR__CPU_FORCED_SERIAL;
-    return XPAR_TIER_CPU_SERIAL;
-  }
-  if (c->n < d->openmp_threshold) {
-    d->cpu_rule = XPAR__CPU_BELOW_OPENMP;
-    return XPAR_TIER_CPU_SERIAL;
-  }
-  d->cpu_rule = XPAR__CPU_AT_OR_ABOVE_OPENMP;
-  return XPAR_TIER_CPU_OPENMP;
+static int context_gpu_usable(void *ctx, const char **why_not) {
+  return xpar__gpu_usable((xpar_context *)ctx, why_not);
 }
 
-static xpar_tier gpu_tier(const xpar_context *ctx) {
-  return ctx->backend == XPAR_BACKEND_CUDA_SERIAL ? XPAR_TIER_CUDA_SERIAL : XPAR_TIER_CUDA;
+static xpar__policy_facts call_facts(xpar_context *ctx, const xpar__call *c) {
+  xpar__policy_facts f = {.backend = ctx->backend,
+                          .offload = ctx->offload,
+                          .op = c->op,
+                          .dtype = c->dtype,
+                          .n = c->n,
+                          .host_kind_exact = 1,
+                          .thresholds = ctx->thresholds[c->op][c->dtype],
+                          .sources = ctx->threshold_source[c->op][c->dtype],
+                          .gpu_usable = context_gpu_usable,
+                          .gpu_usable_arg = ctx};
+  if (!c->n) f.host = f.pageable = 1; /* nothing moves: priced as host data */
+  return f;
 }
 
-/* Decide the tier; XPAR_ERR_NO_DEVICE when offload is mandatory and the GPU
- * is not usable. */
+/* Decide the tier of a planned call; XPAR_ERR_NO_DEVICE when offload is
+ * mandatory and the GPU is not usable. */
 static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
                           xpar__decision_raw *d, xpar_tier *tier) {
-  const char *why = NULL;
-  if (ctx->offload == XPAR_OFFLOAD_DISABLED) {
-    d->gpu_rule = ctx->backend == XPAR_BACKEND_CPU || ctx->backend == XPAR_BACKEND_CPU_SERIAL
-                      ? XPAR__GPU_NOT_CONSIDERED
-                      : XPAR__GPU_DISABLED;
-    *tier = cpu_tier(ctx, c, d);
-    return XPAR_OK;
-  }
-  if (ctx->offload == XPAR_OFFLOAD_MANDATORY) {
-    if (!xpar__gpu_usable(ctx, &why))
-      return xpar__fail(XPAR_ERR_NO_DEVICE, "offload is mandatory but the GPU is not usable: %s",
-                        why ? why : "unknown");
-    d->gpu_rule = XPAR__GPU_MANDATORY;
-    *tier = gpu_tier(ctx);
-    return XPAR_OK;
-  }
-
-  int device_only = 0, pageable = 0, pinned = 0, host = 0;
+  xpar__policy_facts f = call_facts(ctx, c);
+  /* Without a usable GPU (or with offload disabled) every host array is
+   * pageable by definition: nothing is a hint then. */
+  f.host_kind_exact = p->exact || ctx->offload == XPAR_OFFLOAD_DISABLED ||
+                      !(ctx->gpu_known && ctx->gpu_usable);
   for (int i = 0; i < p->count; i++) {
     const xpar__operand *w = &p->ops[i].where;
-    device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
-    pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
-    pinned |= w->loc == XPAR__LOC_HOST_PINNED;
-    host |= (w->loc == XPAR__LOC_HOST_PAGEABLE || w->loc == XPAR__LOC_HOST_PINNED) && w->bytes;
+    f.device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
+    f.pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
+    f.pinned |= w->loc == XPAR__LOC_HOST_PINNED;
+    f.host |= (w->loc == XPAR__LOC_HOST_PAGEABLE || w->loc == XPAR__LOC_HOST_PINNED) && w->bytes;
     /* A mapped array whose device copy is stale costs the GPU a host-to-device
      * copy of the whole mapping: price it as host data (pageable: xpar does
      * not know how the application allocated it). */
-    pageable |= w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_HOST &&
-                needs_contents(&p->ops[i]);
+    f.pageable |= w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_HOST &&
+                  needs_contents(&p->ops[i]);
   }
-  switch (ctx->backend) {
-    case XPAR_BACKEND_CPU:
-    case XPAR_BACKEND_CPU_SERIAL:
-      d->gpu_rule = XPAR__GPU_NOT_CONSIDERED;
-      *tier = cpu_tier(ctx, c, d);
-      return XPAR_OK;
-    case XPAR_BACKEND_CUDA:
-    case XPAR_BACKEND_CUDA_SERIAL:
-      if (xpar__gpu_usable(ctx, &why)) {
-        d->gpu_rule = XPAR__GPU_FORCED;
-        *tier = gpu_tier(ctx);
-      } else {
-        d->gpu_rule = XPAR__GPU_FORCED_UNUSABLE;
-        d->why = why;
-        *tier = cpu_tier(ctx, c, d);
-      }
-      return XPAR_OK;
-    default: break;
-  }
-  /* AUTO. Data that lives only on the device stays there (device pointers
-   * imply a working GPU). */
-  if (device_only) {
-    d->gpu_rule = XPAR__GPU_DEVICE_ONLY;
-    *tier = XPAR_TIER_CUDA;
-    return XPAR_OK;
-  }
-  d->gpu_kind = pageable ? XPAR_THRESHOLD_GPU_PAGEABLE_DATA
-                : pinned ? XPAR_THRESHOLD_GPU_PINNED_DATA
-                         : XPAR_THRESHOLD_GPU_DEVICE_DATA;
-  if (host && !p->exact) {
-    /* The host operands' kinds are cached hints, and n is below the GPU
-     * threshold of either kind: quote the smaller, for host data. */
-    d->host_kind_hint = 1;
-    d->gpu_kind = host_gpu_threshold(ctx, c) ==
-                          ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_GPU_PINNED_DATA]
-                      ? XPAR_THRESHOLD_GPU_PINNED_DATA
-                      : XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
-  }
-  d->gpu_threshold = ctx->thresholds[c->op][c->dtype][d->gpu_kind];
-  d->gpu_source = ctx->threshold_source[c->op][c->dtype][d->gpu_kind];
-  if (c->n < d->gpu_threshold) {
-    d->gpu_rule = XPAR__GPU_BELOW;
-    *tier = cpu_tier(ctx, c, d);
-  } else if (xpar__gpu_usable(ctx, &why)) {
-    d->gpu_rule = XPAR__GPU_AT_OR_ABOVE;
-    *tier = XPAR_TIER_CUDA;
-  } else {
-    d->gpu_rule = XPAR__GPU_WANTED_UNUSABLE;
-    d->why = why;
-    *tier = cpu_tier(ctx, c, d);
-  }
-  return XPAR_OK;
+  return xpar__decide(&f, d, tier);
 }
 
 /* ---- running on a backend ------------------------------------------------- */
@@ -403,28 +333,32 @@ static int cached_host_page(xpar_context *ctx, const void *p) {
 
 /*
  * The common case in a tight loop: arrays in host memory, nothing mapped or
- * queued, and a call that stays on the CPU.  The decision is decide()'s for
- * such a call (which pinned/pageable kind a cached page has does not matter
- * below both GPU thresholds for host data, see page_cache.h), without
- * building a plan.  Returns 0 (nothing done) when the general path must take
+ * queued, and a call that stays on the CPU.  The decision is xpar__decide's
+ * (policy.c), fed the facts the page cache gives (which pinned/pageable kind
+ * a cached page has does not matter below both GPU thresholds for host data,
+ * see page_cache.h), without building a plan.  Returns 0 (nothing done) when the general path must take
  * the call.
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   if (ctx->n_maps | ctx->gpu_pending | c->nowait) return 0;
-  xpar_backend b = ctx->backend;
-  xpar_offload off = ctx->offload;
+  const xpar_backend b = ctx->backend;
+  const xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
     return 0;
-  /* Classified as decide() would: without a usable GPU (or with offload
-   * disabled) every array is pageable host memory; n = 0 moves no bytes. */
-  const int gpu_considered = b == XPAR_BACKEND_AUTO && off != XPAR_OFFLOAD_DISABLED;
-  int hint = 0;
-  if (c->n && off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
-    if (gpu_considered && c->n >= host_gpu_threshold(ctx, c)) return 0;
-    if (!(cached_host_page(ctx, c->x) && cached_host_page(ctx, c->y) &&
-          cached_host_page(ctx, c->out)))
-      return 0;
-    hint = 1;
+  xpar__policy_facts f = call_facts(ctx, c);
+  if (c->n) {
+    /* The facts the general path would classify: without a usable GPU (or
+     * with offload disabled) every array is pageable host memory; with one,
+     * cached pages are host memory of a hinted kind, which is enough only
+     * below both GPU thresholds for host data (plan.exact otherwise). */
+    f.host = f.pageable = 1;
+    if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
+      if (b == XPAR_BACKEND_AUTO && c->n >= host_gpu_threshold(ctx, c)) return 0;
+      if (!(cached_host_page(ctx, c->x) && cached_host_page(ctx, c->y) &&
+            cached_host_page(ctx, c->out)))
+        return 0;
+      f.host_kind_exact = 0;
+    }
   }
   xpar__decision_raw *d = &ctx->last;
   d->op = c->op;
@@ -433,26 +367,10 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   d->tier = XPAR_TIER_NONE;
   d->bytes_to_device = d->bytes_to_host = 0;
   d->why = NULL;
-  d->host_kind_hint = 0;
-  if (gpu_considered) {
-    xpar_threshold kind = XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
-    if (hint) {
-      kind = host_gpu_threshold(ctx, c) ==
-                     ctx->thresholds[c->op][c->dtype][XPAR_THRESHOLD_GPU_PINNED_DATA]
-                 ? XPAR_THRESHOLD_GPU_PINNED_DATA
-                 : XPAR_THRESHOLD_GPU_PAGEABLE_DATA;
-      d->host_kind_hint = 1;
-    }
-    size_t thr = ctx->thresholds[c->op][c->dtype][kind];
-    if (c->n >= thr) return 0;
-    d->gpu_rule = XPAR__GPU_BELOW;
-    d->gpu_kind = kind;
-    d->gpu_threshold = thr;
-    d->gpu_source = ctx->threshold_source[c->op][c->dtype][kind];
-  } else {
-    d->gpu_rule = b == XPAR_BACKEND_AUTO ? XPAR__GPU_DISABLED : XPAR__GPU_NOT_CONSIDERED;
-  }
-  xpar_tier tier = cpu_tier(ctx, c, d);
+  xpar_tier tier;
+  if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
+      tier == XPAR_TIER_CUDA_SERIAL)
+    return 0;
   xpar__exec ex = cpu_exec(ctx, tier);
   *st = run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
   if (*st == XPAR_OK) {
@@ -490,9 +408,9 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
         ctx->offload == XPAR_OFFLOAD_DEFAULT && host_reachable(&p)) {
       snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar_last_error_detail());
       xpar__clear_error();
-      d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
-      d->why = ctx->fallback_why;
-      tier = cpu_tier(ctx, c, d);
+      xpar__policy_facts f = call_facts(ctx, c);
+      f.gpu_failed = ctx->fallback_why;
+      XPAR__FORWARD(xpar__decide(&f, d, &tier));
       st = run_on_cpu(ctx, c, &p, tier, d);
     }
   } else if (!host_reachable(&p)) {

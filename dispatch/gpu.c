@@ -2,7 +2,14 @@
 #include <stdio.h>
 #include "context.h"
 
+/* A test double registered in place of the CUDA backend (tests/test_policy.c,
+ * which links the library's objects); never set by the library itself. */
+static const xpar__backend *gpu_backend_double;
+
+void xpar__gpu_backend_set_double(const xpar__backend *b) { gpu_backend_double = b; }
+
 const xpar__backend *xpar__gpu_backend(void) {
+  if (gpu_backend_double) return gpu_backend_double;
 #if defined(XPAR_HAVE_CUDA)
   return &xpar__cuda_backend;
 #else

@@ -41,8 +41,6 @@ static inline void xpar__clear_error(void) {
 }
 #endif
 
-/** Append context to the current detail message: "<prefix>: <detail>". */
-void xpar__prefix_error(const char *prefix);
 
 #define XPAR__RETURN_IF(cond, status, ...)    \
   do {                                        \

@@ -15,32 +15,35 @@
  *    CUB-style call), scan 2^17 (anchors.md: 2^16..2^17; seed 004: ~50K
  *    against one thread), elementwise and dot 2^17..2^20.  8-byte scans
  *    cross later (2^18): their look-back reads flag and value separately.
- *  - GPU_PINNED_DATA: only 4-byte scans cross (2^26; anchors.md: 2^25);
- *    everything else moves more bytes over PCIe than the CPU moves through
- *    memory, and so does every op from pageable memory: never.
+ *  - GPU_PINNED_DATA and GPU_PAGEABLE_DATA: never.  Every op moves more bytes
+ *    over PCIe than the CPU moves through memory; the calibration run says
+ *    "never" for every op and dtype (4-byte scans from pinned memory too:
+ *    "at 2^22: cpu 395 us, gpu 664 us"; the crossover sweep of the same day
+ *    saw uint32 scans from pinned memory cross at 2^26, anchors.md 2^25, a
+ *    single-dtype observation the calibration did not confirm).
  */
 #include "context.h"
 
-#define K(x) ((size_t)1 << (x))
+#define POW2(x) ((size_t)1 << (x))
 #define NEVER XPAR_NEVER
 
 /* [op][kind] for 4-byte and for 8-byte dtypes. */
 static const size_t default_4byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     /*                OPENMP  GPU_DEVICE  GPU_PINNED  GPU_PAGEABLE */
-    [XPAR_OP_REDUCE] = {K(17), K(20), NEVER, NEVER},
-    [XPAR_OP_SCAN] = {K(14), K(17), K(26), NEVER},
-    [XPAR_OP_AXPY] = {K(15), K(18), NEVER, NEVER},
-    [XPAR_OP_ADD] = {K(15), K(19), NEVER, NEVER},
-    [XPAR_OP_FILL] = {K(15), K(19), NEVER, NEVER},
-    [XPAR_OP_DOT] = {K(14), K(19), NEVER, NEVER},
+    [XPAR_OP_REDUCE] = {POW2(17), POW2(20), NEVER, NEVER},
+    [XPAR_OP_SCAN] = {POW2(14), POW2(17), NEVER, NEVER},
+    [XPAR_OP_AXPY] = {POW2(15), POW2(18), NEVER, NEVER},
+    [XPAR_OP_ADD] = {POW2(15), POW2(19), NEVER, NEVER},
+    [XPAR_OP_FILL] = {POW2(15), POW2(19), NEVER, NEVER},
+    [XPAR_OP_DOT] = {POW2(14), POW2(19), NEVER, NEVER},
 };
 static const size_t default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    [XPAR_OP_REDUCE] = {K(14), K(20), NEVER, NEVER},
-    [XPAR_OP_SCAN] = {K(13), K(18), NEVER, NEVER},
-    [XPAR_OP_AXPY] = {K(14), K(17), NEVER, NEVER},
-    [XPAR_OP_ADD] = {K(14), K(18), NEVER, NEVER},
-    [XPAR_OP_FILL] = {K(14), K(19), NEVER, NEVER},
-    [XPAR_OP_DOT] = {K(13), K(18), NEVER, NEVER},
+    [XPAR_OP_REDUCE] = {POW2(14), POW2(20), NEVER, NEVER},
+    [XPAR_OP_SCAN] = {POW2(13), POW2(18), NEVER, NEVER},
+    [XPAR_OP_AXPY] = {POW2(14), POW2(17), NEVER, NEVER},
+    [XPAR_OP_ADD] = {POW2(14), POW2(18), NEVER, NEVER},
+    [XPAR_OP_FILL] = {POW2(14), POW2(19), NEVER, NEVER},
+    [XPAR_OP_DOT] = {POW2(13), POW2(18), NEVER, NEVER},
 };
 
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]) {
@@ -49,14 +52,4 @@ void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_T
       for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
         t[op][dt][k] = xpar__dtype_size((xpar_dtype)dt) == 8 ? default_8byte[op][k]
                                                             : default_4byte[op][k];
-}
-
-const char *xpar__threshold_name(xpar_threshold which) {
-  switch (which) {
-    case XPAR_THRESHOLD_OPENMP: return "openmp";
-    case XPAR_THRESHOLD_GPU_DEVICE_DATA: return "gpu (device data)";
-    case XPAR_THRESHOLD_GPU_PINNED_DATA: return "gpu (pinned host data)";
-    case XPAR_THRESHOLD_GPU_PAGEABLE_DATA: return "gpu (pageable host data)";
-    default: return "?";
-  }
 }

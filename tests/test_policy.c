@@ -1,0 +1,477 @@
+/*
+ * AUTO's policy for every branch that sends work to the GPU, without a GPU:
+ * a fake GPU backend registered in place of the CUDA backend (a test double,
+ * as SQLite's VFS is swapped in tests).  The fake's "device memory" is host
+ * memory it hands out and recognises in pointer_kind; its operations run the
+ * CPU backend's strict serial loops and count themselves, so a test knows
+ * that the GPU side ran and that its result is right.  It can be told to
+ * fail its next operation (out of GPU memory) to drive the fallback.
+ *
+ * Branches: device-only data; pinned and pageable host data around their
+ * thresholds (including the cached-hint case below both); mapped arrays in
+ * sync and with a stale device copy; offload mandatory and disabled; forced
+ * cuda and cuda-serial; the fallback to the CPU after a GPU failure (AUTO)
+ * and the error when the GPU was forced; a nowait reduce into device memory.
+ *
+ * This program links the library's objects (not libxpar.so) to reach the
+ * internal registration hook; it runs in CI on every build.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "context.h" /* the backend table and xpar__gpu_backend_set_double */
+
+/* ---- the fake GPU ------------------------------------------------------------- */
+
+enum { FAKE_MAX_BLOCKS = 64 };
+static struct {
+  void *p;
+  size_t bytes;
+  int pinned; /* 0: device memory, 1: registered as pinned host memory */
+} blocks[FAKE_MAX_BLOCKS];
+static int fake_ops;                /* operations the fake ran */
+static xpar_status fake_fail_next;  /* XPAR_OK, or the status the next op returns */
+static void *fake_staging[3];
+static size_t fake_staging_bytes[3];
+static int fake_state; /* its address is the opaque per-context state */
+
+static void *fake_register(size_t bytes, int pinned) {
+  for (int i = 0; i < FAKE_MAX_BLOCKS; i++)
+    if (!blocks[i].p) {
+      blocks[i].p = calloc(1, bytes ? bytes : 1);
+      blocks[i].bytes = bytes;
+      blocks[i].pinned = pinned;
+      return blocks[i].p;
+    }
+  fail_msg("fake GPU: out of block slots");
+  return NULL;
+}
+static void fake_release(void *p) {
+  for (int i = 0; i < FAKE_MAX_BLOCKS; i++)
+    if (p && blocks[i].p == p) {
+      free(p);
+      blocks[i].p = NULL;
+    }
+}
+static int fake_find(const void *p, int *pinned) {
+  const char *c = p;
+  for (int i = 0; i < FAKE_MAX_BLOCKS; i++)
+    if (blocks[i].p && c >= (char *)blocks[i].p && c < (char *)blocks[i].p + blocks[i].bytes) {
+      *pinned = blocks[i].pinned;
+      return 1;
+    }
+  return 0;
+}
+
+static xpar_status fake_begin(void) {
+  fake_ops++;
+  if (fake_fail_next != XPAR_OK) {
+    xpar_status s = fake_fail_next;
+    fake_fail_next = XPAR_OK;
+    return xpar__fail(s, "fake GPU: injected failure");
+  }
+  return XPAR_OK;
+}
+static xpar__exec serial_exec(void) {
+  xpar__exec ex = {.serial = 1, .num_threads = 1};
+  return ex;
+}
+static xpar_status fake_reduce(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
+                               const void *in, size_t n, void *result) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = serial_exec();
+  return xpar__cpu_backend.reduce(&s, t, op, in, n, result);
+}
+static xpar_status fake_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const void *in,
+                                        size_t n, void *result) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = serial_exec();
+  return xpar__cpu_backend.reduce_sum_wide(&s, t, in, n, result);
+}
+static xpar_status fake_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
+                             xpar_scan_kind kind, const xpar__scalar *init, const void *in,
+                             void *out, size_t n) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = serial_exec();
+  return xpar__cpu_backend.scan(&s, t, op, kind, init, in, out, n);
+}
+static xpar_status fake_axpy(const xpar__exec *ex, xpar_dtype t, const void *alpha,
+                             const void *x, void *y, size_t n) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = serial_exec();
+  return xpar__cpu_backend.axpy(&s, t, alpha, x, y, n);
+}
+static xpar_status fake_add(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y,
+                            void *z, size_t n) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = serial_exec();
+  return xpar__cpu_backend.add(&s, t, x, y, z, n);
+}
+static xpar_status fake_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
+                             size_t n) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = serial_exec();
+  return xpar__cpu_backend.fill(&s, t, value, out, n);
+}
+static xpar_status fake_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y,
+                            size_t n, void *result) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = serial_exec();
+  return xpar__cpu_backend.dot(&s, t, x, y, n, result);
+}
+static xpar_status fake_query(int device, xpar_device_info *out) {
+  memset(out, 0, sizeof *out);
+  out->usable = 1;
+  out->device_count = 1;
+  out->device = device < 0 ? 0 : device;
+  snprintf(out->name, sizeof out->name, "fake GPU");
+  return XPAR_OK;
+}
+static xpar_status fake_state_create(int device, struct xpar__cuda_state **out) {
+  (void)device;
+  *out = (struct xpar__cuda_state *)&fake_state;
+  return XPAR_OK;
+}
+static void fake_state_destroy(struct xpar__cuda_state *st) { (void)st; }
+static xpar_status fake_set_stream(struct xpar__cuda_state *st, void *stream) {
+  (void)st, (void)stream;
+  return XPAR_OK;
+}
+static xpar_status fake_pointer_kind(const void *p, xpar__ptr_kind *out) {
+  int pinned;
+  *out = !fake_find(p, &pinned) ? XPAR__PTR_HOST_PAGEABLE
+         : pinned               ? XPAR__PTR_HOST_PINNED
+                                : XPAR__PTR_DEVICE;
+  return XPAR_OK;
+}
+static xpar_status fake_alloc(struct xpar__cuda_state *st, size_t bytes, void **out) {
+  (void)st;
+  *out = fake_register(bytes, 0);
+  return XPAR_OK;
+}
+static void fake_free(struct xpar__cuda_state *st, void *p) {
+  (void)st;
+  fake_release(p);
+}
+static xpar_status fake_staging_fn(struct xpar__cuda_state *st, int slot, size_t bytes,
+                                   void **out) {
+  (void)st;
+  if (fake_staging_bytes[slot] < bytes) {
+    fake_release(fake_staging[slot]);
+    fake_staging[slot] = fake_register(bytes, 0);
+    fake_staging_bytes[slot] = bytes;
+  }
+  *out = fake_staging[slot];
+  return XPAR_OK;
+}
+static xpar_status fake_copy(struct xpar__cuda_state *st, void *dst, const void *src,
+                             size_t bytes, xpar__copy_dir dir) {
+  (void)st, (void)dir;
+  memcpy(dst, src, bytes);
+  return XPAR_OK;
+}
+static xpar_status fake_wait(struct xpar__cuda_state *st) {
+  (void)st;
+  return XPAR_OK;
+}
+static xpar_status fake_release_cache(struct xpar__cuda_state *st) {
+  (void)st;
+  for (int i = 0; i < 3; i++) {
+    fake_release(fake_staging[i]);
+    fake_staging[i] = NULL;
+    fake_staging_bytes[i] = 0;
+  }
+  return XPAR_OK;
+}
+
+static const xpar__backend fake_gpu = {
+    .name = "fake-gpu",
+    .reduce = fake_reduce,
+    .reduce_sum_wide = fake_reduce_sum_wide,
+    .scan = fake_scan,
+    .axpy = fake_axpy,
+    .add = fake_add,
+    .fill = fake_fill,
+    .dot = fake_dot,
+    .query = fake_query,
+    .state_create = fake_state_create,
+    .state_destroy = fake_state_destroy,
+    .set_stream = fake_set_stream,
+    .pointer_kind = fake_pointer_kind,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .staging = fake_staging_fn,
+    .copy = fake_copy,
+    .wait = fake_wait,
+    .release_cache = fake_release_cache,
+};
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static xpar_context *new_context(void) {
+  xpar_context *ctx = NULL;
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  return ctx;
+}
+
+static xpar_decision last(xpar_context *ctx) {
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  return d;
+}
+
+static void expect(xpar_context *ctx, const char *label, xpar_tier tier, int ops_before,
+                   int gpu_ran, const char *phrase) {
+  xpar_decision d = last(ctx);
+  int ok = d.tier == tier && (fake_ops > ops_before) == gpu_ran &&
+           (!phrase || strstr(d.reason, phrase));
+  if (!ok)
+    fail_msg("%s: ran on %s (fake GPU ops %d -> %d), reason \"%s\"; expected %s%s%s", label,
+             xpar_tier_name(d.tier), ops_before, fake_ops, d.reason, xpar_tier_name(tier),
+             phrase ? " with " : "", phrase ? phrase : "");
+}
+
+/* n int32 with a known sum: i % 7 - 3. */
+static void fill_pattern(int32_t *a, size_t n) {
+  for (size_t i = 0; i < n; i++) a[i] = (int32_t)(i % 7) - 3;
+}
+static int32_t pattern_sum(size_t n) {
+  int64_t s = 0;
+  for (size_t i = 0; i < n; i++) s += (int32_t)(i % 7) - 3;
+  return (int32_t)s;
+}
+
+static void set_thr(xpar_context *ctx, xpar_op op, xpar_threshold which, size_t n) {
+  assert_int_equal(xpar_context_set_threshold(ctx, op, XPAR_INT32, which, n), XPAR_OK);
+}
+
+/* ---- the branches ---------------------------------------------------------------- */
+
+static void device_only_data_goes_to_the_gpu(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 1000;
+  int32_t *dev = fake_register(n * 4, 0);
+  fill_pattern(dev, n);
+  int32_t r = 0;
+  int before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, dev, n, &r), XPAR_OK);
+  expect(ctx, "device data, AUTO", XPAR_TIER_CUDA, before, 1, "valid only on the device");
+  assert_int_equal(r, pattern_sum(n));
+  /* forced CPU: the device array is copied to the host, never dereferenced
+   * in place by the CPU backend (the fake's copy is a memcpy) */
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU), XPAR_OK);
+  before = fake_ops;
+  r = 0;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, dev, n, &r), XPAR_OK);
+  expect(ctx, "device data, forced CPU", XPAR_TIER_CPU_SERIAL, before, 0, NULL);
+  assert_true(last(ctx).bytes_to_host == n * 4);
+  assert_int_equal(r, pattern_sum(n));
+  fake_release(dev);
+  xpar_context_destroy(ctx);
+}
+
+static void host_data_thresholds(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_PINNED_DATA, 4096);
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, 65536);
+  const size_t big = 100000;
+  int32_t *pinned = fake_register(big * 4, 1);
+  int32_t *pageable = malloc(big * 4);
+  fill_pattern(pinned, big);
+  fill_pattern(pageable, big);
+  int32_t r;
+  struct {
+    int32_t *a;
+    size_t n;
+    xpar_tier tier;
+    const char *phrase;
+  } cases[] = {
+      {pinned, 100, XPAR_TIER_CPU_SERIAL, "for host data"},      /* below both: hint   */
+      {pinned, 5000, XPAR_TIER_CUDA, "pinned host data"},        /* asked: pinned      */
+      {pageable, 5000, XPAR_TIER_CPU_SERIAL, "pageable host data"}, /* asked: pageable */
+      {pageable, 70000, XPAR_TIER_CUDA, "pageable host data"},
+      {pinned, 100, XPAR_TIER_CPU_SERIAL, "for host data"}, /* again, from the cache */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    int before = fake_ops;
+    r = 0;
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, cases[k].a, cases[k].n, &r), XPAR_OK);
+    char label[64];
+    snprintf(label, sizeof label, "host data case %zu (n=%zu)", k, cases[k].n);
+    expect(ctx, label, cases[k].tier, before, cases[k].tier == XPAR_TIER_CUDA, cases[k].phrase);
+    assert_int_equal(r, pattern_sum(cases[k].n));
+    if (cases[k].tier == XPAR_TIER_CUDA) assert_true(last(ctx).bytes_to_device == cases[k].n * 4);
+  }
+  fake_release(pinned);
+  free(pageable);
+  xpar_context_destroy(ctx);
+}
+
+static void mapped_in_sync_and_stale(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 2048;
+  int32_t *a = malloc(n * 4);
+  fill_pattern(a, n);
+  assert_int_equal(xpar_map(ctx, a, n * 4, XPAR_MAP_TO), XPAR_OK);
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0);
+  int32_t r = 0;
+  int before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, &r), XPAR_OK);
+  expect(ctx, "mapped, in sync, device threshold 0", XPAR_TIER_CUDA, before, 1, "device data");
+  assert_true(last(ctx).bytes_to_device == 0);
+  assert_int_equal(r, pattern_sum(n));
+
+  /* A CPU write makes the device copy stale: AUTO then prices the array as
+   * host data (pageable: never by default) and stays on the CPU. */
+  const int32_t seven = 7;
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU), XPAR_OK);
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &seven, a, n), XPAR_OK);
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO), XPAR_OK);
+  before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, &r), XPAR_OK);
+  expect(ctx, "mapped, stale device copy", XPAR_TIER_CPU_SERIAL, before, 0, "pageable host data");
+  assert_int_equal(r, (int32_t)(7 * n));
+
+  /* A GPU write makes the host copy stale: the data is then device-only. */
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
+  const int32_t three = 3;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &three, a, n), XPAR_OK);
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO), XPAR_OK);
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_DATA, XPAR_NEVER);
+  before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, &r), XPAR_OK);
+  expect(ctx, "mapped, written by the GPU", XPAR_TIER_CUDA, before, 1, "valid only on the device");
+  assert_int_equal(r, (int32_t)(3 * n));
+  assert_int_equal(xpar_unmap(ctx, a, XPAR_UNMAP_FROM), XPAR_OK);
+  assert_int_equal(a[0], 3);
+  free(a);
+  xpar_context_destroy(ctx);
+}
+
+static void offload_mandatory_and_disabled(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 64;
+  int32_t a[64], r = 0;
+  fill_pattern(a, n);
+  assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_MANDATORY), XPAR_OK);
+  int before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, &r), XPAR_OK);
+  expect(ctx, "mandatory, tiny host array", XPAR_TIER_CUDA, before, 1, "offload mandatory");
+  assert_int_equal(r, pattern_sum(n));
+  assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED), XPAR_OK);
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, 0);
+  before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, &r), XPAR_OK);
+  expect(ctx, "disabled, GPU threshold 0", XPAR_TIER_CPU_SERIAL, before, 0, "offload disabled");
+  xpar_context_destroy(ctx);
+}
+
+static void forced_gpu_tiers(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 300;
+  int32_t a[300], out[300];
+  fill_pattern(a, n);
+  const xpar_backend backends[] = {XPAR_BACKEND_CUDA, XPAR_BACKEND_CUDA_SERIAL};
+  const xpar_tier tiers[] = {XPAR_TIER_CUDA, XPAR_TIER_CUDA_SERIAL};
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(xpar_context_set_backend(ctx, backends[k]), XPAR_OK);
+    memset(out, 0x5a, sizeof out);
+    int before = fake_ops;
+    assert_int_equal(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, a, out, n), XPAR_OK);
+    expect(ctx, "forced GPU scan", tiers[k], before, 1, "forced to the GPU");
+    int32_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+      run += a[i];
+      assert_int_equal(out[i], run);
+    }
+  }
+  xpar_context_destroy(ctx);
+}
+
+static void gpu_failure_falls_back_or_fails(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 5000;
+  int32_t *pinned = fake_register(n * 4, 1);
+  fill_pattern(pinned, n);
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_PINNED_DATA, 1000);
+  int32_t r = 0;
+  fake_fail_next = XPAR_ERR_DEVICE_OUT_OF_MEMORY;
+  int before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, pinned, n, &r), XPAR_OK);
+  expect(ctx, "AUTO, GPU out of memory", XPAR_TIER_CPU_SERIAL, before, 1, "fell back to the CPU");
+  assert_int_equal(r, pattern_sum(n));
+
+  /* Forced to the GPU: the failure is the caller's, and nothing is written. */
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
+  fake_fail_next = XPAR_ERR_DEVICE_OUT_OF_MEMORY;
+  r = 12345;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, pinned, n, &r),
+                   XPAR_ERR_DEVICE_OUT_OF_MEMORY);
+  assert_int_equal(r, 12345);
+  assert_true(strstr(xpar_last_error_detail(), "injected") != NULL);
+  assert_int_equal(last(ctx).tier, XPAR_TIER_NONE);
+  fake_release(pinned);
+  xpar_context_destroy(ctx);
+}
+
+static void nowait_into_device_memory(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 777;
+  int32_t *dev = fake_register(n * 4, 0), *res = fake_register(4, 0);
+  fill_pattern(dev, n);
+  *res = -1;
+  int before = fake_ops;
+  assert_int_equal(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, dev, n, res), XPAR_OK);
+  expect(ctx, "nowait reduce of device data", XPAR_TIER_CUDA, before, 1, NULL);
+  assert_int_equal(xpar_wait(ctx), XPAR_OK);
+  assert_int_equal(*res, pattern_sum(n));
+  fake_release(dev);
+  fake_release(res);
+  xpar_context_destroy(ctx);
+}
+
+int main(void) {
+  /* The application's view: no XPAR_* settings from the caller's shell. */
+  extern char **environ;
+  for (char **e = environ; *e;) {
+    if (!strncmp(*e, "XPAR_", 5)) {
+      char name[128];
+      size_t len = strcspn(*e, "=");
+      snprintf(name, sizeof name, "%.*s", (int)len, *e);
+      unsetenv(name);
+    } else {
+      e++;
+    }
+  }
+  xpar__gpu_backend_set_double(&fake_gpu);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(device_only_data_goes_to_the_gpu),
+      cmocka_unit_test(host_data_thresholds),
+      cmocka_unit_test(mapped_in_sync_and_stale),
+      cmocka_unit_test(offload_mandatory_and_disabled),
+      cmocka_unit_test(forced_gpu_tiers),
+      cmocka_unit_test(gpu_failure_falls_back_or_fails),
+      cmocka_unit_test(nowait_into_device_memory),
+  };
+  return cmocka_run_group_tests_name("policy (fake GPU backend)", tests, NULL, NULL);
+}
