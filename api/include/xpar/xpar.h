@@ -494,10 +494,14 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  * Pointers are classified by xpar on each call, cheaply:
  *  - a host pointer inside a range mapped with xpar_map() on this context
  *    uses the mapping (its device copy, its validity);
- *  - otherwise, when a GPU is usable, the CUDA runtime is asked once per 4 KiB
- *    page what the pointer is (host pageable, host pinned, device, managed);
- *    answers are cached in the context, so repeated calls on the same arrays
- *    ask nothing.  Without a usable GPU (none, no driver, no code for its
+ *  - otherwise, when a GPU is usable, the CUDA runtime is asked what the
+ *    pointer is (host pageable, host pinned, device, managed).  Host answers
+ *    are cached per 4 KiB page in the context, so repeated small calls on the
+ *    same host arrays ask nothing; whether a cached page is pinned is asked
+ *    again whenever it decides where a call runs (AUTO at or above the
+ *    smaller GPU threshold for host data), so memory freed and allocated
+ *    again as another kind is classified right.  Device and managed pointers
+ *    are asked on every call.  Without a usable GPU (none, no driver, no code for its
  *    architecture) or with offload disabled, xpar makes no CUDA call and
  *    every pointer is host memory: passing a device pointer then is an error
  *    xpar cannot detect.
