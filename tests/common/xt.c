@@ -108,8 +108,11 @@ uint64_t xt_below(xt_rng *r, uint64_t bound) {
 
 /* ---- dtypes --------------------------------------------------------------- */
 
-const xpar_dtype xt_dtypes[XT_NDTYPES] = {XPAR_INT32, XPAR_INT64, XPAR_UINT32,
-                                           XPAR_UINT64, XPAR_FLOAT, XPAR_DOUBLE};
+const xpar_dtype xt_dtypes[XT_NDTYPES] = {
+#define XT_DTYPE_(e, ctype, name, size) XPAR_##e,
+    XPAR_DTYPE_MAP(XT_DTYPE_)
+#undef XT_DTYPE_
+};
 
 int xt_is_float(xpar_dtype t) { return t == XPAR_FLOAT || t == XPAR_DOUBLE; }
 int xt_is_signed(xpar_dtype t) { return t == XPAR_INT32 || t == XPAR_INT64; }

@@ -55,7 +55,8 @@ uint64_t xt_below(xt_rng *r, uint64_t bound);
 
 /* ---- dtypes --------------------------------------------------------------- */
 
-#define XT_NDTYPES 6
+/* Every dtype, from the header's one list (XPAR_DTYPE_MAP). */
+#define XT_NDTYPES ((int)XPAR_DTYPE_COUNT_)
 extern const xpar_dtype xt_dtypes[XT_NDTYPES];
 int xt_is_float(xpar_dtype t);
 int xt_is_signed(xpar_dtype t);
