@@ -25,7 +25,7 @@
 #ifndef XPAR_DISPATCH_BACKEND_H
 #define XPAR_DISPATCH_BACKEND_H
 
-#include "internal.h"
+#include "base/base.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,14 +11,6 @@ static int fmt_count(char *buf, size_t size, size_t v) {
 
 static const char *const source_names[] = {"default", "profile", "env", "api"};
 
-static const char *data_phrase(xpar_threshold kind) {
-  switch (kind) {
-    case XPAR_THRESHOLD_GPU_PINNED_DATA: return "pinned host data";
-    case XPAR_THRESHOLD_GPU_PAGEABLE_DATA: return "pageable host data";
-    default: return "device data";
-  }
-}
-
 void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) {
   char thr[32];
   size_t used = 0;
@@ -34,7 +26,7 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   fmt_count(thr, sizeof thr, d->gpu_threshold);
   /* With a cached (unverified) pinned/pageable kind, n is below both GPU
    * thresholds for host data: the smaller one is quoted, for host data. */
-  const char *kind = d->host_kind_hint ? "host data" : data_phrase(d->gpu_kind);
+  const char *kind = d->host_kind_hint ? "host data" : xpar__threshold_data(d->gpu_kind);
   const char *gsrc = source_names[d->gpu_source];
   const char *osrc = source_names[d->openmp_source];
   switch (d->gpu_rule) {
@@ -85,6 +77,6 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
 void xpar__decision_log(const xpar__decision_raw *d) {
   char reason[256];
   xpar__decision_format(d, reason, sizeof reason);
-  fprintf(stderr, "xpar: %s %s n=%zu -> %s: %s\n", xpar_op_name(d->op), xpar_dtype_name(d->dtype),
-          d->n, xpar_tier_name(d->tier), reason);
+  fprintf(stderr, "xpar: %s %s n=%zu -> %s: %s\n", xpar__op_name(d->op),
+          xpar__dtype_name(d->dtype), d->n, xpar__tier_name(d->tier), reason);
 }

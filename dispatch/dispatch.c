@@ -406,7 +406,7 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
      * GPU.  Nothing was written before the failure. */
     if (st == XPAR_ERR_DEVICE_OUT_OF_MEMORY && ctx->backend == XPAR_BACKEND_AUTO &&
         ctx->offload == XPAR_OFFLOAD_DEFAULT && host_reachable(&p)) {
-      snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar_last_error_detail());
+      snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
       xpar__clear_error();
       xpar__policy_facts f = call_facts(ctx, c);
       f.gpu_failed = ctx->fallback_why;

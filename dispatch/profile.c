@@ -15,9 +15,8 @@
 #include "context.h"
 
 #define PROFILE_MAGIC "xpar-profile 1"
-
-static const char *const kind_words[XPAR_THRESHOLD_COUNT_] = {"openmp", "gpu", "gpu_pinned",
-                                                              "gpu_pageable"};
+#define XPAR__KEY_(e, key, env, data) " " key
+#define THRESHOLD_KEYS XPAR_THRESHOLD_MAP(XPAR__KEY_)
 
 typedef struct machine_id {
   char cpu[128];
@@ -62,24 +61,6 @@ static void this_machine(xpar_context *ctx, machine_id *m, int want_gpu) {
     if (xpar__gpu_backend()->query(ctx->device, &info) == XPAR_OK && info.usable)
       snprintf(m->gpu, sizeof m->gpu, "%s", info.name);
   }
-}
-
-static int word_index(const char *s, const char *const *words, int count) {
-  for (int i = 0; i < count; i++)
-    if (strcmp(s, words[i]) == 0) return i;
-  return -1;
-}
-
-static int op_index(const char *s) {
-  for (int i = 0; i < XPAR_OP_COUNT_; i++)
-    if (strcmp(s, xpar_op_name((xpar_op)i)) == 0) return i;
-  return -1;
-}
-
-static int dtype_index(const char *s) {
-  for (int i = 0; i < XPAR_DTYPE_COUNT_; i++)
-    if (strcmp(s, xpar_dtype_name((xpar_dtype)i)) == 0) return i;
-  return -1;
 }
 
 /* Parse the whole file into `prof` and its machine key; error names the line. */
@@ -140,11 +121,11 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
     XPAR__RETURN_IF(got != 4, XPAR_ERR_PROFILE,
                     "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\", found \"%.60s\"",
                     path, lineno, line);
-    int o = op_index(op), t = dtype_index(dt), k = word_index(kind, kind_words, XPAR_THRESHOLD_COUNT_);
+    int o = xpar__op_index(op), t = xpar__dtype_index(dt), k = xpar__threshold_index(kind);
     XPAR__RETURN_IF(o < 0, XPAR_ERR_PROFILE, "%s:%d: unknown op \"%s\"", path, lineno, op);
     XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%s\"", path, lineno, dt);
     XPAR__RETURN_IF(k < 0, XPAR_ERR_PROFILE,
-                    "%s:%d: unknown threshold \"%s\" (openmp, gpu, gpu_pinned, gpu_pageable)",
+                    "%s:%d: unknown threshold \"%s\" (one of" THRESHOLD_KEYS ")",
                     path, lineno, kind);
     size_t n;
     XPAR__RETURN_IF(xpar__parse_count(value, &n) != 0, XPAR_ERR_PROFILE,
@@ -327,12 +308,12 @@ XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
         unsigned char source = ctx->threshold_source[o][t][k];
         if (source != XPAR__SRC_PROFILE && source != XPAR__SRC_API) continue;
         size_t v = ctx->thresholds[o][t][k];
+        fprintf(f, "%s %s %s ", xpar__op_name((xpar_op)o), xpar__dtype_name((xpar_dtype)t),
+                xpar__threshold_key((xpar_threshold)k));
         if (v == XPAR_NEVER)
-          fprintf(f, "%s %s %s never\n", xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t),
-                  kind_words[k]);
+          fprintf(f, "never\n");
         else
-          fprintf(f, "%s %s %s %zu\n", xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t),
-                  kind_words[k], v);
+          fprintf(f, "%zu\n", v);
       }
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) {

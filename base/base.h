@@ -1,9 +1,16 @@
 /*
- * Internal helpers shared by api/, dispatch/ and the backends: error
- * reporting, dtype facts, symbol naming.  Usable from C and from CUDA C++.
+ * The floor every layer stands on (api/, dispatch/, the backends): the
+ * thread-local error slot and its macros, dtype facts, and the names of every
+ * enumeration, taken from the public header's maps.  It calls nothing above
+ * it.  Usable from C and from CUDA C++.
+ *
+ * Why a directory of its own ("base", not "core": core already names the
+ * library as opposed to its optional MPI component): these facts were
+ * defined in api/ and used from everywhere, which made every backend and
+ * dispatch module depend on the public entry layer.
  */
-#ifndef XPAR_DISPATCH_INTERNAL_H
-#define XPAR_DISPATCH_INTERNAL_H
+#ifndef XPAR_BASE_BASE_H
+#define XPAR_BASE_BASE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +37,7 @@ xpar_status xpar__fail(xpar_status status, const char *fmt, ...)
 
 /** Clear this thread's detail message.  Every public entry point does, so
  *  it is inline and, while no thread holds a detail, only reads a global
- *  (status.c says why the thread-local itself is not read).  Only the C
+ *  (error.c says why the thread-local itself is not read).  Only the C
  *  side needs it. */
 #ifndef __cplusplus
 #include <stdatomic.h>
@@ -41,6 +48,9 @@ static inline void xpar__clear_error(void) {
 }
 #endif
 
+
+/** This thread's detail message ("" when none); never NULL. */
+const char *xpar__error_detail(void);
 
 #define XPAR__RETURN_IF(cond, status, ...)    \
   do {                                        \
@@ -76,6 +86,29 @@ static inline xpar_dtype xpar__wide_dtype(xpar_dtype t) {
   }
 }
 
+/* ---- names (names.c), from the public header's maps -------------------------
+ * The public xpar_*_name functions (api/) return these; every layer below the
+ * API spells values through them, never by hand.  "?" for a value out of range. */
+const char *xpar__status_text(xpar_status s);  /* "the context is NULL" */
+const char *xpar__status_name(xpar_status s);  /* "ERR_NULL_CONTEXT"    */
+const char *xpar__dtype_name(xpar_dtype t);    /* "int32"               */
+const char *xpar__op_name(xpar_op op);         /* "reduce", the profile key too */
+const char *xpar__op_env(xpar_op op);          /* "REDUCE" (XPAR_REDUCE_*_THRESHOLD) */
+const char *xpar__backend_name(xpar_backend b); /* "cuda-serial", XPAR_BACKEND's word */
+const char *xpar__offload_name(xpar_offload o); /* "mandatory", XPAR_OFFLOAD's word */
+const char *xpar__tier_name(xpar_tier tier);   /* "cpu-openmp"          */
+const char *xpar__threshold_key(xpar_threshold k);  /* "gpu_pinned" (profile) */
+const char *xpar__threshold_env(xpar_threshold k);  /* "GPU_PINNED" (environment) */
+const char *xpar__threshold_data(xpar_threshold k); /* "pinned host data" (records) */
+
+/** The value a spelling names, or -1: profile words exactly, environment
+ *  words (backend, offload) case-insensitively. */
+int xpar__dtype_index(const char *name);
+int xpar__op_index(const char *name);
+int xpar__threshold_index(const char *key);
+int xpar__backend_index(const char *word);
+int xpar__offload_index(const char *word);
+
 /** A host scalar of any dtype (axpy's alpha, fill's value, results). */
 typedef union xpar__scalar {
   int32_t i32;
@@ -91,4 +124,4 @@ typedef union xpar__scalar {
 }
 #endif
 
-#endif /* XPAR_DISPATCH_INTERNAL_H */
+#endif /* XPAR_BASE_BASE_H */
