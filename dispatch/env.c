@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "state.h"
 
 int xpar__parse_count(const char *s, size_t *out) {
   if (!s || !*s) return -1;

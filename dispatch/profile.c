@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "state.h"
 
 #define PROFILE_MAGIC "xpar-profile 1"
 #define XPAR__KEY_(e, key, env, data) " " key
@@ -147,7 +147,7 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
 /* One notice per process is enough: every context would repeat it. */
 static atomic_int notice_printed;
 
-static xpar_status load(xpar_context *ctx, const char *path, int *applied) {
+xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied) {
   unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   size_t values[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   memset(have, 0, sizeof have);
@@ -180,9 +180,7 @@ static xpar_status load(xpar_context *ctx, const char *path, int *applied) {
   return XPAR_OK;
 }
 
-XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size) {
-  xpar__clear_error();
-  XPAR__RETURN_IF(!buf, XPAR_ERR_NULL_POINTER, "buf is NULL");
+xpar_status xpar__profile_default_path(char *buf, size_t size) {
   const char *cache = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
   char path[4096];
@@ -235,24 +233,15 @@ xpar_status xpar__profile_load_default(xpar_context *ctx) {
   if (env) {
     XPAR__RETURN_IF(!env[0], XPAR_ERR_INVALID_ENV, "XPAR_PROFILE is empty; expected a file path");
     if (access(env, F_OK) != 0 && errno == ENOENT) return profile_not_written_yet(env);
-    return load(ctx, env, &applied); /* other failures to open: load() says why */
+    return xpar__profile_load(ctx, env, &applied); /* other failures to open: load() says why */
   }
   char path[4096];
-  if (xpar_profile_default_path(path, sizeof path) != XPAR_OK) {
+  if (xpar__profile_default_path(path, sizeof path) != XPAR_OK) {
     xpar__clear_error(); /* no home: simply no default profile */
     return XPAR_OK;
   }
   if (access(path, F_OK) != 0) return XPAR_OK;
-  return load(ctx, path, &applied);
-}
-
-XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int *applied) {
-  XPAR__FORWARD(xpar__ctx_enter(ctx));
-  int ok = 0;
-  xpar_status st = path ? load(ctx, path, &ok) : xpar__fail(XPAR_ERR_NULL_POINTER, "path is NULL");
-  if (applied && st == XPAR_OK) *applied = ok;
-  xpar__ctx_leave(ctx);
-  return st;
+  return xpar__profile_load(ctx, path, &applied);
 }
 
 /* mkdir -p of path's parent directory. */
@@ -271,13 +260,7 @@ static void make_parent_dirs(const char *path) {
   mkdir(dir, 0755);
 }
 
-XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
-  XPAR__FORWARD(xpar__ctx_enter(ctx));
-  xpar_status st = XPAR_OK;
-  if (!path) {
-    st = xpar__fail(XPAR_ERR_NULL_POINTER, "path is NULL");
-    goto out;
-  }
+xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
   machine_id here;
   this_machine(ctx, &here, ctx->offload != XPAR_OFFLOAD_DISABLED);
   make_parent_dirs(path);
@@ -285,18 +268,20 @@ XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "w");
-  if (!f) {
-    st = xpar__fail(XPAR_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-    goto out;
-  }
+  XPAR__RETURN_IF(!f, XPAR_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+  /* The profile's provenance (thresholds.c keeps the defaults' alike): this
+   * machine, now, and the program that measured it. */
   time_t now = time(NULL);
   struct tm utc;
-  char when[32] = "unknown time";
+  char when[32] = "unknown time", machine[300], run[160];
   if (gmtime_r(&now, &utc)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  snprintf(machine, sizeof machine, "%s, %ld cores, GPU %s", here.cpu, here.cores, here.gpu);
+  snprintf(run, sizeof run, "%s (xpar %d.%d.%d)", program_invocation_short_name,
+           XPAR_VERSION_MAJOR, XPAR_VERSION_MINOR, XPAR_VERSION_PATCH);
+  const xpar__provenance written = {.machine = machine, .date = when, .run = run};
   fprintf(f, "# xpar calibration profile (format: docs/profile.md)\n" PROFILE_MAGIC "\n");
   fprintf(f, "cpu: %s\ncores: %ld\ngpu: %s\n", here.cpu, here.cores, here.gpu);
-  fprintf(f, "written: %s by %s (xpar %d.%d.%d)\n", when, program_invocation_short_name,
-          XPAR_VERSION_MAJOR, XPAR_VERSION_MINOR, XPAR_VERSION_PATCH);
+  fprintf(f, "written: %s by %s\n", written.date, written.run);
   fprintf(f, "# <op> <dtype> <threshold> <elements|never>: n >= value takes the faster-for-large-n side\n"
              "# thresholds not listed keep the built-in defaults\n");
   for (int o = 0; o < XPAR_OP_COUNT_; o++)
@@ -318,14 +303,13 @@ XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) {
     unlink(tmp);
-    st = xpar__fail(XPAR_ERR_IO, "%s: write error", tmp);
-    goto out;
+    return xpar__fail(XPAR_ERR_IO, "%s: write error", tmp);
   }
   if (rename(tmp, path) != 0) {
-    st = xpar__fail(XPAR_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    xpar_status st = xpar__fail(XPAR_ERR_IO, "%s: cannot rename to %s: %s", tmp, path,
+                                strerror(errno));
     unlink(tmp);
+    return st;
   }
-out:
-  xpar__ctx_leave(ctx);
-  return st;
+  return XPAR_OK;
 }
