@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context.h"
+#include "state.h"
 
 static int fmt_count(char *buf, size_t size, size_t v) {
   if (v == XPAR_NEVER) return snprintf(buf, size, "never");
@@ -71,6 +71,26 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   if (d->bytes_to_device || d->bytes_to_host)
     XPAR__APPEND_("; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
                   d->bytes_to_host);
+  /* Where the built-in defaults it quoted were measured (thresholds.c's
+   * data), last: a full record loses this first. */
+  const xpar__provenance *from[2] = {NULL, NULL};
+  int gpu_quoted = d->gpu_rule == XPAR__GPU_BELOW || d->gpu_rule == XPAR__GPU_AT_OR_ABOVE ||
+                   d->gpu_rule == XPAR__GPU_WANTED_UNUSABLE;
+  int openmp_quoted = d->cpu_rule == XPAR__CPU_BELOW_OPENMP ||
+                      d->cpu_rule == XPAR__CPU_AT_OR_ABOVE_OPENMP;
+  if (gpu_quoted && d->gpu_source == XPAR__SRC_DEFAULT)
+    from[0] = xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind);
+  if (openmp_quoted && d->openmp_source == XPAR__SRC_DEFAULT)
+    from[1] = xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP);
+  if (from[1] == from[0]) from[1] = NULL;
+  for (int i = 0; i < 2; i++)
+    if (from[i] && used < size) {
+      XPAR__APPEND_("; default measured ");
+      if (used < size) {
+        int w = xpar__provenance_format(from[i], buf + used, size - used);
+        if (w > 0) used += (size_t)w;
+      }
+    }
 #undef XPAR__APPEND_
 }
 
