@@ -64,7 +64,8 @@ static xpar_status check_reduction(xpar_reduction op) {
  * initializer would zero the whole struct first (the 16-byte init copy
  * included), which the N = 128 call pays for in stores.  `init` is left
  * unwritten: has_init says whether it holds anything. */
-XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size_t bytes) {
+XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size_t bytes,
+                                    const void *x, const void *y, void *out, int nowait) {
   xpar__call c;
   c.op = op;
   c.wide = 0;
@@ -74,10 +75,13 @@ XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size
   c.result_dtype = dtype;
   c.n = n;
   c.bytes = bytes;
-  c.x = c.y = c.scalar = NULL;
-  c.out = c.result = NULL;
+  c.x = x;
+  c.y = y;
+  c.out = out;
+  c.scalar = NULL;
+  c.result = NULL;
   c.has_init = 0;
-  c.nowait = 0;
+  c.nowait = nowait;
   return c;
 }
 
@@ -92,21 +96,20 @@ XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size
     }                                       \
   } while (0)
 
-XPAR__HOT_INLINE xpar_status reduce_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op, int wide,
-                                  const void *in, size_t n, void *result, int nowait) {
+XPAR__HOT_INLINE xpar_status reduce_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                            int wide, const void *in, size_t n, void *result,
+                                            int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
   CHECK(check_array("in", in, n, bytes, dtype));
   const xpar_dtype result_dtype = wide ? xpar__wide_dtype(dtype) : dtype;
   CHECK(check_result(result, result_dtype, nowait));
-  xpar__call c = call_of(XPAR_OP_REDUCE, dtype, n, bytes);
+  xpar__call c = call_of(XPAR_OP_REDUCE, dtype, n, bytes, in, NULL, NULL, nowait);
   c.result_dtype = result_dtype;
   c.wide = wide;
   c.red = op;
-  c.x = in;
   c.result = result;
-  c.nowait = nowait;
   return xpar__dispatch(ctx, &c);
 }
 
@@ -127,8 +130,8 @@ XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, c
 
 /* xpar_scan is scan_init with init = NULL (the identity): one path for both. */
 XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
-                                xpar_scan_kind kind, const void *init, const void *in, void *out,
-                                size_t n, int with_init, int nowait) {
+                                          xpar_scan_kind kind, const void *init, const void *in,
+                                          void *out, size_t n, int with_init, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
@@ -141,12 +144,9 @@ XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, x
   CHECK(check_array("in", in, n, bytes, dtype));
   CHECK(check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
-  xpar__call c = call_of(XPAR_OP_SCAN, dtype, n, bytes);
+  xpar__call c = call_of(XPAR_OP_SCAN, dtype, n, bytes, in, NULL, out, nowait);
   c.red = op;
   c.kind = kind;
-  c.x = in;
-  c.out = out;
-  c.nowait = nowait;
   /* Copied here, so that no layer below (nor queued GPU work) holds a pointer
    * to the caller's scalar.  n = 0 reads nothing: init may be NULL then. */
   if (with_init && n > 0) {
@@ -180,7 +180,7 @@ XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
 }
 
 XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
-                                const void *x, void *y, size_t n, int nowait) {
+                                          const void *x, void *y, size_t n, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !alpha ? xpar__fail(XPAR_ERR_NULL_POINTER, "alpha is NULL (n = %zu)", n)
@@ -188,11 +188,8 @@ XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, c
   CHECK(check_array("x", x, n, bytes, dtype));
   CHECK(check_array("y", y, n, bytes, dtype));
   CHECK(check_alias("x", x, "y", y, bytes));
-  xpar__call c = call_of(XPAR_OP_AXPY, dtype, n, bytes);
-  c.x = x;
-  c.out = y;
+  xpar__call c = call_of(XPAR_OP_AXPY, dtype, n, bytes, x, NULL, y, nowait);
   c.scalar = alpha;
-  c.nowait = nowait;
   return xpar__dispatch(ctx, &c);
 }
 
@@ -206,8 +203,8 @@ XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const
   XPAR__THROUGH_CONTEXT(ctx, axpy_entered(ctx, dtype, alpha, x, y, n, 1));
 }
 
-XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
-                               void *z, size_t n, int nowait) {
+XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                         const void *y, void *z, size_t n, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_array("x", x, n, bytes, dtype));
@@ -215,11 +212,7 @@ XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, co
   CHECK(check_array("z", z, n, bytes, dtype));
   CHECK(check_alias("x", x, "z", z, bytes));
   CHECK(check_alias("y", y, "z", z, bytes));
-  xpar__call c = call_of(XPAR_OP_ADD, dtype, n, bytes);
-  c.x = x;
-  c.y = y;
-  c.out = z;
-  c.nowait = nowait;
+  xpar__call c = call_of(XPAR_OP_ADD, dtype, n, bytes, x, y, z, nowait);
   return xpar__dispatch(ctx, &c);
 }
 
@@ -233,17 +226,15 @@ XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const 
   XPAR__THROUGH_CONTEXT(ctx, add_entered(ctx, dtype, x, y, z, n, 1));
 }
 
-XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, const void *value, void *out,
-                                size_t n, int nowait) {
+XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, const void *value,
+                                          void *out, size_t n, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
                         : XPAR_OK);
   CHECK(check_array("out", out, n, bytes, dtype));
-  xpar__call c = call_of(XPAR_OP_FILL, dtype, n, bytes);
-  c.out = out;
+  xpar__call c = call_of(XPAR_OP_FILL, dtype, n, bytes, NULL, NULL, out, nowait);
   c.scalar = value;
-  c.nowait = nowait;
   return xpar__dispatch(ctx, &c);
 }
 
@@ -257,18 +248,15 @@ XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const
   XPAR__THROUGH_CONTEXT(ctx, fill_entered(ctx, dtype, value, out, n, 1));
 }
 
-XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
-                               size_t n, void *result, int nowait) {
+XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                         const void *y, size_t n, void *result, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_array("x", x, n, bytes, dtype));
   CHECK(check_array("y", y, n, bytes, dtype));
   CHECK(check_result(result, dtype, nowait));
-  xpar__call c = call_of(XPAR_OP_DOT, dtype, n, bytes);
-  c.x = x;
-  c.y = y;
+  xpar__call c = call_of(XPAR_OP_DOT, dtype, n, bytes, x, y, NULL, nowait);
   c.result = result;
-  c.nowait = nowait;
   return xpar__dispatch(ctx, &c);
 }
 

@@ -79,9 +79,9 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   int openmp_quoted = d->cpu_rule == XPAR__CPU_BELOW_OPENMP ||
                       d->cpu_rule == XPAR__CPU_AT_OR_ABOVE_OPENMP;
   if (gpu_quoted && d->gpu_source == XPAR__SRC_DEFAULT)
-    from[0] = xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind);
+    from[0] = xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind, NULL);
   if (openmp_quoted && d->openmp_source == XPAR__SRC_DEFAULT)
-    from[1] = xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP);
+    from[1] = xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP, NULL);
   if (from[1] == from[0]) from[1] = NULL;
   for (int i = 0; i < 2; i++)
     if (from[i] && used < size) {

@@ -101,7 +101,7 @@ static xpar__exec cpu_exec(const xpar_context *ctx, xpar_tier tier) {
   return ex;
 }
 
-/* ---- policy: the facts for xpar__decide (policy.c) ------------------------- */
+/* ---- policy: the facts for xpar__decide (policy.h) ------------------------- */
 
 static int context_gpu_usable(void *ctx, const char **why_not) {
   return xpar__gpu_usable((xpar_context *)ctx, why_not);
@@ -332,7 +332,7 @@ static int cached_host_page(xpar_context *ctx, const void *p) {
 /*
  * The common case in a tight loop: arrays in host memory, nothing mapped or
  * queued, and a call that stays on the CPU.  The decision is xpar__decide's
- * (policy.c), fed the facts the page cache gives (which pinned/pageable kind
+ * (policy.h), fed the facts the page cache gives (which pinned/pageable kind
  * a cached page has does not matter below both GPU thresholds for host data,
  * see page_cache.h), without building a plan.  Returns 0 (nothing done) when the general path must take
  * the call.

@@ -269,19 +269,16 @@ xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "w");
   XPAR__RETURN_IF(!f, XPAR_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-  /* The profile's provenance (thresholds.c keeps the defaults' alike): this
-   * machine, now, and the program that measured it. */
   time_t now = time(NULL);
   struct tm utc;
-  char when[32] = "unknown time", machine[300], run[160];
+  char when[32] = "unknown time";
   if (gmtime_r(&now, &utc)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  snprintf(machine, sizeof machine, "%s, %ld cores, GPU %s", here.cpu, here.cores, here.gpu);
-  snprintf(run, sizeof run, "%s (xpar %d.%d.%d)", program_invocation_short_name,
-           XPAR_VERSION_MAJOR, XPAR_VERSION_MINOR, XPAR_VERSION_PATCH);
-  const xpar__provenance written = {.machine = machine, .date = when, .run = run};
   fprintf(f, "# xpar calibration profile (format: docs/profile.md)\n" PROFILE_MAGIC "\n");
   fprintf(f, "cpu: %s\ncores: %ld\ngpu: %s\n", here.cpu, here.cores, here.gpu);
-  fprintf(f, "written: %s by %s\n", written.date, written.run);
+  /* The profile's provenance: this machine (the keys above), now, and the
+   * program that measured it. */
+  fprintf(f, "written: %s by %s (xpar %d.%d.%d)\n", when, program_invocation_short_name,
+          XPAR_VERSION_MAJOR, XPAR_VERSION_MINOR, XPAR_VERSION_PATCH);
   fprintf(f, "# <op> <dtype> <threshold> <elements|never>: n >= value takes the faster-for-large-n side\n"
              "# thresholds not listed keep the built-in defaults\n");
   for (int o = 0; o < XPAR_OP_COUNT_; o++)
@@ -293,6 +290,17 @@ xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
         unsigned char source = ctx->threshold_source[o][t][k];
         if (source != XPAR__SRC_PROFILE && source != XPAR__SRC_API) continue;
         size_t v = ctx->thresholds[o][t][k];
+        /* What it overrides, and where that was measured (thresholds.c's
+         * data), as a comment: a reader of the file sees both sides. */
+        char from[256];
+        size_t dflt;
+        xpar__provenance_format(
+            xpar__threshold_default_from((xpar_op)o, (xpar_dtype)t, (xpar_threshold)k, &dflt),
+            from, sizeof from);
+        if (dflt == XPAR_NEVER)
+          fprintf(f, "# built-in default never, measured %s\n", from);
+        else
+          fprintf(f, "# built-in default %zu, measured %s\n", dflt, from);
         fprintf(f, "%s %s %s ", xpar__op_name((xpar_op)o), xpar__dtype_name((xpar_dtype)t),
                 xpar__threshold_key((xpar_threshold)k));
         if (v == XPAR_NEVER)

@@ -131,9 +131,10 @@ typedef struct xpar__provenance {
 } xpar__provenance;
 /** Fill the built-in defaults. */
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]);
-/** The provenance of a built-in default (NULL for an invalid key). */
+/** The provenance of a built-in default (valid keys only), and its value in
+ *  *value unless NULL.  Read by decision records and the profile writer. */
 const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtype,
-                                                     xpar_threshold k);
+                                                     xpar_threshold k, size_t *value);
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
 

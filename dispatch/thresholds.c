@@ -76,11 +76,10 @@ void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_T
 }
 
 const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtype,
-                                                     xpar_threshold k) {
-  if ((unsigned)op >= XPAR_OP_COUNT_ || !xpar__dtype_valid(dtype) ||
-      (unsigned)k >= XPAR_THRESHOLD_COUNT_)
-    return NULL;
-  return default_of(op, dtype, k)->from;
+                                                     xpar_threshold k, size_t *value) {
+  const default_value *d = default_of(op, dtype, k);
+  if (value) *value = d->n;
+  return d->from;
 }
 
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size) {
