@@ -14,6 +14,11 @@
 
 xpar_status xpar__ctx_busy(void);
 
+/** An array argument: non-NULL for n > 0, aligned to its dtype, inside the
+ *  address space (api/ops.c; xpar_launch checks kernel arrays with it). */
+xpar_status xpar__check_array(const char *name, const void *p, size_t n, size_t bytes,
+                              xpar_dtype dtype);
+
 /** Clear the detail, refuse a NULL context, and refuse concurrent use of one
  *  context.  The busy check uses plain loads and stores: a locked
  *  read-modify-write would cost more than a whole 128-element call.  Sharing

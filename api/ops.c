@@ -18,8 +18,8 @@ static xpar_status check_dtype(xpar_dtype dtype, size_t n, size_t *bytes) {
   return XPAR_OK;
 }
 
-static xpar_status check_array(const char *name, const void *p, size_t n, size_t bytes,
-                               xpar_dtype dtype) {
+xpar_status xpar__check_array(const char *name, const void *p, size_t n, size_t bytes,
+                              xpar_dtype dtype) {
   XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "%s is NULL (n = %zu)", name, n);
   /* Elements must be naturally aligned: the GPU faults on anything else, so
    * every backend refuses it alike. */
@@ -82,6 +82,7 @@ XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size
   c.result = NULL;
   c.has_init = 0;
   c.nowait = nowait;
+  c.kernel = NULL;
   return c;
 }
 
@@ -102,7 +103,7 @@ XPAR__HOT_INLINE xpar_status reduce_entered(xpar_context *ctx, xpar_dtype dtype,
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
-  CHECK(check_array("in", in, n, bytes, dtype));
+  CHECK(xpar__check_array("in", in, n, bytes, dtype));
   const xpar_dtype result_dtype = wide ? xpar__wide_dtype(dtype) : dtype;
   CHECK(check_result(result, result_dtype, nowait));
   xpar__call c = call_of(XPAR_OP_REDUCE, dtype, n, bytes, in, NULL, NULL, nowait);
@@ -141,8 +142,8 @@ XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, x
   CHECK(with_init && n > 0 && !init
             ? xpar__fail(XPAR_ERR_NULL_POINTER, "init is NULL (n = %zu)", n)
             : XPAR_OK);
-  CHECK(check_array("in", in, n, bytes, dtype));
-  CHECK(check_array("out", out, n, bytes, dtype));
+  CHECK(xpar__check_array("in", in, n, bytes, dtype));
+  CHECK(xpar__check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
   xpar__call c = call_of(XPAR_OP_SCAN, dtype, n, bytes, in, NULL, out, nowait);
   c.red = op;
@@ -185,8 +186,8 @@ XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, c
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !alpha ? xpar__fail(XPAR_ERR_NULL_POINTER, "alpha is NULL (n = %zu)", n)
                         : XPAR_OK);
-  CHECK(check_array("x", x, n, bytes, dtype));
-  CHECK(check_array("y", y, n, bytes, dtype));
+  CHECK(xpar__check_array("x", x, n, bytes, dtype));
+  CHECK(xpar__check_array("y", y, n, bytes, dtype));
   CHECK(check_alias("x", x, "y", y, bytes));
   xpar__call c = call_of(XPAR_OP_AXPY, dtype, n, bytes, x, NULL, y, nowait);
   c.scalar = alpha;
@@ -207,9 +208,9 @@ XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, co
                                          const void *y, void *z, size_t n, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
-  CHECK(check_array("x", x, n, bytes, dtype));
-  CHECK(check_array("y", y, n, bytes, dtype));
-  CHECK(check_array("z", z, n, bytes, dtype));
+  CHECK(xpar__check_array("x", x, n, bytes, dtype));
+  CHECK(xpar__check_array("y", y, n, bytes, dtype));
+  CHECK(xpar__check_array("z", z, n, bytes, dtype));
   CHECK(check_alias("x", x, "z", z, bytes));
   CHECK(check_alias("y", y, "z", z, bytes));
   xpar__call c = call_of(XPAR_OP_ADD, dtype, n, bytes, x, y, z, nowait);
@@ -232,7 +233,7 @@ XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, c
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
                         : XPAR_OK);
-  CHECK(check_array("out", out, n, bytes, dtype));
+  CHECK(xpar__check_array("out", out, n, bytes, dtype));
   xpar__call c = call_of(XPAR_OP_FILL, dtype, n, bytes, NULL, NULL, out, nowait);
   c.scalar = value;
   return xpar__dispatch(ctx, &c);
@@ -252,8 +253,8 @@ XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, co
                                          const void *y, size_t n, void *result, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
-  CHECK(check_array("x", x, n, bytes, dtype));
-  CHECK(check_array("y", y, n, bytes, dtype));
+  CHECK(xpar__check_array("x", x, n, bytes, dtype));
+  CHECK(xpar__check_array("y", y, n, bytes, dtype));
   CHECK(check_result(result, dtype, nowait));
   xpar__call c = call_of(XPAR_OP_DOT, dtype, n, bytes, x, y, NULL, nowait);
   c.result = result;

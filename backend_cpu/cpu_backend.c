@@ -14,4 +14,5 @@ const xpar__backend xpar__cpu_backend = {
     .add = xpar__cpu_add,
     .fill = xpar__cpu_fill,
     .dot = xpar__cpu_dot,
+    .launch = xpar__cpu_launch,
 };

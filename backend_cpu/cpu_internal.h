@@ -175,6 +175,8 @@ xpar_status xpar__cpu_add(const xpar__exec *ex, xpar_dtype t, const void *x, con
                           size_t n);
 xpar_status xpar__cpu_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
                            size_t n);
+xpar_status xpar__cpu_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
+                             const struct xpar_kernel_args *args);
 xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                           void *result);
 

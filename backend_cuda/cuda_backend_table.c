@@ -10,6 +10,7 @@ const xpar__backend xpar__cuda_backend = {
     .add = xpar__cuda_add,
     .fill = xpar__cuda_fill,
     .dot = xpar__cuda_dot,
+    .launch = xpar__cuda_launch,
     .query = xpar__cuda_query,
     .state_create = xpar__cuda_state_create,
     .state_destroy = xpar__cuda_state_destroy,

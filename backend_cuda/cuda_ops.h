@@ -29,6 +29,10 @@ xpar_status xpar__cuda_add(const xpar__exec *ex, xpar_dtype t, const void *x, co
 xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
                             size_t n);
 
+/* application kernels (device_kernel.cu) */
+xpar_status xpar__cuda_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
+                              const struct xpar_kernel_args *args);
+
 /* device management (cuda_query.cu, cuda_state.cu) */
 xpar_status xpar__cuda_query(int device, xpar_device_info *out);
 xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out);

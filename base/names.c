@@ -24,7 +24,9 @@ static const char *const dtype_names[] = {XPAR_DTYPE_MAP(XPAR__COL2_)};
   ((unsigned)(v) < sizeof table / sizeof table[0] ? table[(unsigned)(v)] : "?")
 
 const char *xpar__dtype_name(xpar_dtype t) { return LOOKUP_(dtype_names, t); }
-const char *xpar__op_name(xpar_op op) { return LOOKUP_(op_names, op); }
+const char *xpar__op_name(xpar_op op) {
+  return op == XPAR_OP_KERNEL ? "kernel" : LOOKUP_(op_names, op);
+}
 const char *xpar__op_env(xpar_op op) { return LOOKUP_(op_envs, op); }
 const char *xpar__backend_name(xpar_backend b) { return LOOKUP_(backend_names, b); }
 const char *xpar__offload_name(xpar_offload o) { return LOOKUP_(offload_names, o); }

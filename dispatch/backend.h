@@ -32,11 +32,14 @@ extern "C" {
 #endif
 
 struct xpar__cuda_state; /* per-context GPU state, owned by backend_cuda/ */
+struct xpar_kernel;      /* an application kernel (xpar/xpar_kernel.h)   */
+struct xpar_kernel_args;
 
-/** Array operands of one call, at most: x, y and out (add: x, y, z).  Each
+/** Array operands of one call, at most: x, y and out (add: x, y, z), or a
+ *  kernel's arrays (xpar_launch).  Each
  *  has its staging slot, on the host (dispatch) and on the device (the
  *  backend's `staging`). */
-#define XPAR__OPERAND_SLOTS 3
+#define XPAR__OPERAND_SLOTS 8 /* XPAR_KERNEL_MAX_ARGS: a kernel's arrays */
 
 /** Per-call execution settings handed to a backend. */
 typedef struct xpar__exec {
@@ -82,6 +85,13 @@ typedef struct xpar__backend {
   xpar_status (*fill)(const xpar__exec *ex, xpar_dtype t, const void *value, void *out, size_t n);
   xpar_status (*dot)(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                      void *result);
+  /* An application kernel (xpar/xpar_kernel.h) over [0, n): the CPU backend
+   * runs its CPU loop (one thread when ex->serial or ex->num_threads is 1),
+   * the CUDA backend its grid-stride kernel in the backend's launch shape
+   * (grid = block = 1 when ex->serial).  args' arrays are reachable by the
+   * backend; XPAR_ERR_NOT_SUPPORTED when the kernel lacks this side. */
+  xpar_status (*launch)(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
+                        const struct xpar_kernel_args *args);
 
   /* ---- device management (NULL for the CPU backend) ---- */
   /** Process-wide probe of `device` (-1 = the default device): fills out

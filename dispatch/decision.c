@@ -55,6 +55,12 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
     case XPAR__GPU_FAILED_FALLBACK:
       XPAR__APPEND_("the GPU failed (%s): fell back to the CPU", why);
       break;
+    case XPAR__GPU_NO_GPU_VARIANT:
+      XPAR__APPEND_("kernel %s has no GPU variant in this build", d->kernel);
+      break;
+    case XPAR__GPU_NO_CPU_VARIANT:
+      XPAR__APPEND_("kernel %s has no CPU variant", d->kernel);
+      break;
   }
   fmt_count(thr, sizeof thr, d->openmp_threshold);
   const char *sep = used ? "; " : "";
@@ -78,10 +84,14 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
                    d->gpu_rule == XPAR__GPU_WANTED_UNUSABLE;
   int openmp_quoted = d->cpu_rule == XPAR__CPU_BELOW_OPENMP ||
                       d->cpu_rule == XPAR__CPU_AT_OR_ABOVE_OPENMP;
+  /* A kernel's defaults have one provenance (dispatch/kernel.c). */
   if (gpu_quoted && d->gpu_source == XPAR__SRC_DEFAULT)
-    from[0] = xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind, NULL);
+    from[0] = d->kernel ? d->kernel_from
+                        : xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind, NULL);
   if (openmp_quoted && d->openmp_source == XPAR__SRC_DEFAULT)
-    from[1] = xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP, NULL);
+    from[1] = d->kernel ? d->kernel_from
+                        : xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP,
+                                                       NULL);
   if (from[1] == from[0]) from[1] = NULL;
   for (int i = 0; i < 2; i++)
     if (from[i] && used < size) {
@@ -97,6 +107,10 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
 void xpar__decision_log(const xpar__decision_raw *d) {
   char reason[256];
   xpar__decision_format(d, reason, sizeof reason);
-  fprintf(stderr, "xpar: %s %s n=%zu -> %s: %s\n", xpar__op_name(d->op),
-          xpar__dtype_name(d->dtype), d->n, xpar__tier_name(d->tier), reason);
+  if (d->kernel)
+    fprintf(stderr, "xpar: kernel %s n=%zu -> %s: %s\n", d->kernel, d->n,
+            xpar__tier_name(d->tier), reason);
+  else
+    fprintf(stderr, "xpar: %s %s n=%zu -> %s: %s\n", xpar__op_name(d->op),
+            xpar__dtype_name(d->dtype), d->n, xpar__tier_name(d->tier), reason);
 }

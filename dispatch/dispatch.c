@@ -48,8 +48,29 @@ static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size
   return xpar__classify(ctx, ptr, bytes, p->exact, &o->where);
 }
 
+/* The call's thresholds and their sources: the op's for its dtype, or the
+ * kernel's (dispatch/kernel.c). */
+static const size_t *call_thresholds(const xpar_context *ctx, const xpar__call *c) {
+  return c->kernel ? c->kernel->entry->thresholds : ctx->thresholds[c->op][c->dtype];
+}
+static const unsigned char *call_sources(const xpar_context *ctx, const xpar__call *c) {
+  return c->kernel ? c->kernel->entry->sources : ctx->threshold_source[c->op][c->dtype];
+}
+
 static size_t host_gpu_threshold(const xpar_context *ctx, const xpar__call *c) {
-  return xpar__host_gpu_threshold(ctx->thresholds[c->op][c->dtype]);
+  return xpar__host_gpu_threshold(call_thresholds(ctx, c));
+}
+
+/* A kernel's arrays, each with its own size and role (scalars travel by
+ * value in the kernel call and are no operands). */
+static xpar_status add_kernel_operands(xpar_context *ctx, const xpar__kernel_call *k, plan *p) {
+  for (int j = 0; j < k->nargs; j++) {
+    const xpar_arg *a = &k->args[j];
+    if (a->role == XPAR_ARG_SCALAR) continue;
+    int role = (a->role & XPAR_ARG_READ ? ROLE_READ : 0) | (a->role & XPAR_ARG_WRITE ? ROLE_WRITE : 0);
+    XPAR__FORWARD(add_operand(ctx, p, a->ptr, k->bytes[j], role));
+  }
+  return XPAR_OK;
 }
 
 static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
@@ -61,6 +82,7 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
    * told; the copy routines check pinning themselves). */
   p->exact = ctx->backend == XPAR_BACKEND_AUTO && ctx->offload == XPAR_OFFLOAD_DEFAULT &&
              c->n >= host_gpu_threshold(ctx, c);
+  if (c->kernel) return add_kernel_operands(ctx, c->kernel, p);
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
   if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, bytes, ROLE_READ));
   if (c->out)
@@ -114,12 +136,49 @@ static xpar__policy_facts call_facts(xpar_context *ctx, const xpar__call *c) {
                           .dtype = c->dtype,
                           .n = c->n,
                           .host_kind_exact = 1,
-                          .thresholds = ctx->thresholds[c->op][c->dtype],
-                          .sources = ctx->threshold_source[c->op][c->dtype],
+                          .thresholds = call_thresholds(ctx, c),
+                          .sources = call_sources(ctx, c),
                           .gpu_usable = context_gpu_usable,
                           .gpu_usable_arg = ctx};
   if (!c->n) f.host = f.pageable = 1; /* nothing moves: priced as host data */
   return f;
+}
+
+/* A kernel may lack one side in this build (built without CUDA, or a kernel
+ * object without a CPU loop): a policy that demands the missing side fails
+ * with a status naming it; AUTO takes the side that exists, and says so. */
+static xpar_status decide_kernel(xpar_context *ctx, const xpar_kernel *k,
+                                 const xpar__policy_facts *f, xpar__decision_raw *d,
+                                 xpar_tier *tier) {
+  const int forced_cpu = ctx->backend == XPAR_BACKEND_CPU || ctx->backend == XPAR_BACKEND_CPU_SERIAL;
+  if (!k->gpu) {
+    XPAR__RETURN_IF(ctx->offload == XPAR_OFFLOAD_MANDATORY, XPAR_ERR_NOT_SUPPORTED,
+                    "kernel %s has no GPU variant in this build (its source was not compiled "
+                    "by nvcc), and offload is mandatory",
+                    k->name);
+    XPAR__RETURN_IF(ctx->backend == XPAR_BACKEND_CUDA || ctx->backend == XPAR_BACKEND_CUDA_SERIAL,
+                    XPAR_ERR_NOT_SUPPORTED,
+                    "kernel %s has no GPU variant in this build (its source was not compiled "
+                    "by nvcc), and the backend is %s",
+                    k->name, xpar__backend_name(ctx->backend));
+    d->gpu_rule = forced_cpu || ctx->offload == XPAR_OFFLOAD_DISABLED ? XPAR__GPU_NOT_CONSIDERED
+                                                                       : XPAR__GPU_NO_GPU_VARIANT;
+    *tier = xpar__policy_cpu_tier(f, d);
+    return XPAR_OK;
+  }
+  if (!k->cpu) {
+    XPAR__RETURN_IF(forced_cpu || ctx->offload == XPAR_OFFLOAD_DISABLED, XPAR_ERR_NOT_SUPPORTED,
+                    "kernel %s has no CPU variant, and the %s", k->name,
+                    forced_cpu ? "backend is a CPU one" : "offload is disabled");
+    const char *why = NULL;
+    XPAR__RETURN_IF(!xpar__gpu_usable(ctx, &why), XPAR_ERR_NO_DEVICE,
+                    "kernel %s has no CPU variant, and the GPU is not usable: %s", k->name,
+                    why ? why : "unknown");
+    d->gpu_rule = XPAR__GPU_NO_CPU_VARIANT;
+    *tier = xpar__policy_gpu_tier(f);
+    return XPAR_OK;
+  }
+  return xpar__decide(f, d, tier);
 }
 
 /* Decide the tier of a planned call; XPAR_ERR_NO_DEVICE when offload is
@@ -143,6 +202,7 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
     f.pageable |= w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_HOST &&
                   needs_contents(&p->ops[i]);
   }
+  if (c->kernel) return decide_kernel(ctx, c->kernel->kernel, &f, d, tier);
   return xpar__decide(&f, d, tier);
 }
 
@@ -169,6 +229,19 @@ static const void *resolved(const plan *p, void *const *ptrs, const void *arg) {
   for (int i = 0; i < p->count; i++)
     if (p->ops[i].where.ptr == arg) return ptrs[i];
   return arg; /* NULL or unused */
+}
+
+/* A kernel launch: its arrays as the running side reaches them, beside the
+ * scalars api/ already placed. */
+static xpar_status run_kernel(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                              const plan *p, void *const *ptrs) {
+  const xpar__kernel_call *k = c->kernel;
+  xpar_kernel_args a = k->values;
+  for (int j = 0; j < k->nargs; j++)
+    if (k->args[j].role != XPAR_ARG_SCALAR) a.ptr[j] = (void *)resolved(p, ptrs, k->args[j].ptr);
+  XPAR__RETURN_IF(!b->launch, XPAR_ERR_NOT_SUPPORTED, "the %s backend cannot launch kernels",
+                  b->name);
+  return b->launch(ex, k->kernel, c->n, &a);
 }
 
 static xpar_status host_staging(xpar_context *ctx, int slot, size_t bytes, void **out) {
@@ -217,8 +290,11 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   void *result = result_on_device ? (void *)&local_result : c->result;
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
     XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->result.where.map, &d->bytes_to_host));
-  XPAR__FORWARD(run_op(&xpar__cpu_backend, &ex, c, resolved(p, ptrs, c->x),
-                       resolved(p, ptrs, c->y), (void *)resolved(p, ptrs, c->out), result));
+  if (c->kernel)
+    XPAR__FORWARD(run_kernel(&xpar__cpu_backend, &ex, c, p, ptrs));
+  else
+    XPAR__FORWARD(run_op(&xpar__cpu_backend, &ex, c, resolved(p, ptrs, c->x),
+                         resolved(p, ptrs, c->y), (void *)resolved(p, ptrs, c->out), result));
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
     if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
@@ -296,8 +372,11 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
                    .block = ctx->launch_block,
                    .nowait = host_outputs || returns_early,
                    .result_on_device = result_on_device};
-  XPAR__FORWARD(run_op(g, &ex, c, resolved(p, ptrs, c->x), resolved(p, ptrs, c->y),
-                       (void *)resolved(p, ptrs, c->out), result));
+  if (c->kernel)
+    XPAR__FORWARD(run_kernel(g, &ex, c, p, ptrs));
+  else
+    XPAR__FORWARD(run_op(g, &ex, c, resolved(p, ptrs, c->x), resolved(p, ptrs, c->y),
+                         (void *)resolved(p, ptrs, c->out), result));
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
     if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
@@ -338,7 +417,8 @@ static int cached_host_page(xpar_context *ctx, const void *p) {
  * the call.
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
-  if (ctx->n_maps | ctx->gpu_pending | c->nowait) return 0;
+  /* Kernel launches take the general path: their arrays are not x/y/out. */
+  if (ctx->n_maps | ctx->gpu_pending | c->nowait || c->kernel) return 0;
   const xpar_backend b = ctx->backend;
   const xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
@@ -365,6 +445,7 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   d->tier = XPAR_TIER_NONE;
   d->bytes_to_device = d->bytes_to_host = 0;
   d->why = NULL;
+  d->kernel = NULL;
   xpar_tier tier;
   if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
       tier == XPAR_TIER_CUDA_SERIAL)
@@ -389,6 +470,10 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
   d->dtype = c->dtype;
   d->n = c->n;
   d->tier = XPAR_TIER_NONE;
+  if (c->kernel) {
+    d->kernel = c->kernel->kernel->name;
+    d->kernel_from = xpar__kernel_default_from();
+  }
 
   plan p;
   XPAR__FORWARD(build_plan(ctx, c, &p));
@@ -403,7 +488,8 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
      * say why, unless the application made offload mandatory or forced the
      * GPU.  Nothing was written before the failure. */
     if (st == XPAR_ERR_DEVICE_OUT_OF_MEMORY && ctx->backend == XPAR_BACKEND_AUTO &&
-        ctx->offload == XPAR_OFFLOAD_DEFAULT && host_reachable(&p)) {
+        ctx->offload == XPAR_OFFLOAD_DEFAULT && host_reachable(&p) &&
+        (!c->kernel || c->kernel->kernel->cpu)) {
       snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
       xpar__clear_error();
       xpar__policy_facts f = call_facts(ctx, c);

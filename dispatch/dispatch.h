@@ -3,6 +3,18 @@
 #define XPAR_DISPATCH_DISPATCH_H
 
 #include "state.h"
+#include "xpar/xpar_kernel.h"
+
+/* A kernel launch (xpar_launch), as api/ hands it over: the arguments copied
+ * (scalars by value), and the context's thresholds for the kernel. */
+typedef struct xpar__kernel_call {
+  const xpar_kernel *kernel;
+  const xpar__kernel_entry *entry;
+  int nargs;
+  xpar_arg args[XPAR_KERNEL_MAX_ARGS];
+  size_t bytes[XPAR_KERNEL_MAX_ARGS]; /* arrays: count * the dtype's size */
+  xpar_kernel_args values;            /* scalars already in place */
+} xpar__kernel_call;
 
 typedef struct xpar__call {
   xpar_op op;
@@ -23,6 +35,7 @@ typedef struct xpar__call {
   int has_init;           /* scan: init holds the carry-in; 0 = the identity */
   xpar__scalar init;      /* scan: a copy of the caller's *init              */
   int nowait;
+  const xpar__kernel_call *kernel; /* xpar_launch; NULL for the built-in ops */
 } xpar__call;
 
 /** Decide where the call runs, move what must move, run it, record why. */

@@ -38,6 +38,7 @@ xpar_status xpar__context_free(xpar_context *ctx) {
   xpar__mappings_release_all(ctx);
   if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
   free_host_staging(ctx);
+  xpar__kernels_release(ctx);
   free(ctx);
   return st;
 }
@@ -80,6 +81,7 @@ void xpar__context_last_decision(const xpar_context *ctx, xpar_decision *out) {
   out->tier = d->tier;
   out->bytes_to_device = d->bytes_to_device;
   out->bytes_to_host = d->bytes_to_host;
+  out->kernel = d->kernel;
   if (d->tier == XPAR_TIER_NONE)
     snprintf(out->reason, sizeof out->reason, "%s",
              ctx->calls_run ? "the last call failed before running"

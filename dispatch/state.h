@@ -35,7 +35,9 @@ typedef enum xpar__gpu_rule {
   XPAR__GPU_MANDATORY,          /* offload mandatory                         */
   XPAR__GPU_DEVICE_ONLY,        /* data valid only on the device             */
   XPAR__GPU_DISABLED,           /* offload disabled                          */
-  XPAR__GPU_FAILED_FALLBACK     /* tried the GPU, it failed (e.g. OOM): CPU  */
+  XPAR__GPU_FAILED_FALLBACK,    /* tried the GPU, it failed (e.g. OOM): CPU  */
+  XPAR__GPU_NO_GPU_VARIANT,     /* a kernel built without CUDA: CPU          */
+  XPAR__GPU_NO_CPU_VARIANT      /* a kernel without a CPU variant: GPU       */
 } xpar__gpu_rule;
 
 typedef enum xpar__cpu_rule {
@@ -70,7 +72,19 @@ typedef struct xpar__decision_raw {
   size_t bytes_to_device;
   size_t bytes_to_host;
   const char *why; /* static text or ctx->fallback_why; may be NULL */
+  /* A kernel launch (dispatch/kernel.c): its name, and where the kernel
+   * defaults it quotes came from; NULL for the built-in ops. */
+  const char *kernel;
+  const struct xpar__provenance *kernel_from;
 } xpar__decision_raw;
+
+/* One kernel's thresholds in one context (dispatch/kernel.c), made when the
+ * context first meets the kernel. */
+typedef struct xpar__kernel_entry {
+  const struct xpar_kernel *kernel;
+  size_t thresholds[XPAR_THRESHOLD_COUNT_];
+  unsigned char sources[XPAR_THRESHOLD_COUNT_];
+} xpar__kernel_entry;
 
 struct xpar_context {
   atomic_int busy; /* best-effort detection of concurrent use */
@@ -99,6 +113,9 @@ struct xpar_context {
   /* Host copies of device-only operands when a call runs on the CPU. */
   void *host_staging[XPAR__OPERAND_SLOTS];
   size_t host_staging_bytes[XPAR__OPERAND_SLOTS];
+
+  xpar__kernel_entry *kernels; /* dispatch/kernel.c */
+  size_t n_kernels, cap_kernels;
 
   xpar__decision_raw last;
   int calls_run; /* a call has completed on this context (decision text) */
@@ -137,6 +154,15 @@ const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtyp
                                                      xpar_threshold k, size_t *value);
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
+
+/* ---- kernel.c: kernels' thresholds per context ------------------------------ */
+/** The context's entry for `k`, made (defaults, then the environment) on
+ *  first use; XPAR_ERR_INVALID_ENV or XPAR_ERR_OUT_OF_MEMORY. */
+xpar_status xpar__kernel_entry_of(xpar_context *ctx, const struct xpar_kernel *k,
+                                  xpar__kernel_entry **out);
+/** Where the built-in kernel defaults were measured (decision records). */
+const xpar__provenance *xpar__kernel_default_from(void);
+void xpar__kernels_release(xpar_context *ctx);
 
 /* ---- env.c ---------------------------------------------------------------- */
 /** Apply the environment to a fresh context (XPAR_ERR_INVALID_ENV on a bad

@@ -48,8 +48,13 @@ void xpar__trace_push(const xpar__call *c, xpar_tier tier) {
   nvtxEventAttributes_t a = {0};
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-  a.message.registered = trace_name(dom, c->wide ? TRACE_WIDE : (int)c->op, c->dtype, tier);
+  if (c->kernel) { /* an application kernel: named by itself, not registered */
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = c->kernel->kernel->name;
+  } else {
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = trace_name(dom, c->wide ? TRACE_WIDE : (int)c->op, c->dtype, tier);
+  }
   a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
   a.payload.ullValue = c->n;
   nvtxDomainRangePushEx(dom, &a);

@@ -166,7 +166,10 @@ typedef enum xpar_op {
 #define XPAR_OP_ENUM_(e, name, env) XPAR_OP_##e,
   XPAR_OP_MAP(XPAR_OP_ENUM_)
 #undef XPAR_OP_ENUM_
-  XPAR_OP_COUNT_
+  XPAR_OP_COUNT_,
+  /* An application kernel (xpar_launch, xpar/xpar_kernel.h) in decision
+   * records; not an op of the map: kernels have thresholds of their own. */
+  XPAR_OP_KERNEL = XPAR_OP_COUNT_
 } xpar_op;
 
 /** Where a context runs its calls.  X(ENUM suffix, name and XPAR_BACKEND
@@ -442,6 +445,8 @@ typedef struct xpar_decision {
                                 (default)"; each threshold quoted is followed
                                 by where it came from: default, profile, env
                                 or api */
+  const char *kernel;        /* op XPAR_OP_KERNEL: the kernel's name (static
+                                storage of the kernel object); else NULL    */
 } xpar_decision;
 
 /** The decision record of the context's last call. */

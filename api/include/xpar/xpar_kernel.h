@@ -1,0 +1,283 @@
+/*
+ * xpar kernels: a loop body written once, run on the GPU or the CPU per call.
+ *
+ * A kernel is an element body over an index i (a grid-stride loop on the GPU,
+ * a serial or OpenMP loop on the CPU).  Its source file (say saxpy.xk.c) is
+ * compiled twice by xpar_add_kernels() (cmake/xpar_kernels.cmake, shipped
+ * with the package): once as C11 with OpenMP, which defines the kernel object
+ * and its CPU loop, and once by nvcc, which defines the __global__ kernel and
+ * the host code that launches it.  A build without CUDA compiles the C side
+ * only; the kernel then has no GPU variant.
+ *
+ *   #include <xpar/xpar_kernel.h>
+ *
+ *   XPAR_KERNEL(saxpy, i) {              // args: 0 = a (scalar), 1 = x, 2 = y
+ *     const float a = XPAR_SCALAR(float, 0);
+ *     const float *x = XPAR_ARRAY(const float, 1);
+ *     float *y = XPAR_ARRAY(float, 2);
+ *     y[i] = a * x[i] + y[i];
+ *   }
+ *
+ * and, in any C or C++ file of the application:
+ *
+ *   XPAR_KERNEL_DECLARE(saxpy);
+ *   xpar_arg args[] = {XPAR_ARG_SCALAR_OF(XPAR_FLOAT, &a),
+ *                      XPAR_ARG_IN(XPAR_FLOAT, x, n),
+ *                      XPAR_ARG_INOUT(XPAR_FLOAT, y, n)};
+ *   xpar_status st = xpar_launch(ctx, &saxpy, n, args, 3);
+ *
+ * xpar_launch goes through the same path as the built-in operations: the
+ * arguments are validated (nothing runs on bad input), every array is
+ * classified (pageable, pinned, mapped, device, managed) and staged for the
+ * side that runs it, the tier is decided from the kernel's own thresholds
+ * (below), mapped arrays the kernel writes are marked valid on the side that
+ * wrote them, and the decision record (xpar_last_decision, XPAR_VERBOSE)
+ * names the kernel.  Forced CPU, cpu-serial, cuda, cuda-serial (the same
+ * __global__ kernel with grid = block = 1: device printf comes out in index
+ * order) and XPAR_OFFLOAD behave as for the built-in operations.
+ *
+ * The body must be correct whatever the launch shape and whatever order the
+ * indices run in (each index is one independent piece of work, as in any
+ * grid-stride loop): no index may read what another writes.  It may call
+ * functions that are __host__ __device__ under nvcc (XPAR_KERNEL_FN marks
+ * them) and printf.  Arrays are accessed only inside [0, count) of their
+ * xpar_arg: that is what xpar stages.
+ */
+#ifndef XPAR_XPAR_KERNEL_H
+#define XPAR_XPAR_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpar.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Arguments of one kernel, at most. */
+#define XPAR_KERNEL_MAX_ARGS 8
+/** Bytes of one scalar argument, at most (a double complex, two int64s). */
+#define XPAR_KERNEL_SCALAR_BYTES 16
+/** Layout version of xpar_kernel and xpar_kernel_args: a kernel object built
+ *  against another layout is refused (XPAR_ERR_INVALID_ARGUMENT). */
+#define XPAR_KERNEL_ABI 1
+
+/** What a kernel does with an argument. */
+typedef enum xpar_arg_role {
+  XPAR_ARG_READ = 1,       /* an array the kernel reads only                 */
+  XPAR_ARG_WRITE = 2,      /* an array the kernel writes (contents not read)  */
+  XPAR_ARG_READ_WRITE = 3, /* an array the kernel reads and writes            */
+  XPAR_ARG_SCALAR = 4      /* a host value, copied into the launch by value   */
+} xpar_arg_role;
+
+/**
+ * One argument of a launch.  Arrays: `ptr` to `count` elements of `dtype`,
+ * anywhere xpar's operations accept arrays (host, pinned, mapped, device,
+ * managed), aligned to the element size; NULL only when count is 0.
+ * Scalars: `ptr` to `count` host elements of `dtype` (count * size at most
+ * XPAR_KERNEL_SCALAR_BYTES), read during the call only.
+ * Two array arguments may be the same array (same pointer and count: one
+ * array with both roles) or disjoint; a partial overlap is XPAR_ERR_OVERLAP.
+ */
+typedef struct xpar_arg {
+  xpar_arg_role role;
+  xpar_dtype dtype;
+  size_t count;
+  const void *ptr;
+} xpar_arg;
+
+#define XPAR_ARG_IN(dtype, p, count) {XPAR_ARG_READ, (dtype), (count), (p)}
+#define XPAR_ARG_OUT(dtype, p, count) {XPAR_ARG_WRITE, (dtype), (count), (p)}
+#define XPAR_ARG_INOUT(dtype, p, count) {XPAR_ARG_READ_WRITE, (dtype), (count), (p)}
+#define XPAR_ARG_SCALAR_OF(dtype, p) {XPAR_ARG_SCALAR, (dtype), 1, (p)}
+
+/* ---- what the macros below generate (not written by hand) ----------------- */
+
+typedef union xpar_kernel_scalar {
+  unsigned char bytes[XPAR_KERNEL_SCALAR_BYTES];
+  double align_;
+  int64_t align64_;
+} xpar_kernel_scalar;
+
+/** The arguments as the body sees them: array pointers the running side can
+ *  dereference (device copies on the GPU, host copies on the CPU), scalars by
+ *  value.  Passed to the __global__ kernel by value (192 bytes). */
+typedef struct xpar_kernel_args {
+  void *ptr[XPAR_KERNEL_MAX_ARGS];
+  xpar_kernel_scalar scalar[XPAR_KERNEL_MAX_ARGS];
+} xpar_kernel_args;
+
+/** Runs the body for i in [0, n): num_threads 1 is a plain loop in index
+ *  order, 0 an OpenMP loop with the runtime's thread count, k > 1 with k. */
+typedef void (*xpar_kernel_cpu_fn)(size_t n, const xpar_kernel_args *args, int num_threads);
+/** Queues the grid-stride kernel on `stream` (a cudaStream_t); returns the
+ *  launch's cudaError_t as an int. */
+typedef int (*xpar_kernel_gpu_fn)(size_t n, const xpar_kernel_args *args, unsigned grid,
+                                  unsigned block, void *stream);
+/** cudaOccupancyMaxActiveBlocksPerMultiprocessor for the kernel, asked in the
+ *  kernel's own translation unit (the CUDA runtime that registered it). */
+typedef int (*xpar_kernel_gpu_occupancy_fn)(unsigned block, int *blocks_per_sm);
+
+/** A kernel object, defined by XPAR_KERNEL.  cpu or gpu is NULL when that
+ *  side was not compiled in this build. */
+typedef struct xpar_kernel {
+  unsigned abi; /* XPAR_KERNEL_ABI */
+  const char *name;
+  xpar_kernel_cpu_fn cpu;
+  xpar_kernel_gpu_fn gpu;
+  xpar_kernel_gpu_occupancy_fn gpu_occupancy;
+} xpar_kernel;
+
+/* ---- launching -------------------------------------------------------------- */
+
+/**
+ * Run `kernel` for every i in [0, n) with `args` (nargs of them, at most
+ * XPAR_KERNEL_MAX_ARGS), on the tier the context's policy picks for it.
+ * Synchronous: the arrays hold their results when it returns.
+ *
+ * Statuses: XPAR_ERR_NULL_CONTEXT, XPAR_ERR_NULL_POINTER (kernel, args with
+ * nargs > 0, an array with count > 0, a scalar), XPAR_ERR_INVALID_ENUM (a
+ * role or dtype), XPAR_ERR_INVALID_ARGUMENT (nargs out of range, another
+ * XPAR_KERNEL_ABI, a misaligned array, a scalar larger than
+ * XPAR_KERNEL_SCALAR_BYTES), XPAR_ERR_SIZE_OVERFLOW, XPAR_ERR_OVERLAP,
+ * XPAR_ERR_NOT_SUPPORTED (the kernel has no variant for the side the policy
+ * demands: a GPU backend or mandatory offload for a kernel built without
+ * CUDA, the CPU for one without a CPU variant; AUTO picks the side that
+ * exists and the decision record says why), XPAR_ERR_NO_DEVICE, device
+ * errors as the built-in operations.  On any failure before the kernel ran
+ * nothing is written.  A kernel that faults on the GPU reports
+ * XPAR_ERR_DEVICE_STICKY, as any CUDA kernel would.
+ */
+XPAR_API xpar_status xpar_launch(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
+                                 const xpar_arg *args, int nargs);
+
+/** As xpar_launch, but a launch that runs on the GPU returns once queued
+ *  (xpar_wait waits), under the nowait rules of xpar.h: arrays it writes
+ *  must live on the device (device, managed or mapped) to stay queued. */
+XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
+                                        const xpar_arg *args, int nargs);
+
+/**
+ * Thresholds per kernel, as xpar_context_set_threshold per op: n at or above
+ * `which` switches to the faster-for-large-n side.  A kernel's thresholds,
+ * lowest precedence first: the built-in kernel defaults (dispatch/kernel.c,
+ * with their provenance: they are the elementwise add's, a kernel's cost is
+ * the application's), XPAR_ALL_<KIND>_THRESHOLD, XPAR_KERNEL_<NAME>_<KIND>_
+ * THRESHOLD (NAME: the kernel's name in upper case, e.g.
+ * XPAR_KERNEL_SAXPY_GPU_THRESHOLD=2^20), then this function.  The
+ * environment of a kernel is read when the context first meets the kernel
+ * (its first launch or threshold call): an invalid value fails that call
+ * with XPAR_ERR_INVALID_ENV.  Profiles do not hold kernel thresholds.
+ */
+XPAR_API xpar_status xpar_context_set_kernel_threshold(xpar_context *ctx,
+                                                       const xpar_kernel *kernel,
+                                                       xpar_threshold which, size_t n);
+XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
+                                                       const xpar_kernel *kernel,
+                                                       xpar_threshold which, size_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- defining a kernel ------------------------------------------------------ */
+
+/** Inside a body: argument k as an array of T, or the scalar k as a T. */
+#define XPAR_ARRAY(T, k) ((T *)xpar_kargs_->ptr[(k)])
+#define XPAR_SCALAR(T, k) (*(const T *)(const void *)xpar_kargs_->scalar[(k)].bytes)
+
+/** Declare a kernel object defined in another file (C or C++). */
+#ifdef __cplusplus
+#define XPAR_KERNEL_DECLARE(name) extern "C" const xpar_kernel name
+#else
+#define XPAR_KERNEL_DECLARE(name) extern const xpar_kernel name
+#endif
+
+#if defined(__CUDACC__)
+/* Functions a body calls must exist on both sides. */
+#define XPAR_KERNEL_FN __host__ __device__
+#else
+#define XPAR_KERNEL_FN
+#endif
+
+/*
+ * XPAR_KERNEL(name, i) { body }: the body runs once per index i (a size_t).
+ * Under nvcc it becomes a __global__ grid-stride kernel and two extern "C"
+ * host functions (launch, occupancy); under a C compiler the CPU loop and
+ * the kernel object `name`, which points at the nvcc side's functions when
+ * XPAR_KERNEL_WITH_CUDA is defined (xpar_add_kernels defines it when it
+ * compiles the nvcc side too).
+ */
+#define XPAR_KERNEL(name, i)                                                                \
+  static XPAR_KERNEL_FN inline void name##__xpar_body(size_t i,                             \
+                                                      const xpar_kernel_args *xpar_kargs_); \
+  XPAR__KERNEL_SIDE_(name)                                                                  \
+  static XPAR_KERNEL_FN inline void name##__xpar_body(                                      \
+      size_t i, const xpar_kernel_args *xpar_kargs_ XPAR__KERNEL_UNUSED_)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define XPAR__KERNEL_UNUSED_ __attribute__((unused))
+#else
+#define XPAR__KERNEL_UNUSED_
+#endif
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+/* The grid-stride loop: correct for any grid and block, 1 x 1 included
+ * (cuda-serial), which is what makes the serial debug mode the same kernel. */
+#define XPAR__KERNEL_SIDE_(name)                                                          \
+  __global__ void name##__xpar_grid(size_t n, xpar_kernel_args a) {                       \
+    const size_t stride = (size_t)gridDim.x * blockDim.x;                                 \
+    for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += stride)    \
+      name##__xpar_body(j, &a);                                                           \
+  }                                                                                       \
+  extern "C" int name##__xpar_gpu_launch(size_t n, const xpar_kernel_args *a,             \
+                                         unsigned grid, unsigned block, void *stream) {   \
+    name##__xpar_grid<<<grid, block, 0, (cudaStream_t)stream>>>(n, *a);                   \
+    return (int)cudaGetLastError();                                                       \
+  }                                                                                       \
+  extern "C" int name##__xpar_gpu_occupancy(unsigned block, int *blocks_per_sm) {         \
+    return (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm,              \
+                                                              name##__xpar_grid,          \
+                                                              (int)block, 0);             \
+  }
+#else
+#if defined(_OPENMP)
+#include <omp.h>
+/* One static schedule: each thread takes one contiguous block of indices. */
+#define XPAR__KERNEL_OMP_LOOP_(name, n, a, num_threads)                    \
+  {                                                                        \
+    const int xpar_nt_ = (num_threads) > 0 ? (num_threads) : omp_get_max_threads(); \
+    _Pragma("omp parallel for schedule(static) num_threads(xpar_nt_)")     \
+    for (size_t j = 0; j < (n); j++) name##__xpar_body(j, (a));            \
+  }
+#else
+#define XPAR__KERNEL_OMP_LOOP_(name, n, a, num_threads) \
+  for (size_t j = 0; j < (n); j++) name##__xpar_body(j, (a));
+#endif
+#if defined(XPAR_KERNEL_WITH_CUDA)
+#define XPAR__KERNEL_GPU_(name)                                                          \
+  extern int name##__xpar_gpu_launch(size_t n, const xpar_kernel_args *a, unsigned grid, \
+                                     unsigned block, void *stream);                      \
+  extern int name##__xpar_gpu_occupancy(unsigned block, int *blocks_per_sm);
+#define XPAR__KERNEL_GPU_FNS_(name) name##__xpar_gpu_launch, name##__xpar_gpu_occupancy
+#else
+#define XPAR__KERNEL_GPU_(name)
+#define XPAR__KERNEL_GPU_FNS_(name) NULL, NULL
+#endif
+#define XPAR__KERNEL_SIDE_(name)                                                  \
+  static void name##__xpar_cpu(size_t n, const xpar_kernel_args *a, int num_threads) { \
+    if (num_threads == 1) {                                                       \
+      for (size_t j = 0; j < n; j++) name##__xpar_body(j, a);                     \
+      return;                                                                     \
+    }                                                                             \
+    XPAR__KERNEL_OMP_LOOP_(name, n, a, num_threads)                               \
+  }                                                                               \
+  XPAR__KERNEL_GPU_(name)                                                         \
+  extern const xpar_kernel name;                                                  \
+  const xpar_kernel name = {XPAR_KERNEL_ABI, #name, name##__xpar_cpu,             \
+                            XPAR__KERNEL_GPU_FNS_(name)};
+#endif
+
+#endif /* XPAR_XPAR_KERNEL_H */

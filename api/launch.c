@@ -1,0 +1,168 @@
+/*
+ * Application kernels (xpar/xpar_kernel.h): xpar_launch and the kernel
+ * thresholds, through the same door as the built-in operations.  Every
+ * argument is checked here (nothing runs on bad input), then one xpar__call
+ * carries the kernel and its copied arguments to dispatch, which classifies,
+ * stages, decides and records exactly as for the built-in ops.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+
+static xpar_status check_kernel(const xpar_kernel *k) {
+  XPAR__RETURN_IF(!k, XPAR_ERR_NULL_POINTER, "kernel is NULL");
+  XPAR__RETURN_IF(k->abi != XPAR_KERNEL_ABI, XPAR_ERR_INVALID_ARGUMENT,
+                  "kernel object at %p has layout version %u, this library expects %u "
+                  "(rebuild the kernel against this xpar)",
+                  (const void *)k, k->abi, XPAR_KERNEL_ABI);
+  XPAR__RETURN_IF(!k->name, XPAR_ERR_INVALID_ARGUMENT, "kernel object at %p has no name",
+                  (const void *)k);
+  XPAR__RETURN_IF(!k->cpu && !k->gpu, XPAR_ERR_NOT_SUPPORTED,
+                  "kernel %s has neither a CPU nor a GPU variant", k->name);
+  return XPAR_OK;
+}
+
+/* One argument: its role and dtype, then an array's size, pointer and
+ * alignment, or a scalar's pointer and size. */
+static xpar_status check_arg(const xpar_kernel *k, int j, const xpar_arg *a, size_t *bytes) {
+  char name[24];
+  snprintf(name, sizeof name, "args[%d]", j);
+  XPAR__RETURN_IF(a->role != XPAR_ARG_READ && a->role != XPAR_ARG_WRITE &&
+                      a->role != XPAR_ARG_READ_WRITE && a->role != XPAR_ARG_SCALAR,
+                  XPAR_ERR_INVALID_ENUM, "kernel %s: %s has unknown role %d", k->name, name,
+                  (int)a->role);
+  XPAR__RETURN_IF(!xpar__dtype_valid(a->dtype), XPAR_ERR_INVALID_ENUM,
+                  "kernel %s: %s has unknown dtype %d", k->name, name, (int)a->dtype);
+  const size_t size = xpar__dtype_size(a->dtype);
+  if (a->role == XPAR_ARG_SCALAR) {
+    XPAR__RETURN_IF(!a->ptr, XPAR_ERR_NULL_POINTER, "kernel %s: scalar %s is NULL", k->name,
+                    name);
+    XPAR__RETURN_IF(a->count == 0 || a->count > XPAR_KERNEL_SCALAR_BYTES / size,
+                    XPAR_ERR_INVALID_ARGUMENT,
+                    "kernel %s: scalar %s holds %zu %s elements; a scalar holds 1 to %zu "
+                    "(XPAR_KERNEL_SCALAR_BYTES = %d)",
+                    k->name, name, a->count, xpar_dtype_name(a->dtype),
+                    XPAR_KERNEL_SCALAR_BYTES / size, XPAR_KERNEL_SCALAR_BYTES);
+    *bytes = a->count * size;
+    return XPAR_OK;
+  }
+  XPAR__RETURN_IF(a->count > SIZE_MAX / size, XPAR_ERR_SIZE_OVERFLOW,
+                  "kernel %s: %s: count * sizeof(%s) overflows size_t (count = %zu)", k->name,
+                  name, xpar_dtype_name(a->dtype), a->count);
+  *bytes = a->count * size;
+  char qualified[160];
+  snprintf(qualified, sizeof qualified, "kernel %s: %s", k->name, name);
+  return xpar__check_array(qualified, a->ptr, a->count, *bytes, a->dtype);
+}
+
+/* Two arrays are the same array (pointer and size) or disjoint: a parallel
+ * body would otherwise read what another index already overwrote, and no
+ * single staging copy could serve both. */
+static xpar_status check_overlaps(const xpar_kernel *k, const xpar__kernel_call *kc) {
+  for (int a = 0; a < kc->nargs; a++)
+    for (int b = a + 1; b < kc->nargs; b++) {
+      const xpar_arg *x = &kc->args[a], *y = &kc->args[b];
+      if (x->role == XPAR_ARG_SCALAR || y->role == XPAR_ARG_SCALAR) continue;
+      if (!kc->bytes[a] || !kc->bytes[b]) continue;
+      if (x->ptr == y->ptr && kc->bytes[a] == kc->bytes[b]) continue;
+      uintptr_t pa = (uintptr_t)x->ptr, pb = (uintptr_t)y->ptr;
+      XPAR__RETURN_IF(pa < pb + kc->bytes[b] && pb < pa + kc->bytes[a], XPAR_ERR_OVERLAP,
+                      "kernel %s: args[%d] [%p, +%zu bytes) overlaps args[%d] [%p, +%zu "
+                      "bytes); arrays must be identical or disjoint",
+                      k->name, a, x->ptr, kc->bytes[a], b, y->ptr, kc->bytes[b]);
+    }
+  return XPAR_OK;
+}
+
+static xpar_status launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t n,
+                                  const xpar_arg *args, int nargs, int nowait) {
+  xpar__kernel_call kc;
+  xpar_status st = check_kernel(k);
+  if (st == XPAR_OK && (nargs < 0 || nargs > XPAR_KERNEL_MAX_ARGS))
+    st = xpar__fail(XPAR_ERR_INVALID_ARGUMENT, "kernel %s: nargs = %d, expected 0 to %d",
+                    k->name, nargs, XPAR_KERNEL_MAX_ARGS);
+  if (st == XPAR_OK && nargs > 0 && !args)
+    st = xpar__fail(XPAR_ERR_NULL_POINTER, "kernel %s: args is NULL (nargs = %d)", k->name,
+                    nargs);
+  if (st == XPAR_OK) {
+    memset(&kc, 0, sizeof kc);
+    kc.kernel = k;
+    kc.nargs = nargs;
+    for (int j = 0; j < nargs && st == XPAR_OK; j++) {
+      kc.args[j] = args[j];
+      st = check_arg(k, j, &args[j], &kc.bytes[j]);
+    }
+  }
+  if (st == XPAR_OK) st = check_overlaps(k, &kc);
+  /* The context meets the kernel: its thresholds (and environment). */
+  xpar__kernel_entry *entry = NULL;
+  if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, k, &entry);
+  if (st != XPAR_OK) {
+    ctx->last.tier = XPAR_TIER_NONE;
+    return st;
+  }
+  kc.entry = entry;
+  xpar_dtype dtype = XPAR_INT32;
+  int have_dtype = 0;
+  for (int j = 0; j < nargs; j++) {
+    const xpar_arg *a = &kc.args[j];
+    if (a->role == XPAR_ARG_SCALAR) {
+      /* Copied now: nothing below holds the caller's scalar. */
+      memcpy(kc.values.scalar[j].bytes, a->ptr, kc.bytes[j]);
+      kc.args[j].ptr = NULL;
+    } else if (!have_dtype) {
+      dtype = a->dtype;
+      have_dtype = 1;
+    }
+  }
+  xpar__call c;
+  memset(&c, 0, sizeof c);
+  c.op = XPAR_OP_KERNEL;
+  c.dtype = dtype; /* the decision record's: the first array's dtype */
+  c.result_dtype = dtype;
+  c.n = n;
+  c.nowait = nowait;
+  c.kernel = &kc;
+  return xpar__dispatch(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_launch(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
+                                 const xpar_arg *args, int nargs) {
+  XPAR__THROUGH_CONTEXT(ctx, launch_entered(ctx, kernel, n, args, nargs, 0));
+}
+
+XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
+                                        const xpar_arg *args, int nargs) {
+  XPAR__THROUGH_CONTEXT(ctx, launch_entered(ctx, kernel, n, args, nargs, 1));
+}
+
+static xpar_status kernel_threshold_entered(xpar_context *ctx, const xpar_kernel *k,
+                                           xpar_threshold which, const size_t *set,
+                                           size_t *get) {
+  XPAR__FORWARD(check_kernel(k));
+  XPAR__RETURN_IF((unsigned)which >= XPAR_THRESHOLD_COUNT_, XPAR_ERR_INVALID_ENUM,
+                  "unknown threshold %d", (int)which);
+  xpar__kernel_entry *e;
+  XPAR__FORWARD(xpar__kernel_entry_of(ctx, k, &e));
+  if (set) {
+    e->thresholds[which] = *set;
+    e->sources[which] = XPAR__SRC_API;
+  } else {
+    *get = e->thresholds[which];
+  }
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_context_set_kernel_threshold(xpar_context *ctx,
+                                                       const xpar_kernel *kernel,
+                                                       xpar_threshold which, size_t n) {
+  XPAR__THROUGH_CONTEXT(ctx, kernel_threshold_entered(ctx, kernel, which, &n, NULL));
+}
+
+XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
+                                                       const xpar_kernel *kernel,
+                                                       xpar_threshold which, size_t *out) {
+  XPAR__THROUGH_CONTEXT(ctx, out ? kernel_threshold_entered(ctx, kernel, which, NULL, out)
+                                 : xpar__fail(XPAR_ERR_NULL_POINTER, "out is NULL"));
+}

@@ -1,0 +1,93 @@
+/*
+ * Application kernels (xpar_kernel.h): their thresholds in each context.
+ * A kernel is not an op of the op map (its cost is the application's, and
+ * the op tables are per dtype), so each context keeps a small table of the
+ * kernels it has met, each with its own four thresholds and their sources.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+
+#define POW2(x) ((size_t)1 << (x))
+
+/* No kernel of an application has been measured by xpar: the defaults are
+ * the 4-byte elementwise add's (thresholds.c), the nearest built-in op to a
+ * body that reads and writes a few arrays once per index.  A kernel doing
+ * more work per index crosses to the GPU earlier: set its thresholds
+ * (XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD or xpar_context_set_kernel_threshold). */
+static const xpar__provenance kernel_defaults_from = {
+    .machine = "H100 80GB HBM3, 16-core host",
+    .date = "2026-11-22",
+    .run = "not measured for kernels: the 4-byte add's defaults, "
+           "bench/results/h100-2026-11-22/calibrate.txt"};
+static const size_t kernel_defaults[XPAR_THRESHOLD_COUNT_] = {
+    [XPAR_THRESHOLD_OPENMP] = POW2(15),
+    [XPAR_THRESHOLD_GPU_DEVICE_DATA] = POW2(19),
+    [XPAR_THRESHOLD_GPU_PINNED_DATA] = XPAR_NEVER,
+    [XPAR_THRESHOLD_GPU_PAGEABLE_DATA] = XPAR_NEVER,
+};
+
+const xpar__provenance *xpar__kernel_default_from(void) { return &kernel_defaults_from; }
+
+/* XPAR_ALL_<KIND>_THRESHOLD, then XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD. */
+static xpar_status apply_env(const char *kernel_name, xpar__kernel_entry *e) {
+  char upper[96];
+  size_t len = 0;
+  for (const char *c = kernel_name; *c && len + 1 < sizeof upper; c++)
+    upper[len++] = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
+  upper[len] = '\0';
+  for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++) {
+    char names[2][160];
+    snprintf(names[0], sizeof names[0], "XPAR_ALL_%s_THRESHOLD",
+             xpar__threshold_env((xpar_threshold)k));
+    snprintf(names[1], sizeof names[1], "XPAR_KERNEL_%s_%s_THRESHOLD", upper,
+             xpar__threshold_env((xpar_threshold)k));
+    for (int i = 0; i < 2; i++) {
+      const char *v = getenv(names[i]);
+      if (!v) continue;
+      size_t n;
+      XPAR__RETURN_IF(xpar__parse_count(v, &n) != 0, XPAR_ERR_INVALID_ENV,
+                      "%s=\"%s\" is invalid: expected an element count, 2^k (k < 64) or "
+                      "\"never\"",
+                      names[i], v);
+      e->thresholds[k] = n;
+      e->sources[k] = XPAR__SRC_ENV;
+    }
+  }
+  return XPAR_OK;
+}
+
+xpar_status xpar__kernel_entry_of(xpar_context *ctx, const xpar_kernel *k,
+                                  xpar__kernel_entry **out) {
+  for (size_t i = 0; i < ctx->n_kernels; i++)
+    if (ctx->kernels[i].kernel == k) {
+      *out = &ctx->kernels[i];
+      return XPAR_OK;
+    }
+  xpar__kernel_entry e;
+  e.kernel = k;
+  for (int t = 0; t < XPAR_THRESHOLD_COUNT_; t++) {
+    e.thresholds[t] = kernel_defaults[t];
+    e.sources[t] = XPAR__SRC_DEFAULT;
+  }
+  XPAR__FORWARD(apply_env(k->name, &e));
+  if (ctx->n_kernels == ctx->cap_kernels) {
+    size_t cap = ctx->cap_kernels ? 2 * ctx->cap_kernels : 8;
+    xpar__kernel_entry *grown = realloc(ctx->kernels, cap * sizeof *grown);
+    XPAR__RETURN_IF(!grown, XPAR_ERR_OUT_OF_MEMORY, "growing the kernel table to %zu", cap);
+    ctx->kernels = grown;
+    ctx->cap_kernels = cap;
+  }
+  ctx->kernels[ctx->n_kernels] = e;
+  *out = &ctx->kernels[ctx->n_kernels++];
+  return XPAR_OK;
+}
+
+void xpar__kernels_release(xpar_context *ctx) {
+  free(ctx->kernels);
+  ctx->kernels = NULL;
+  ctx->n_kernels = ctx->cap_kernels = 0;
+}

@@ -1,0 +1,10 @@
+/* The suite's kernels (test_kernels.xk.c, test_kernels_cpu_only.xk.c). */
+#ifndef XPAR_TESTS_KERNELS_H
+#define XPAR_TESTS_KERNELS_H
+#include "xpar/xpar_kernel.h"
+XPAR_KERNEL_DECLARE(xk_axpy_u32);
+XPAR_KERNEL_DECLARE(xk_gather_i64);
+XPAR_KERNEL_DECLARE(xk_poly_f64);
+XPAR_KERNEL_DECLARE(xk_print);
+XPAR_KERNEL_DECLARE(xk_square_cpu_only);
+#endif
