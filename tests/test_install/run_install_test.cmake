@@ -36,8 +36,11 @@ message(STATUS "installed into ${prefix}")
 # The installed files a user relies on.
 file(GLOB_RECURSE cfg ${prefix}/*/xparConfig.cmake)
 file(GLOB_RECURSE pc ${prefix}/*/xpar.pc)
-if(NOT EXISTS ${prefix}/include/xpar/xpar.h OR NOT cfg OR NOT pc)
-  message(FATAL_ERROR "test_install: missing header, xparConfig.cmake or xpar.pc under ${prefix}")
+file(GLOB_RECURSE kernels_cmake ${prefix}/*/xpar_kernels.cmake)
+if(NOT EXISTS ${prefix}/include/xpar/xpar.h OR NOT EXISTS ${prefix}/include/xpar/xpar_kernel.h
+   OR NOT cfg OR NOT pc OR NOT kernels_cmake)
+  message(FATAL_ERROR "test_install: missing xpar.h, xpar_kernel.h, xparConfig.cmake, "
+                      "xpar_kernels.cmake or xpar.pc under ${prefix}")
 endif()
 list(GET pc 0 pc)
 get_filename_component(pcdir ${pc} DIRECTORY)
@@ -119,7 +122,7 @@ run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build ${gen_args} ${build
     -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
     "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build ${config_args})
-foreach(exe consumer_c consumer_cxx)
+foreach(exe consumer_c consumer_cxx consumer_kernel)
   file(GLOB_RECURSE path ${WORK_DIR}/build/${exe} ${WORK_DIR}/build/*/${exe})
   if(NOT path)
     message(FATAL_ERROR "test_install: ${exe} was not built")
