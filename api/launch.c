@@ -87,6 +87,10 @@ static xpar_status launch_entered(xpar_context *ctx, const xpar_kernel *k, size_
                     nargs);
   if (st == XPAR_OK) {
     memset(&kc, 0, sizeof kc);
+    kc.kind = XPAR__KERNEL_LAUNCH;
+    kc.name = k->name;
+    kc.has_cpu = k->cpu != NULL;
+    kc.has_gpu = k->gpu != NULL;
     kc.kernel = k;
     kc.nargs = nargs;
     for (int j = 0; j < nargs && st == XPAR_OK; j++) {
@@ -97,7 +101,7 @@ static xpar_status launch_entered(xpar_context *ctx, const xpar_kernel *k, size_
   if (st == XPAR_OK) st = check_overlaps(k, &kc);
   /* The context meets the kernel: its thresholds (and environment). */
   xpar__kernel_entry *entry = NULL;
-  if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, k, &entry);
+  if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, k, k->name, &entry);
   if (st != XPAR_OK) {
     ctx->last.tier = XPAR_TIER_NONE;
     return st;
@@ -144,7 +148,7 @@ static xpar_status kernel_threshold_entered(xpar_context *ctx, const xpar_kernel
   XPAR__RETURN_IF((unsigned)which >= XPAR_THRESHOLD_COUNT_, XPAR_ERR_INVALID_ENUM,
                   "unknown threshold %d", (int)which);
   xpar__kernel_entry *e;
-  XPAR__FORWARD(xpar__kernel_entry_of(ctx, k, &e));
+  XPAR__FORWARD(xpar__kernel_entry_of(ctx, k, k->name, &e));
   if (set) {
     e->thresholds[which] = *set;
     e->sources[which] = XPAR__SRC_API;
@@ -165,4 +169,130 @@ XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
                                                        xpar_threshold which, size_t *out) {
   XPAR__THROUGH_CONTEXT(ctx, out ? kernel_threshold_entered(ctx, kernel, which, NULL, out)
                                  : xpar__fail(XPAR_ERR_NULL_POINTER, "out is NULL"));
+}
+
+/* ---- operators (XPAR_OPERATOR): reduce and scan ------------------------------- */
+
+static int power_of_two(size_t v) { return v && !(v & (v - 1)); }
+
+static xpar_status check_operator(const xpar_operator *op, int scan) {
+  XPAR__RETURN_IF(!op, XPAR_ERR_NULL_POINTER, "operator is NULL");
+  XPAR__RETURN_IF(op->abi != XPAR_KERNEL_ABI, XPAR_ERR_INVALID_ARGUMENT,
+                  "operator object at %p has layout version %u, this library expects %u "
+                  "(rebuild it against this xpar)",
+                  (const void *)op, op->abi, XPAR_KERNEL_ABI);
+  XPAR__RETURN_IF(!op->name, XPAR_ERR_INVALID_ARGUMENT, "operator object at %p has no name",
+                  (const void *)op);
+  XPAR__RETURN_IF(op->acc_size == 0 || op->acc_size > XPAR_OPERATOR_MAX_ACC ||
+                      op->in_size == 0 || !power_of_two(op->acc_align) ||
+                      !power_of_two(op->in_align),
+                  XPAR_ERR_INVALID_ARGUMENT,
+                  "operator %s: accumulator of %zu bytes (align %zu), input of %zu (align %zu); "
+                  "an accumulator has 1 to %d bytes",
+                  op->name, op->acc_size, op->acc_align, op->in_size, op->in_align,
+                  XPAR_OPERATOR_MAX_ACC);
+  const int has_cpu = scan ? op->cpu_scan != NULL : op->cpu_reduce != NULL;
+  const int has_gpu = scan ? op->gpu_scan != NULL : op->gpu_reduce != NULL;
+  XPAR__RETURN_IF(!has_cpu && !has_gpu, XPAR_ERR_NOT_SUPPORTED,
+                  "operator %s has neither a CPU nor a GPU %s", op->name,
+                  scan ? "scan" : "reduce");
+  return XPAR_OK;
+}
+
+/* An operator's array: n elements of `size` bytes aligned to `align`. */
+static xpar_status check_op_array(const xpar_operator *op, const char *what, const void *p,
+                                  size_t n, size_t size, size_t align, size_t *bytes) {
+  XPAR__RETURN_IF(n > SIZE_MAX / size, XPAR_ERR_SIZE_OVERFLOW,
+                  "operator %s: n * %zu bytes of %s overflows size_t (n = %zu)", op->name, size,
+                  what, n);
+  *bytes = n * size;
+  XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "operator %s: %s is NULL (n = %zu)",
+                  op->name, what, n);
+  XPAR__RETURN_IF((uintptr_t)p & (align - 1), XPAR_ERR_INVALID_ARGUMENT,
+                  "operator %s: %s (%p) is not aligned to %zu bytes", op->name, what, p, align);
+  XPAR__RETURN_IF(p && (uintptr_t)p > UINTPTR_MAX - *bytes, XPAR_ERR_SIZE_OVERFLOW,
+                  "operator %s: %s + %zu bytes overflows the address space", op->name, what,
+                  *bytes);
+  return XPAR_OK;
+}
+
+static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, int scan,
+                                    xpar_scan_kind kind, const void *in, void *out, size_t n,
+                                    void *result) {
+  xpar__kernel_call kc;
+  memset(&kc, 0, sizeof kc);
+  xpar_status st = check_operator(op, scan);
+  if (st == XPAR_OK && scan && (unsigned)kind >= XPAR_SCAN_KIND_COUNT_)
+    st = xpar__fail(XPAR_ERR_INVALID_ENUM, "operator %s: unknown scan kind %d", op->name,
+                    (int)kind);
+  if (st == XPAR_OK)
+    st = check_op_array(op, "in", in, n, op->in_size, op->in_align, &kc.bytes[0]);
+  if (st == XPAR_OK && scan)
+    st = check_op_array(op, "out", out, n, op->acc_size, op->acc_align, &kc.bytes[1]);
+  if (st == XPAR_OK && !scan && !result)
+    st = xpar__fail(XPAR_ERR_NULL_POINTER, "operator %s: result is NULL", op->name);
+  if (st == XPAR_OK && scan && n > 0) {
+    uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
+    if (a < b + kc.bytes[1] && b < a + kc.bytes[0])
+      st = xpar__fail(XPAR_ERR_OVERLAP,
+                      "operator %s: in [%p, +%zu bytes) overlaps out [%p, +%zu bytes); an "
+                      "operator scan needs disjoint arrays",
+                      op->name, in, kc.bytes[0], out, kc.bytes[1]);
+  }
+  xpar__kernel_entry *entry = NULL;
+  if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, op, op->name, &entry);
+  if (st != XPAR_OK) {
+    ctx->last.tier = XPAR_TIER_NONE;
+    return st;
+  }
+  kc.kind = scan ? XPAR__KERNEL_SCAN : XPAR__KERNEL_REDUCE;
+  kc.name = op->name;
+  kc.has_cpu = scan ? op->cpu_scan != NULL : op->cpu_reduce != NULL;
+  kc.has_gpu = scan ? op->gpu_scan != NULL : op->gpu_reduce != NULL;
+  kc.op = op;
+  kc.scan_kind = kind;
+  kc.result = result;
+  kc.entry = entry;
+  kc.nargs = scan ? 2 : 1;
+  kc.args[0] = (xpar_arg){XPAR_ARG_READ, XPAR_INT32, n, in};
+  if (scan) kc.args[1] = (xpar_arg){XPAR_ARG_WRITE, XPAR_INT32, n, out};
+  xpar__call c;
+  memset(&c, 0, sizeof c);
+  c.op = XPAR_OP_KERNEL;
+  c.dtype = XPAR_INT32; /* an operator's types are the application's */
+  c.result_dtype = XPAR_INT32;
+  c.n = n;
+  c.kernel = &kc;
+  return xpar__dispatch(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_reduce_op(xpar_context *ctx, const xpar_operator *op, const void *in,
+                                    size_t n, void *result) {
+  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result));
+}
+
+XPAR_API xpar_status xpar_scan_op(xpar_context *ctx, const xpar_operator *op,
+                                  xpar_scan_kind kind, const void *in, void *out, size_t n) {
+  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL));
+}
+
+static xpar_status operator_threshold_entered(xpar_context *ctx, const xpar_operator *op,
+                                             xpar_threshold which, size_t n) {
+  XPAR__RETURN_IF(!op, XPAR_ERR_NULL_POINTER, "operator is NULL");
+  XPAR__RETURN_IF(op->abi != XPAR_KERNEL_ABI || !op->name, XPAR_ERR_INVALID_ARGUMENT,
+                  "operator object at %p is not one of this xpar (layout version %u)",
+                  (const void *)op, op->abi);
+  XPAR__RETURN_IF((unsigned)which >= XPAR_THRESHOLD_COUNT_, XPAR_ERR_INVALID_ENUM,
+                  "unknown threshold %d", (int)which);
+  xpar__kernel_entry *e;
+  XPAR__FORWARD(xpar__kernel_entry_of(ctx, op, op->name, &e));
+  e->thresholds[which] = n;
+  e->sources[which] = XPAR__SRC_API;
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
+                                                         const xpar_operator *op,
+                                                         xpar_threshold which, size_t n) {
+  XPAR__THROUGH_CONTEXT(ctx, operator_threshold_entered(ctx, op, which, n));
 }

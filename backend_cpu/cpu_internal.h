@@ -177,6 +177,10 @@ xpar_status xpar__cpu_fill(const xpar__exec *ex, xpar_dtype t, const void *value
                            size_t n);
 xpar_status xpar__cpu_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                              const struct xpar_kernel_args *args);
+xpar_status xpar__cpu_op_reduce(const xpar__exec *ex, const struct xpar_operator *op, size_t n,
+                                const void *in, void *result);
+xpar_status xpar__cpu_op_scan(const xpar__exec *ex, const struct xpar_operator *op,
+                              xpar_scan_kind kind, size_t n, const void *in, void *out);
 xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                           void *result);
 

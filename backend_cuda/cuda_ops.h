@@ -32,6 +32,10 @@ xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *valu
 /* application kernels (device_kernel.cu) */
 xpar_status xpar__cuda_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                               const struct xpar_kernel_args *args);
+xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const struct xpar_operator *op, size_t n,
+                                 const void *in, void *result);
+xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const struct xpar_operator *op,
+                               xpar_scan_kind kind, size_t n, const void *in, void *out);
 
 /* device management (cuda_query.cu, cuda_state.cu) */
 xpar_status xpar__cuda_query(int device, xpar_device_info *out);

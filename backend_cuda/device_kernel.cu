@@ -59,3 +59,84 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
   if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, k->name));
   return XPAR_OK;
 }
+
+/* ---- application operators (XPAR_OPERATOR) ------------------------------------ */
+/* The operator's device code (xpar/xpar_operator.cuh, instantiated in the
+ * application) decides its shape from the call's settings and asks for its
+ * scratch first (CUB's idiom).  The scratch is the last operand staging slot:
+ * an operator call has two array operands, so dispatch never hands that slot
+ * out in the same call; the built-in scan's tile status is not shared (its
+ * epoch-tagged flags must survive between calls). */
+static constexpr int kOperatorScratchSlot = XPAR__OPERAND_SLOTS - 1;
+
+static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cuda_state *st,
+                                            size_t n, const void *in, void *out,
+                                            size_t *scratch_bytes) {
+  xpar_operator_gpu_call c;
+  c.n = n;
+  c.in = in;
+  c.out = out;
+  c.exclusive = 0;
+  c.serial = ex->serial;
+  c.grid = ex->grid;
+  c.block = ex->block;
+  c.multiprocessors = st->multiprocessors;
+  c.scratch = nullptr;
+  c.scratch_bytes = scratch_bytes;
+  c.stream = (void *)st->stream;
+  return c;
+}
+
+/* The result slot sits before the partials, 256-byte aligned. */
+static constexpr size_t kOperatorResultBytes = 256;
+
+extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_operator *op,
+                                            size_t n, const void *in, void *result) {
+  if (!op->gpu_reduce)
+    return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
+                      op->name);
+  xpar__cuda_state *st = ex->cuda;
+  XPAR__FORWARD(xpar__cuda_begin(st, op->name));
+  size_t need = 0;
+  xpar_operator_gpu_call c = operator_call(ex, st, n, in, nullptr, &need);
+  int err = op->gpu_reduce(&c);
+  if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s: shape", op->name);
+  void *scratch = nullptr;
+  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, kOperatorResultBytes + need, &scratch));
+  unsigned char *base = (unsigned char *)scratch;
+  c.out = base;
+  c.scratch = base + kOperatorResultBytes;
+  err = op->gpu_reduce(&c);
+  XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
+  if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s reduce launch", op->name);
+  if (ex->result_on_device)
+    XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToDevice, st->stream),
+                  "operator %s result", op->name);
+  else
+    XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToHost, st->stream),
+                  "operator %s result", op->name);
+  if (!ex->nowait || !ex->result_on_device) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+  return XPAR_OK;
+}
+
+extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_operator *op,
+                                          xpar_scan_kind kind, size_t n, const void *in,
+                                          void *out) {
+  if (!op->gpu_scan)
+    return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
+                      op->name);
+  xpar__cuda_state *st = ex->cuda;
+  XPAR__FORWARD(xpar__cuda_begin(st, op->name));
+  if (n == 0) return XPAR_OK;
+  size_t need = 0;
+  xpar_operator_gpu_call c = operator_call(ex, st, n, in, out, &need);
+  c.exclusive = kind == XPAR_EXCLUSIVE;
+  int err = op->gpu_scan(&c);
+  if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s: shape", op->name);
+  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, need, &c.scratch));
+  err = op->gpu_scan(&c);
+  XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
+  if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s scan launch", op->name);
+  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+  return XPAR_OK;
+}

@@ -34,6 +34,7 @@ extern "C" {
 struct xpar__cuda_state; /* per-context GPU state, owned by backend_cuda/ */
 struct xpar_kernel;      /* an application kernel (xpar/xpar_kernel.h)   */
 struct xpar_kernel_args;
+struct xpar_operator;    /* an application operator (xpar/xpar_kernel.h) */
 
 /** Array operands of one call, at most: x, y and out (add: x, y, z), or a
  *  kernel's arrays (xpar_launch).  Each
@@ -92,6 +93,12 @@ typedef struct xpar__backend {
    * backend; XPAR_ERR_NOT_SUPPORTED when the kernel lacks this side. */
   xpar_status (*launch)(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                         const struct xpar_kernel_args *args);
+  /* An application operator (XPAR_OPERATOR): reduce into a host accumulator,
+   * scan into n accumulators (in and out disjoint); NOT_SUPPORTED as above. */
+  xpar_status (*op_reduce)(const xpar__exec *ex, const struct xpar_operator *op, size_t n,
+                           const void *in, void *result);
+  xpar_status (*op_scan)(const xpar__exec *ex, const struct xpar_operator *op,
+                         xpar_scan_kind kind, size_t n, const void *in, void *out);
 
   /* ---- device management (NULL for the CPU backend) ---- */
   /** Process-wide probe of `device` (-1 = the default device): fills out

@@ -147,11 +147,11 @@ static xpar__policy_facts call_facts(xpar_context *ctx, const xpar__call *c) {
 /* A kernel may lack one side in this build (built without CUDA, or a kernel
  * object without a CPU loop): a policy that demands the missing side fails
  * with a status naming it; AUTO takes the side that exists, and says so. */
-static xpar_status decide_kernel(xpar_context *ctx, const xpar_kernel *k,
+static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
                                  const xpar__policy_facts *f, xpar__decision_raw *d,
                                  xpar_tier *tier) {
   const int forced_cpu = ctx->backend == XPAR_BACKEND_CPU || ctx->backend == XPAR_BACKEND_CPU_SERIAL;
-  if (!k->gpu) {
+  if (!k->has_gpu) {
     XPAR__RETURN_IF(ctx->offload == XPAR_OFFLOAD_MANDATORY, XPAR_ERR_NOT_SUPPORTED,
                     "kernel %s has no GPU variant in this build (its source was not compiled "
                     "by nvcc), and offload is mandatory",
@@ -166,7 +166,7 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar_kernel *k,
     *tier = xpar__policy_cpu_tier(f, d);
     return XPAR_OK;
   }
-  if (!k->cpu) {
+  if (!k->has_cpu) {
     XPAR__RETURN_IF(forced_cpu || ctx->offload == XPAR_OFFLOAD_DISABLED, XPAR_ERR_NOT_SUPPORTED,
                     "kernel %s has no CPU variant, and the %s", k->name,
                     forced_cpu ? "backend is a CPU one" : "offload is disabled");
@@ -202,7 +202,7 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
     f.pageable |= w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_HOST &&
                   needs_contents(&p->ops[i]);
   }
-  if (c->kernel) return decide_kernel(ctx, c->kernel->kernel, &f, d, tier);
+  if (c->kernel) return decide_kernel(ctx, c->kernel, &f, d, tier);
   return xpar__decide(&f, d, tier);
 }
 
@@ -236,11 +236,18 @@ static const void *resolved(const plan *p, void *const *ptrs, const void *arg) {
 static xpar_status run_kernel(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
                               const plan *p, void *const *ptrs) {
   const xpar__kernel_call *k = c->kernel;
+  switch (k->kind) {
+    case XPAR__KERNEL_REDUCE:
+      return b->op_reduce(ex, k->op, c->n, resolved(p, ptrs, k->args[0].ptr), k->result);
+    case XPAR__KERNEL_SCAN:
+      return b->op_scan(ex, k->op, k->scan_kind, c->n, resolved(p, ptrs, k->args[0].ptr),
+                        (void *)resolved(p, ptrs, k->args[1].ptr));
+    case XPAR__KERNEL_LAUNCH:
+    default: break;
+  }
   xpar_kernel_args a = k->values;
   for (int j = 0; j < k->nargs; j++)
     if (k->args[j].role != XPAR_ARG_SCALAR) a.ptr[j] = (void *)resolved(p, ptrs, k->args[j].ptr);
-  XPAR__RETURN_IF(!b->launch, XPAR_ERR_NOT_SUPPORTED, "the %s backend cannot launch kernels",
-                  b->name);
   return b->launch(ex, k->kernel, c->n, &a);
 }
 
@@ -471,7 +478,7 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
   d->n = c->n;
   d->tier = XPAR_TIER_NONE;
   if (c->kernel) {
-    d->kernel = c->kernel->kernel->name;
+    d->kernel = c->kernel->name;
     d->kernel_from = xpar__kernel_default_from();
   }
 
@@ -489,7 +496,7 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
      * GPU.  Nothing was written before the failure. */
     if (st == XPAR_ERR_DEVICE_OUT_OF_MEMORY && ctx->backend == XPAR_BACKEND_AUTO &&
         ctx->offload == XPAR_OFFLOAD_DEFAULT && host_reachable(&p) &&
-        (!c->kernel || c->kernel->kernel->cpu)) {
+        (!c->kernel || c->kernel->has_cpu)) {
       snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
       xpar__clear_error();
       xpar__policy_facts f = call_facts(ctx, c);

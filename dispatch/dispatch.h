@@ -7,8 +7,20 @@
 
 /* A kernel launch (xpar_launch), as api/ hands it over: the arguments copied
  * (scalars by value), and the context's thresholds for the kernel. */
+typedef enum xpar__kernel_kind {
+  XPAR__KERNEL_LAUNCH = 0, /* xpar_launch: kernel, args        */
+  XPAR__KERNEL_REDUCE,     /* xpar_reduce_op: op, args[0] = in, result */
+  XPAR__KERNEL_SCAN        /* xpar_scan_op: op, args[0] = in, args[1] = out */
+} xpar__kernel_kind;
+
 typedef struct xpar__kernel_call {
-  const xpar_kernel *kernel;
+  xpar__kernel_kind kind;
+  const char *name;                /* the kernel's or operator's    */
+  int has_cpu, has_gpu;            /* the sides built               */
+  const xpar_kernel *kernel;       /* LAUNCH                        */
+  const xpar_operator *op;         /* REDUCE, SCAN                  */
+  xpar_scan_kind scan_kind;        /* SCAN                          */
+  void *result;                    /* REDUCE: host accumulator      */
   const xpar__kernel_entry *entry;
   int nargs;
   xpar_arg args[XPAR_KERNEL_MAX_ARGS];

@@ -60,20 +60,20 @@ static xpar_status apply_env(const char *kernel_name, xpar__kernel_entry *e) {
   return XPAR_OK;
 }
 
-xpar_status xpar__kernel_entry_of(xpar_context *ctx, const xpar_kernel *k,
+xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char *name,
                                   xpar__kernel_entry **out) {
   for (size_t i = 0; i < ctx->n_kernels; i++)
-    if (ctx->kernels[i].kernel == k) {
+    if (ctx->kernels[i].key == key) {
       *out = &ctx->kernels[i];
       return XPAR_OK;
     }
   xpar__kernel_entry e;
-  e.kernel = k;
+  e.key = key;
   for (int t = 0; t < XPAR_THRESHOLD_COUNT_; t++) {
     e.thresholds[t] = kernel_defaults[t];
     e.sources[t] = XPAR__SRC_DEFAULT;
   }
-  XPAR__FORWARD(apply_env(k->name, &e));
+  XPAR__FORWARD(apply_env(name, &e));
   if (ctx->n_kernels == ctx->cap_kernels) {
     size_t cap = ctx->cap_kernels ? 2 * ctx->cap_kernels : 8;
     xpar__kernel_entry *grown = realloc(ctx->kernels, cap * sizeof *grown);

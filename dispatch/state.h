@@ -78,10 +78,10 @@ typedef struct xpar__decision_raw {
   const struct xpar__provenance *kernel_from;
 } xpar__decision_raw;
 
-/* One kernel's thresholds in one context (dispatch/kernel.c), made when the
- * context first meets the kernel. */
+/* One kernel's (or operator's) thresholds in one context (dispatch/kernel.c),
+ * made when the context first meets it. */
 typedef struct xpar__kernel_entry {
-  const struct xpar_kernel *kernel;
+  const void *key; /* the xpar_kernel or xpar_operator object */
   size_t thresholds[XPAR_THRESHOLD_COUNT_];
   unsigned char sources[XPAR_THRESHOLD_COUNT_];
 } xpar__kernel_entry;
@@ -158,7 +158,7 @@ int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
 /* ---- kernel.c: kernels' thresholds per context ------------------------------ */
 /** The context's entry for `k`, made (defaults, then the environment) on
  *  first use; XPAR_ERR_INVALID_ENV or XPAR_ERR_OUT_OF_MEMORY. */
-xpar_status xpar__kernel_entry_of(xpar_context *ctx, const struct xpar_kernel *k,
+xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char *name,
                                   xpar__kernel_entry **out);
 /** Where the built-in kernel defaults were measured (decision records). */
 const xpar__provenance *xpar__kernel_default_from(void);

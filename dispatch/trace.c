@@ -50,7 +50,7 @@ void xpar__trace_push(const xpar__call *c, xpar_tier tier) {
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   if (c->kernel) { /* an application kernel: named by itself, not registered */
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = c->kernel->kernel->name;
+    a.message.ascii = c->kernel->name;
   } else {
     a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     a.message.registered = trace_name(dom, c->wide ? TRACE_WIDE : (int)c->op, c->dtype, tier);

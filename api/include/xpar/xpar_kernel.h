@@ -177,6 +177,70 @@ XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
                                                        const xpar_kernel *kernel,
                                                        xpar_threshold which, size_t *out);
 
+
+/* ---- custom reduce and scan operators ---------------------------------------- */
+
+/** The largest accumulator an operator may have, in bytes. */
+#define XPAR_OPERATOR_MAX_ACC 32
+
+/** One GPU reduce or scan of an operator, as the CUDA backend hands it to the
+ *  operator's device code (xpar_operator.cuh).  With scratch NULL the call
+ *  only stores the scratch it needs in *scratch_bytes (CUB's idiom). */
+typedef struct xpar_operator_gpu_call {
+  size_t n;
+  const void *in;      /* n input elements (device-accessible)              */
+  void *out;           /* scan: n accumulators; reduce: one (device memory) */
+  int exclusive;       /* scan                                               */
+  int serial;          /* grid = block = 1                                   */
+  unsigned grid, block; /* overrides, 0 = the operator code decides          */
+  int multiprocessors;
+  void *scratch;
+  size_t *scratch_bytes;
+  void *stream;        /* cudaStream_t                                       */
+} xpar_operator_gpu_call;
+
+/**
+ * An associative operator over an accumulator type (a scalar or a struct of
+ * at most XPAR_OPERATOR_MAX_ACC bytes), with its identity and a transform
+ * from (input array, index) to an accumulator; defined by XPAR_OPERATOR.
+ * combine need not be commutative: every tier combines in index order
+ * (only the grouping differs between tiers, which associativity allows).
+ */
+typedef struct xpar_operator {
+  unsigned abi; /* XPAR_KERNEL_ABI */
+  const char *name;
+  size_t in_size, in_align;   /* the input element                 */
+  size_t acc_size, acc_align; /* the accumulator (scan's output)   */
+  void (*cpu_reduce)(size_t n, const void *in, void *result, int num_threads);
+  void (*cpu_scan)(size_t n, const void *in, void *out, int exclusive, int num_threads);
+  int (*gpu_reduce)(const xpar_operator_gpu_call *call); /* cudaError_t */
+  int (*gpu_scan)(const xpar_operator_gpu_call *call);
+} xpar_operator;
+
+/**
+ * *result = transform(in, 0) combine ... combine transform(in, n - 1), or the
+ * identity for n = 0.  `in` holds n input elements anywhere xpar accepts
+ * arrays; `result` is a host accumulator.  Tiers, thresholds (per operator,
+ * as for kernels: XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD and
+ * xpar_context_set_operator_threshold), statuses and the decision record as
+ * xpar_launch.
+ */
+XPAR_API xpar_status xpar_reduce_op(xpar_context *ctx, const xpar_operator *op, const void *in,
+                                    size_t n, void *result);
+
+/**
+ * Scan with an operator: inclusive out[i] = transform(in, 0) combine ...
+ * combine transform(in, i); exclusive out[0] = identity, out[i] = the
+ * inclusive out[i - 1].  out holds n accumulators; in and out must not
+ * overlap (XPAR_ERR_OVERLAP: their element types differ in general).
+ */
+XPAR_API xpar_status xpar_scan_op(xpar_context *ctx, const xpar_operator *op,
+                                  xpar_scan_kind kind, const void *in, void *out, size_t n);
+
+/** An operator's thresholds, as xpar_context_set_kernel_threshold. */
+XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
+                                                         const xpar_operator *op,
+                                                         xpar_threshold which, size_t n);
 #ifdef __cplusplus
 }
 #endif
@@ -278,6 +342,140 @@ XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
   extern const xpar_kernel name;                                                  \
   const xpar_kernel name = {XPAR_KERNEL_ABI, #name, name##__xpar_cpu,             \
                             XPAR__KERNEL_GPU_FNS_(name)};
+#endif
+
+
+/* ---- defining an operator ----------------------------------------------------- */
+
+/**
+ * XPAR_OPERATOR(name, Acc, In, identity, combine, transform) defines the
+ * operator object `name` from three functions the application writes with
+ * XPAR_KERNEL_FN (so that they exist on both sides):
+ *   Acc identity(void);
+ *   Acc combine(Acc a, Acc b);               associative; a comes first
+ *   Acc transform(const In *in, size_t i);   element i of the input
+ * Under nvcc it instantiates the block and decoupled look-back templates of
+ * xpar/xpar_operator.cuh for these functions; under a C compiler the serial
+ * and OpenMP loops and the object.  Declare it elsewhere with
+ * XPAR_OPERATOR_DECLARE(name).
+ */
+#ifdef __cplusplus
+#define XPAR_OPERATOR_DECLARE(name) extern "C" const xpar_operator name
+#else
+#define XPAR_OPERATOR_DECLARE(name) extern const xpar_operator name
+#endif
+
+#if defined(__CUDACC__)
+#include "xpar_operator.cuh"
+#define XPAR_OPERATOR(name, Acc, In, identity, combine, transform)                       \
+  struct name##__xpar_ops {                                                              \
+    typedef Acc acc_type;                                                                \
+    typedef In in_type;                                                                  \
+    static __device__ __forceinline__ Acc id() { return identity(); }                    \
+    static __device__ __forceinline__ Acc op(Acc a, Acc b) { return combine(a, b); }      \
+    static __device__ __forceinline__ Acc load(const In *in, size_t i) {                 \
+      return transform(in, i);                                                           \
+    }                                                                                    \
+  };                                                                                     \
+  extern "C" int name##__xpar_gpu_reduce(const xpar_operator_gpu_call *c) {              \
+    return xpar_operator_cuda::reduce<name##__xpar_ops>(c);                              \
+  }                                                                                      \
+  extern "C" int name##__xpar_gpu_scan(const xpar_operator_gpu_call *c) {                \
+    return xpar_operator_cuda::scan<name##__xpar_ops>(c);                                \
+  }
+#else
+#if defined(_OPENMP)
+#define XPAR__OPERATOR_PARTS_(nt) \
+  ((nt) > 0 ? (nt) : omp_get_max_threads())
+#define XPAR__OPERATOR_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(xpar_parts_)")
+#else
+#define XPAR__OPERATOR_PARTS_(nt) 1
+#define XPAR__OPERATOR_PARALLEL_FOR_
+#endif
+#if defined(XPAR_KERNEL_WITH_CUDA)
+#define XPAR__OPERATOR_GPU_(name)                                          \
+  extern int name##__xpar_gpu_reduce(const xpar_operator_gpu_call *c);     \
+  extern int name##__xpar_gpu_scan(const xpar_operator_gpu_call *c);
+#define XPAR__OPERATOR_GPU_FNS_(name) name##__xpar_gpu_reduce, name##__xpar_gpu_scan
+#else
+#define XPAR__OPERATOR_GPU_(name)
+#define XPAR__OPERATOR_GPU_FNS_(name) NULL, NULL
+#endif
+/* The OpenMP tier cuts [0, n) into at most 256 contiguous parts, one per
+ * thread, and combines their results in part order: the operator need not be
+ * commutative.  The scan is two passes (reduce each part, then scan each
+ * part from the combined results of the parts before it). */
+#define XPAR_OPERATOR(name, Acc, In, identity, combine, transform)                         \
+  static Acc name##__xpar_range(const In *in, size_t lo, size_t hi) {                      \
+    Acc acc = identity();                                                                  \
+    for (size_t j = lo; j < hi; j++) acc = combine(acc, transform(in, j));                 \
+    return acc;                                                                            \
+  }                                                                                        \
+  static void name##__xpar_scan_range(const In *in, Acc *out, size_t lo, size_t hi,        \
+                                      Acc acc, int exclusive) {                            \
+    for (size_t j = lo; j < hi; j++) {                                                     \
+      const Acc v = transform(in, j);                                                      \
+      if (exclusive) {                                                                     \
+        out[j] = acc;                                                                      \
+        acc = combine(acc, v);                                                             \
+      } else {                                                                             \
+        acc = combine(acc, v);                                                             \
+        out[j] = acc;                                                                      \
+      }                                                                                    \
+    }                                                                                      \
+  }                                                                                        \
+  static int name##__xpar_parts(size_t n, int num_threads) {                               \
+    int p = num_threads == 1 ? 1 : XPAR__OPERATOR_PARTS_(num_threads);                     \
+    if (p > 256) p = 256;                                                                  \
+    if ((size_t)p > n) p = n ? (int)n : 1;                                                 \
+    return p < 1 ? 1 : p;                                                                  \
+  }                                                                                        \
+  static void name##__xpar_cpu_reduce(size_t n, const void *in_, void *result,             \
+                                      int num_threads) {                                   \
+    const In *in = (const In *)in_;                                                        \
+    const int xpar_parts_ = name##__xpar_parts(n, num_threads);                            \
+    Acc part[256];                                                                         \
+    XPAR__OPERATOR_PARALLEL_FOR_                                                           \
+    for (int p = 0; p < xpar_parts_; p++)                                                  \
+      part[p] = name##__xpar_range(in, n * (size_t)p / (size_t)xpar_parts_,                \
+                                   n * (size_t)(p + 1) / (size_t)xpar_parts_);             \
+    Acc acc = part[0];                                                                     \
+    for (int p = 1; p < xpar_parts_; p++) acc = combine(acc, part[p]);                     \
+    *(Acc *)result = acc;                                                                  \
+  }                                                                                        \
+  static void name##__xpar_cpu_scan(size_t n, const void *in_, void *out_, int exclusive,  \
+                                    int num_threads) {                                     \
+    const In *in = (const In *)in_;                                                        \
+    Acc *out = (Acc *)out_;                                                                \
+    const int xpar_parts_ = name##__xpar_parts(n, num_threads);                            \
+    if (xpar_parts_ == 1) {                                                                \
+      name##__xpar_scan_range(in, out, 0, n, identity(), exclusive);                       \
+      return;                                                                              \
+    }                                                                                      \
+    Acc carry[256];                                                                        \
+    XPAR__OPERATOR_PARALLEL_FOR_                                                           \
+    for (int p = 0; p < xpar_parts_; p++)                                                  \
+      carry[p] = name##__xpar_range(in, n * (size_t)p / (size_t)xpar_parts_,               \
+                                    n * (size_t)(p + 1) / (size_t)xpar_parts_);            \
+    Acc acc = identity();                                                                  \
+    for (int p = 0; p < xpar_parts_; p++) {                                                \
+      const Acc sum = carry[p];                                                            \
+      carry[p] = acc;                                                                      \
+      acc = combine(acc, sum);                                                             \
+    }                                                                                      \
+    XPAR__OPERATOR_PARALLEL_FOR_                                                           \
+    for (int p = 0; p < xpar_parts_; p++)                                                  \
+      name##__xpar_scan_range(in, out, n * (size_t)p / (size_t)xpar_parts_,                \
+                              n * (size_t)(p + 1) / (size_t)xpar_parts_, carry[p],         \
+                              exclusive);                                                  \
+  }                                                                                        \
+  XPAR__OPERATOR_GPU_(name)                                                                \
+  extern const xpar_operator name;                                                         \
+  const xpar_operator name = {XPAR_KERNEL_ABI, #name, sizeof(In), _Alignof(In),            \
+                              sizeof(Acc), _Alignof(Acc), name##__xpar_cpu_reduce,         \
+                              name##__xpar_cpu_scan, XPAR__OPERATOR_GPU_FNS_(name)};       \
+  _Static_assert(sizeof(Acc) <= XPAR_OPERATOR_MAX_ACC,                                     \
+                 "an operator's accumulator has at most XPAR_OPERATOR_MAX_ACC bytes")
 #endif
 
 #endif /* XPAR_XPAR_KERNEL_H */
