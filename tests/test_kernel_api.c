@@ -285,29 +285,31 @@ static void t_thresholds(void **state) {
   unsetenv("XPAR_KERNEL_XK_AXPY_U32_OPENMP_THRESHOLD");
 }
 
-/* ---- output of a serial tier, captured from fd 1 --------------------------- */
+/* ---- output captured from a file descriptor (stdout or stderr) --------------- */
 
-/* Run xk_print over n indices on ctx with stdout sent to a file; returns
- * what it printed (malloc'd) or NULL with the status in *st. */
-static char *captured_print(xpar_context *ctx, size_t n, xpar_status *st) {
+/* Run xpar_launch(ctx, k, n, args, nargs) with file descriptor fd (1 or 2)
+ * sent to a file; returns what was written there (malloc'd), the status in
+ * *st. */
+static char *captured_launch(int fd, xpar_context *ctx, const xpar_kernel *k, size_t n,
+                             const xpar_arg *args, int nargs, xpar_status *st) {
   char path[] = "/tmp/xpar_test_kernel_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  fflush(stdout);
-  int saved = dup(1);
-  dup2(fd, 1);
-  *st = xpar_launch(ctx, &xk_print, n, NULL, 0);
-  fflush(stdout);
-  dup2(saved, 1);
+  int tmp = mkstemp(path);
+  assert_true(tmp >= 0);
+  FILE *stream = fd == 1 ? stdout : stderr;
+  fflush(stream);
+  int saved = dup(fd);
+  dup2(tmp, fd);
+  *st = xpar_launch(ctx, k, n, args, nargs);
+  fflush(stream);
+  dup2(saved, fd);
   close(saved);
-  FILE *f = fdopen(fd, "r");
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  rewind(f);
+  off_t size = lseek(tmp, 0, SEEK_END);
+  lseek(tmp, 0, SEEK_SET);
   char *text = (char *)calloc((size_t)size + 1, 1);
-  size_t got = fread(text, 1, (size_t)size, f);
-  text[got] = '\0';
-  fclose(f);
+  assert_non_null(text);
+  ssize_t got = read(tmp, text, (size_t)size);
+  text[got > 0 ? got : 0] = '\0';
+  close(tmp);
   unlink(path);
   return text;
 }
@@ -315,7 +317,7 @@ static char *captured_print(xpar_context *ctx, size_t n, xpar_status *st) {
 static void check_in_order(const char *label, xpar_context *ctx, xpar_tier want) {
   enum { LINES = 40 };
   xpar_status st;
-  char *text = captured_print(ctx, LINES, &st);
+  char *text = captured_launch(1, ctx, &xk_print, LINES, NULL, 0, &st);
   xt_check_status(label, "launch", st, XPAR_OK);
   char expected[LINES * 20] = "";
   size_t used = 0;
@@ -356,25 +358,12 @@ static void t_verbose(void **state) {
   uint32_t a = 1, x[N] = {0}, y[N] = {0};
   xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &a), XPAR_ARG_IN(XPAR_UINT32, x, N),
                       XPAR_ARG_INOUT(XPAR_UINT32, y, N)};
-  char path[] = "/tmp/xpar_test_kernel_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  fflush(stderr);
-  int saved = dup(2);
-  dup2(fd, 2);
-  xpar_status st = xpar_launch(ctx, &xk_axpy_u32, N, args, 3);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  char text[1024] = "";
-  lseek(fd, 0, SEEK_SET);
-  ssize_t got = read(fd, text, sizeof text - 1);
-  text[got > 0 ? got : 0] = '\0';
-  close(fd);
-  unlink(path);
+  xpar_status st;
+  char *text = captured_launch(2, ctx, &xk_axpy_u32, N, args, 3, &st);
   xt_check_status("verbose", "launch", st, XPAR_OK);
   if (!strstr(text, "xpar: kernel xk_axpy_u32 n=100 -> cpu-serial: "))
     xt_failf("verbose", "log line \"%s\" does not name the kernel", text);
+  free(text);
   xpar_context_destroy(ctx);
 }
 
