@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "kernels/test_kernels.h"
-#include "kernels/test_operators.h"
+#include "operators/operators.h"
 #include "xt.h"
 
 #if defined(XT_HAVE_CUDART)

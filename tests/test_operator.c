@@ -1,6 +1,6 @@
 /*
  * Application operators (XPAR_OPERATOR) on every tier: the shipped examples
- * of kernels/test_operators.xk.c --
+ * of examples/operators/operators.xk.c --
  *  - argmin / argmax of int32 with the first index on ties (values drawn
  *    from [-7, 7], so ties are everywhere): reduce, and the inclusive scan
  *    (running argmin);
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernels/test_operators.h"
+#include "operators/operators.h"
 #include "xt.h"
 
 typedef enum { C_ARGMIN, C_ARGMAX, C_RECURRENCE, C_SUMSQ, C_SUM_U32, C_COUNT } case_t;

@@ -1,6 +1,6 @@
-/* The suite's operators (test_operators.xk.c) and their types. */
-#ifndef XPAR_TESTS_OPERATORS_H
-#define XPAR_TESTS_OPERATORS_H
+/* The shipped operator examples (operators.xk.c) and their types. */
+#ifndef XPAR_EXAMPLES_OPERATORS_H
+#define XPAR_EXAMPLES_OPERATORS_H
 #include <stdint.h>
 
 #include "xpar/xpar_kernel.h"

@@ -1,12 +1,12 @@
 /*
  * The shipped operator examples, which the suite runs on every tier
- * (tests/test_operator.c).  Each is written once: the functions exist on
+ * (tests/test_operator.c) and that bench/operators measures against the built-in ops.  Each is written once: the functions exist on
  * both sides (XPAR_KERNEL_FN), XPAR_OPERATOR makes the CPU loops under the C
  * compiler and instantiates the GPU templates under nvcc.
  */
 #include <stdint.h>
 
-#include "test_operators.h"
+#include "operators.h"
 
 /* ---- argmin / argmax with the first index on ties ----------------------------
  * Not commutative in the index on ties: the earlier element wins, which every
