@@ -283,6 +283,9 @@ typedef struct xpar_context xpar_context;
  *       KIND in OPENMP GPU GPU_PINNED GPU_PAGEABLE: an element count, a
  *       power of two written 2^k, or "never"; sets the threshold for every
  *       dtype of that op (e.g. XPAR_SCAN_GPU_THRESHOLD=65536).
+ *   XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD: one application kernel's or
+ *       operator's threshold (xpar/xpar_kernel.h), read when the context
+ *       first meets it.
  *   OMP_NUM_THREADS is honoured by the OpenMP tier (through the runtime).
  * An invalid value makes creation fail with XPAR_ERR_INVALID_ENV and a
  * detail naming the variable and value; it is never silently replaced.
