@@ -137,7 +137,7 @@ __global__ void scan_kernel(const typename Ops::in_type *in, size_t n,
   typedef typename Ops::acc_type Acc;
   extern __shared__ __align__(16) unsigned char xpar_op_smem[];
   Acc *s = reinterpret_cast<Acc *>(xpar_op_smem);
-  __shared__ Words<Acc> prefix_words;
+  __shared__ Acc tile_prefix; /* thread 0's look-back result, for the block */
   const unsigned t = threadIdx.x, b = blockDim.x;
   const size_t tile_items = (size_t)b * kItems;
   for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -186,10 +186,10 @@ __global__ void scan_kernel(const typename Ops::in_type *in, size_t n,
         __threadfence();
         atomicExch(&status[tile].flag, 2u);
       }
-      store_cg(&prefix_words, prefix);
+      tile_prefix = prefix;
     }
     __syncthreads();
-    Acc carry = Ops::op(load_cg(&prefix_words), thread_prefix);
+    Acc carry = Ops::op(tile_prefix, thread_prefix);
 #pragma unroll
     for (unsigned k = 0; k < kItems; k++) {
       if (lo + k >= n) break;
@@ -201,7 +201,7 @@ __global__ void scan_kernel(const typename Ops::in_type *in, size_t n,
         out[lo + k] = carry;
       }
     }
-    __syncthreads(); /* s and prefix_words are reused by the next tile */
+    __syncthreads(); /* s and tile_prefix are reused by the next tile */
   }
 }
 
