@@ -2,6 +2,9 @@
 // its declarations have C linkage (this links against the C library), and
 // its enums and X-macros are usable from C++.
 #include "xpar/xpar.h"
+// The kernel header too: a C++ file declares and launches kernels and
+// operators defined in kernel sources (XPAR_KERNEL_DECLARE: C linkage).
+#include "xpar/xpar_kernel.h"
 
 #include <cstdio>
 #include <cstring>
@@ -13,6 +16,7 @@ constexpr int kStatusCount = 0 XPAR_STATUS_MAP(XT_COUNT_STATUS_);
 static_assert(kStatusCount >= 20, "status map shrank");
 static_assert(XPAR_OK == 0, "XPAR_OK is 0");
 static_assert(sizeof(xpar_decision) > 0, "decision is a complete type");
+static_assert(sizeof(xpar_kernel_args) == 192, "kernel arguments: 8 pointers, 8 x 16-byte scalars");
 }  // namespace
 
 int main() {

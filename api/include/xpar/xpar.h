@@ -448,8 +448,10 @@ typedef struct xpar_decision {
                                 (default)"; each threshold quoted is followed
                                 by where it came from: default, profile, env
                                 or api */
-  const char *kernel;        /* op XPAR_OP_KERNEL: the kernel's name (static
-                                storage of the kernel object); else NULL    */
+  const char *kernel;        /* op XPAR_OP_KERNEL: the kernel's or operator's
+                                name (static storage of its object; dtype is
+                                then the first array argument's, INT32 for
+                                an operator); else NULL                       */
 } xpar_decision;
 
 /** The decision record of the context's last call. */
