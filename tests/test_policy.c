@@ -26,6 +26,8 @@
 #include <cmocka.h>
 
 #include "state.h" /* the backend table and xpar__gpu_backend_set_double */
+#include "kernels/test_kernels.h"
+#include "operators/operators.h"
 
 /* ---- the fake GPU ------------------------------------------------------------- */
 
@@ -37,8 +39,8 @@ static struct {
 } blocks[FAKE_MAX_BLOCKS];
 static int fake_ops;                /* operations the fake ran */
 static xpar_status fake_fail_next;  /* XPAR_OK, or the status the next op returns */
-static void *fake_staging[3];
-static size_t fake_staging_bytes[3];
+static void *fake_staging[XPAR__OPERAND_SLOTS];
+static size_t fake_staging_bytes[XPAR__OPERAND_SLOTS];
 static int fake_state; /* its address is the opaque per-context state */
 
 static void *fake_register(size_t bytes, int pinned) {
@@ -132,6 +134,30 @@ static xpar_status fake_dot(const xpar__exec *ex, xpar_dtype t, const void *x, c
   xpar__exec s = serial_exec();
   return xpar__cpu_backend.dot(&s, t, x, y, n, result);
 }
+/* Application kernels and operators: the fake runs their CPU loops (its
+ * "device memory" is host memory).  A kernel built without a CPU loop
+ * borrows xk_axpy_u32's, the only such kernel the tests make. */
+static xpar_status fake_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
+                               const struct xpar_kernel_args *a) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1};
+  return xpar__cpu_backend.launch(&s, k->cpu ? k : &xk_axpy_u32, n, a);
+}
+static xpar_status fake_op_reduce(const xpar__exec *ex, const struct xpar_operator *op, size_t n,
+                                  const void *in, void *result) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1};
+  return xpar__cpu_backend.op_reduce(&s, op, n, in, result);
+}
+static xpar_status fake_op_scan(const xpar__exec *ex, const struct xpar_operator *op,
+                                xpar_scan_kind kind, size_t n, const void *in, void *out) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1};
+  return xpar__cpu_backend.op_scan(&s, op, kind, n, in, out);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -189,7 +215,7 @@ static xpar_status fake_wait(struct xpar__cuda_state *st) {
 }
 static xpar_status fake_release_cache(struct xpar__cuda_state *st) {
   (void)st;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) {
     fake_release(fake_staging[i]);
     fake_staging[i] = NULL;
     fake_staging_bytes[i] = 0;
@@ -206,6 +232,9 @@ static const xpar__backend fake_gpu = {
     .add = fake_add,
     .fill = fake_fill,
     .dot = fake_dot,
+    .launch = fake_launch,
+    .op_reduce = fake_op_reduce,
+    .op_scan = fake_op_scan,
     .query = fake_query,
     .state_create = fake_state_create,
     .state_destroy = fake_state_destroy,
@@ -450,6 +479,112 @@ static void nowait_into_device_memory(void **state) {
   xpar_context_destroy(ctx);
 }
 
+/* ---- application kernels and operators --------------------------------------- */
+
+/* Stands for a GPU variant: the fake backend never calls it. */
+static int fake_kernel_gpu(size_t n, const xpar_kernel_args *a, unsigned grid, unsigned block,
+                           void *stream) {
+  (void)n, (void)a, (void)grid, (void)block, (void)stream;
+  fail_msg("the fake GPU called a kernel's GPU variant");
+  return 1;
+}
+static int fake_operator_gpu(const xpar_operator_gpu_call *c) {
+  (void)c;
+  fail_msg("the fake GPU called an operator's GPU variant");
+  return 1;
+}
+
+static void kernels_through_the_policy(void **state) {
+  (void)state;
+  enum { KN = 1000 };
+  static uint32_t x[KN], y[KN], y0[KN];
+  uint32_t a = 3;
+  for (size_t i = 0; i < KN; i++) x[i] = (uint32_t)(i * 2654435761u), y0[i] = (uint32_t)i;
+  xpar_kernel k = xk_axpy_u32; /* as if built with CUDA */
+  k.gpu = fake_kernel_gpu;
+  xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &a), XPAR_ARG_IN(XPAR_UINT32, x, KN),
+                      XPAR_ARG_INOUT(XPAR_UINT32, y, KN)};
+  xpar_context *ctx = new_context();
+
+  /* Host data below the kernel's thresholds: the CPU. */
+  memcpy(y, y0, sizeof y);
+  int ops = fake_ops;
+  assert_int_equal(xpar_launch(ctx, &k, KN, args, 3), XPAR_OK);
+  expect(ctx, "kernel, host data, defaults", XPAR_TIER_CPU_SERIAL, ops, 0,
+         "GPU threshold never (default) for");
+  /* The kernel's own pageable threshold at 0: the GPU, x and y staged in, y out. */
+  assert_int_equal(xpar_context_set_kernel_threshold(ctx, &k, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, 0),
+                   XPAR_OK);
+  memcpy(y, y0, sizeof y);
+  ops = fake_ops;
+  assert_int_equal(xpar_launch(ctx, &k, KN, args, 3), XPAR_OK);
+  expect(ctx, "kernel, threshold 0 (api)", XPAR_TIER_CUDA, ops, 1,
+         "at or above GPU threshold 0 (api) for pageable host data");
+  xpar_decision d = last(ctx);
+  assert_int_equal(d.bytes_to_device, 2 * sizeof x);
+  assert_int_equal(d.bytes_to_host, sizeof y);
+  for (size_t i = 0; i < KN; i++) assert_int_equal(y[i], (uint32_t)(a * x[i] + y0[i]));
+
+  /* Device data: the GPU whatever the thresholds. */
+  xpar_context *dctx = new_context();
+  uint32_t *dx = fake_register(sizeof x, 0), *dy = fake_register(sizeof y, 0);
+  memcpy(dx, x, sizeof x);
+  memcpy(dy, y0, sizeof y);
+  xpar_arg dargs[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &a), XPAR_ARG_IN(XPAR_UINT32, dx, KN),
+                       XPAR_ARG_INOUT(XPAR_UINT32, dy, KN)};
+  ops = fake_ops;
+  assert_int_equal(xpar_launch(dctx, &k, KN, dargs, 3), XPAR_OK);
+  expect(dctx, "kernel, device data", XPAR_TIER_CUDA, ops, 1, "data valid only on the device");
+  /* Forced serial: staged through the host and back. */
+  assert_int_equal(xpar_context_set_backend(dctx, XPAR_BACKEND_CPU_SERIAL), XPAR_OK);
+  memcpy(dy, y0, sizeof y);
+  ops = fake_ops;
+  assert_int_equal(xpar_launch(dctx, &k, KN, dargs, 3), XPAR_OK);
+  expect(dctx, "kernel, device data, forced serial", XPAR_TIER_CPU_SERIAL, ops, 0, NULL);
+  d = last(dctx);
+  assert_int_equal(d.bytes_to_host, 2 * sizeof x);
+  assert_int_equal(d.bytes_to_device, sizeof y);
+  for (size_t i = 0; i < KN; i++) assert_int_equal(dy[i], (uint32_t)(a * x[i] + y0[i]));
+  /* An operator on device data: the GPU (fake), the right sum. */
+  assert_int_equal(xpar_context_set_backend(dctx, XPAR_BACKEND_AUTO), XPAR_OK);
+  xpar_operator op = xk_sum_u32;
+  op.gpu_reduce = op.gpu_scan = fake_operator_gpu;
+  uint32_t sum = 0, want = 0;
+  for (size_t i = 0; i < KN; i++) want += x[i];
+  ops = fake_ops;
+  assert_int_equal(xpar_reduce_op(dctx, &op, dx, KN, &sum), XPAR_OK);
+  expect(dctx, "operator reduce, device data", XPAR_TIER_CUDA, ops, 1, NULL);
+  assert_int_equal(sum, want);
+  fake_release(dx);
+  fake_release(dy);
+  xpar_context_destroy(dctx);
+
+  /* No GPU variant with a usable GPU: AUTO stays on the CPU and says why;
+   * a forced GPU backend is refused. */
+  uint32_t sq[KN];
+  xpar_arg sargs[2] = {XPAR_ARG_IN(XPAR_UINT32, x, KN), XPAR_ARG_OUT(XPAR_UINT32, sq, KN)};
+  assert_int_equal(xpar_context_set_kernel_threshold(ctx, &xk_square_cpu_only,
+                                                     XPAR_THRESHOLD_GPU_PAGEABLE_DATA, 0),
+                   XPAR_OK);
+  ops = fake_ops;
+  assert_int_equal(xpar_launch(ctx, &xk_square_cpu_only, KN, sargs, 2), XPAR_OK);
+  expect(ctx, "no GPU variant", XPAR_TIER_CPU_SERIAL, ops, 0,
+         "kernel xk_square_cpu_only has no GPU variant in this build");
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
+  assert_int_equal(xpar_launch(ctx, &xk_square_cpu_only, KN, sargs, 2), XPAR_ERR_NOT_SUPPORTED);
+  /* No CPU variant: AUTO takes the GPU below every threshold. */
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO), XPAR_OK);
+  xpar_kernel gpu_only = k;
+  gpu_only.cpu = NULL;
+  gpu_only.name = "gpu_only";
+  memcpy(y, y0, sizeof y);
+  ops = fake_ops;
+  assert_int_equal(xpar_launch(ctx, &gpu_only, KN, args, 3), XPAR_OK);
+  expect(ctx, "no CPU variant", XPAR_TIER_CUDA, ops, 1, "kernel gpu_only has no CPU variant");
+  for (size_t i = 0; i < KN; i++) assert_int_equal(y[i], (uint32_t)(a * x[i] + y0[i]));
+  xpar_context_destroy(ctx);
+}
+
 int main(void) {
   /* The application's view: no XPAR_* settings from the caller's shell. */
   extern char **environ;
@@ -472,6 +607,7 @@ int main(void) {
       cmocka_unit_test(forced_gpu_tiers),
       cmocka_unit_test(gpu_failure_falls_back_or_fails),
       cmocka_unit_test(nowait_into_device_memory),
+      cmocka_unit_test(kernels_through_the_policy),
   };
   return cmocka_run_group_tests_name("policy (fake GPU backend)", tests, NULL, NULL);
 }
