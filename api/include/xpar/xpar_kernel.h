@@ -36,6 +36,10 @@
  * __global__ kernel with grid = block = 1: device printf comes out in index
  * order) and XPAR_OFFLOAD behave as for the built-in operations.
  *
+ * The file is compiled as C11 and as CUDA C++: write in their common subset
+ * (no compound literals or out-of-order designated initializers, no C++
+ * features outside #ifdef __CUDACC__).
+ *
  * The body must be correct whatever the launch shape and whatever order the
  * indices run in (each index is one independent piece of work, as in any
  * grid-stride loop): no index may read what another writes.  It may call
