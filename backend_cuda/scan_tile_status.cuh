@@ -193,8 +193,9 @@ __device__ __forceinline__ void publish(const ScanParams &p, size_t tile, T valu
  * at once.  The window ends at the nearest tile that has published its inclusive prefix;
  * only the tiles up to it must have a state at all (farther ones are not waited for).
  * Without one, every aggregate of the window is folded in and the window moves back.
- * M = 2 for 4-byte words: with a 4-tile window the words stayed live beside the items and
- * the kernel spilled (bench/cub/NOTES.md, v5).
+ * The tunings use M = 1 (launch_shape.cuh): every extra word per lane stays live beside
+ * the items, and windows of 2 and 4 tiles per lane pushed the kernels into spills
+ * (bench/cub/NOTES.md).
  */
 template <class Op, int M>
 __device__ typename Op::Type look_back(const ScanParams &p, size_t tile, unsigned lane,
