@@ -132,6 +132,40 @@ XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose) {
   WITH_CONTEXT(ctx, { ctx->verbose = verbose != 0; });
 }
 
+XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on) {
+  WITH_CONTEXT(ctx, { ctx->reproducible = on != 0; });
+}
+
+XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out) {
+  xpar__clear_error();
+  XPAR__RETURN_IF(!ctx, XPAR_ERR_NULL_CONTEXT, "the context is NULL");
+  XPAR__RETURN_IF(!out, XPAR_ERR_NULL_POINTER, "out is NULL");
+  *out = ctx->reproducible;
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_context_set_shadow(xpar_context *ctx, xpar_tier tier,
+                                             int fail_on_mismatch) {
+  WITH_CONTEXT(ctx, {
+    if ((unsigned)tier >= XPAR_TIER_COUNT_) {
+      s_ = xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown tier %d", (int)tier);
+    } else {
+      ctx->shadow_tier = tier;
+      ctx->shadow_fail = fail_on_mismatch != 0;
+    }
+  });
+}
+
+XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier *tier,
+                                             int *fail_on_mismatch) {
+  xpar__clear_error();
+  XPAR__RETURN_IF(!ctx, XPAR_ERR_NULL_CONTEXT, "the context is NULL");
+  XPAR__RETURN_IF(!tier, XPAR_ERR_NULL_POINTER, "tier is NULL");
+  *tier = ctx->shadow_tier;
+  if (fail_on_mismatch) *fail_on_mismatch = ctx->shadow_fail;
+  return XPAR_OK;
+}
+
 XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device) {
   WITH_CONTEXT(ctx, {
     if (device < 0) {
@@ -203,6 +237,9 @@ XPAR_API xpar_status xpar_last_decision(const xpar_context *ctx, xpar_decision *
   out->tier = d->tier;
   out->bytes_to_device = d->bytes_to_device;
   out->bytes_to_host = d->bytes_to_host;
+  out->reproducible = d->reproducible;
+  out->shadow_tier = d->shadow_state == XPAR__SHADOW_OFF ? XPAR_TIER_NONE : d->shadow_tier;
+  out->shadow_mismatch = d->shadow_state == XPAR__SHADOW_MISMATCH;
   if (d->tier == XPAR_TIER_NONE)
     snprintf(out->reason, sizeof out->reason, "%s",
              ctx->calls_run ? "the last call failed before running"

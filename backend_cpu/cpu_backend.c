@@ -4,6 +4,7 @@
  * pointers are NULL.
  */
 #include "cpu_internal.h"
+#include "cpu_repro.h"
 
 const xpar__backend xpar__cpu_backend = {
     .name = "cpu",
@@ -14,4 +15,6 @@ const xpar__backend xpar__cpu_backend = {
     .add = xpar__cpu_add,
     .fill = xpar__cpu_fill,
     .dot = xpar__cpu_dot,
+    .repro_reduce = xpar__cpu_repro_reduce,
+    .repro_scan = xpar__cpu_repro_scan,
 };

@@ -79,6 +79,21 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   if (d->bytes_to_device || d->bytes_to_host)
     XPAR__APPEND_("; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
                   d->bytes_to_host);
+  if (d->reproducible) XPAR__APPEND_("; reproducible mode");
+  switch (d->shadow_state) {
+    case XPAR__SHADOW_OFF: break;
+    case XPAR__SHADOW_MATCH:
+      XPAR__APPEND_("; shadow %s: match", xpar_tier_name(d->shadow_tier));
+      break;
+    case XPAR__SHADOW_MISMATCH:
+      XPAR__APPEND_("; shadow %s: MISMATCH %s", xpar_tier_name(d->shadow_tier),
+                    d->shadow_detail ? d->shadow_detail : "");
+      break;
+    case XPAR__SHADOW_NOT_RUN:
+      XPAR__APPEND_("; shadow %s: not run (%s)", xpar_tier_name(d->shadow_tier),
+                    d->shadow_detail ? d->shadow_detail : "");
+      break;
+  }
 #undef XPAR__APPEND_
 }
 

@@ -25,7 +25,10 @@
  *    xpar_reduce_sum_wide().  Parallel tiers combine partial results in a
  *    different order than the serial tiers, so float results differ from the
  *    serial result by rounding; the serial tiers (cpu-serial and cuda-serial)
- *    agree with each other bit for bit.
+ *    agree with each other bit for bit.  In reproducible mode
+ *    (xpar_context_set_reproducible, XPAR_REPRODUCIBLE=1) float sums, wide
+ *    sums, dots and sum scans follow one documented order on every tier, thread
+ *    count and launch shape: the same bits everywhere (docs/reproducible.md).
  *
  * Thread safety: a context may be used by one thread at a time.  Use one
  * context per thread for concurrent work (each has its own CUDA stream,
@@ -69,6 +72,7 @@ extern "C" {
  * X(name, value, description).  Grouped by range:
  *   1xx  bad arguments          2xx  environment and configuration
  *   3xx  device (GPU) problems  4xx  not supported    5xx  host resources
+ *   6xx  checks (shadow mode)
  */
 #define XPAR_STATUS_MAP(X)                                                      \
   X(OK, 0, "success")                                                           \
@@ -90,6 +94,7 @@ extern "C" {
   X(ERR_DEVICE_STICKY, 303, "an earlier CUDA error corrupted the GPU context")  \
   X(ERR_NOT_SUPPORTED, 400, "the operation is not supported by this backend")   \
   X(ERR_OUT_OF_MEMORY, 500, "host memory allocation failed")                    \
+  X(ERR_SHADOW_MISMATCH, 600, "shadow mode: the second tier's result differs")   \
   X(ERR_INTERNAL, 900, "internal error")
 
 typedef enum xpar_status {
@@ -230,6 +235,11 @@ typedef struct xpar_context xpar_context;
  *   XPAR_OFFLOAD   default | disabled | mandatory
  *   XPAR_DEVICE    CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
  *   XPAR_VERBOSE   0 | 1   (1: log every decision to stderr)
+ *   XPAR_REPRODUCIBLE  0 | 1   (1: reproducible mode, see
+ *                  xpar_context_set_reproducible)
+ *   XPAR_SHADOW    off | cpu-serial | cpu-openmp | cuda | cuda-serial
+ *                  (shadow mode, see xpar_context_set_shadow)
+ *   XPAR_SHADOW_FAIL  0 | 1   (1: a shadow mismatch is XPAR_ERR_SHADOW_MISMATCH)
  *   XPAR_<OP>_<KIND>_THRESHOLD, OP in REDUCE SCAN AXPY ADD FILL DOT ALL,
  *       KIND in OPENMP GPU GPU_PINNED GPU_PAGEABLE: an element count, a
  *       power of two written 2^k, or "never"; sets the threshold for every
@@ -279,6 +289,55 @@ XPAR_API xpar_status xpar_context_set_num_threads(xpar_context *ctx, int num_thr
 
 /** Log every decision of this context to stderr (as XPAR_VERBOSE=1). */
 XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
+
+/**
+ * Reproducible mode (overrides XPAR_REPRODUCIBLE): with `on` non-zero, float
+ * and double xpar_reduce(SUM), xpar_reduce_sum_wide, xpar_dot and SUM scans
+ * (xpar_scan, xpar_scan_init, inclusive and exclusive, and their nowait
+ * variants) add in one specified order -- fixed blocks of 8192 elements by
+ * index, 1024 lanes of 8 per block, aligned pairwise trees over the lanes and
+ * over the blocks, and for scans carries and quad seeds from those trees
+ * (docs/reproducible.md states every formula).  The result is the same bits
+ * on cpu-serial, cpu-openmp with any thread count, cuda with any launch shape
+ * and cuda-serial, whatever AUTO chooses, for any alignment of the arrays, on
+ * every run.  No multiply is fused with an add (dot: each product is rounded
+ * to the element type, then summed).  Error bound (u = 2^-24 for float,
+ * 2^-53 for double, nb = ceil(n / 8192), h as below):
+ *   sum, wide sum, dot: |result - exact| <= h u / (1 - h u) * sum |term_i|,
+ *       h = 19 + ceil(log2 nb)          (dot: terms are the exact products)
+ *   scan, element i:  |out_i - exact_i| <= h u / (1 - h u) *
+ *       (|init| + sum_{j <= i} |x_j|),  h = 34 + 2 ceil(log2 nb)
+ * (the default mode's bounds grow with n / threads instead of log n).
+ * NaN results are NaN everywhere, but their payload bits may differ between
+ * the CPU and the GPU.  Integer ops, min and max are exact already and unchanged.
+ * Speed: see README "Reproducible mode" for the measured ratios.
+ */
+XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on);
+XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out);
+
+/**
+ * Shadow mode (overrides XPAR_SHADOW and XPAR_SHADOW_FAIL): every operation
+ * also runs on `tier` (XPAR_TIER_NONE turns shadow mode off), on copies of its
+ * inputs taken before the call and into buffers of its own, and the two
+ * results are compared: integers, min and max, axpy, add and fill bit for
+ * bit; float sums, dots and sum scans bit for bit in reproducible mode, else
+ * within 2 gamma_n (sum of |terms|) (per element, for scans), gamma_n =
+ * n u / (1 - n u).  The application gets the primary tier's result, and its
+ * data stays valid exactly where the primary call left it (the shadow reads
+ * device data by copying, never by moving a mapping).  A mismatch is recorded
+ * in the decision record (shadow_mismatch, and the reason text), printed to
+ * stderr with the first differing index and both values, and, with
+ * `fail_on_mismatch`, returned as XPAR_ERR_SHADOW_MISMATCH -- a status whose
+ * outputs HAVE been written (the primary's result).  nowait calls complete
+ * before they return in shadow mode.  A shadow tier that cannot run (cuda
+ * without a usable GPU) is noted in the decision record; the call succeeds.
+ * Off, shadow mode costs one branch per call.
+ * @return XPAR_OK, XPAR_ERR_NULL_CONTEXT, XPAR_ERR_INVALID_ENUM (tier)
+ */
+XPAR_API xpar_status xpar_context_set_shadow(xpar_context *ctx, xpar_tier tier,
+                                             int fail_on_mismatch);
+XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier *tier,
+                                             int *fail_on_mismatch);
 
 /**
  * Choose the CUDA device (an ordinal as CUDA numbers them after
@@ -395,7 +454,12 @@ typedef struct xpar_decision {
   char reason[256];          /* e.g. "n=1000 below openmp threshold 16384
                                 (default)"; each threshold quoted is followed
                                 by where it came from: default, profile, env
-                                or api */
+                                or api; "; reproducible mode" and
+                                "; shadow <tier>: match|MISMATCH ..." are
+                                appended when those modes are on */
+  int reproducible;          /* reproducible mode was on for this call        */
+  xpar_tier shadow_tier;     /* shadow mode's tier (XPAR_TIER_NONE: off)      */
+  int shadow_mismatch;       /* 1: the shadow tier's result differed          */
 } xpar_decision;
 
 /** The decision record of the context's last call. */
