@@ -140,6 +140,20 @@ __device__ __forceinline__ unsigned level_offset(unsigned leaves2, unsigned k) {
   return leaves2 - (leaves2 >> k); /* leaves2 = 2 * leaves */
 }
 
+/* Build levels 1..top of an aligned tree whose `leaves` leaves are level 0
+ * of sh (level k at level_offset(2 * leaves, k)), one level per barrier,
+ * the nodes of a level strided over the threads.  Ends with a barrier. */
+template <class A> __device__ void build_levels(A *sh, unsigned leaves, unsigned top) {
+  for (unsigned k = 1; k <= top; ++k) {
+    __syncthreads();
+    A *cur = sh + level_offset(2 * leaves, k);
+    const A *below = sh + level_offset(2 * leaves, k - 1);
+    for (unsigned i = threadIdx.x; i < (leaves >> k); i += blockDim.x)
+      cur[i] = add(below[2 * i], below[2 * i + 1]);
+  }
+  __syncthreads();
+}
+
 /* Any block size, any len <= kBlock.  sh: 2 * kLanes values.  The total is
  * returned to every thread. */
 template <class Src>
@@ -154,14 +168,7 @@ __device__ typename Src::Acc block_total_generic(const Src &src, size_t lo, size
     }
     sh[j] = acc;
   }
-  for (unsigned k = 1; k <= 10; ++k) {
-    __syncthreads();
-    A *cur = sh + level_offset(2 * kLanes, k);
-    const A *below = sh + level_offset(2 * kLanes, k - 1);
-    for (unsigned i = threadIdx.x; i < (kLanes >> k); i += blockDim.x)
-      cur[i] = add(below[2 * i], below[2 * i + 1]);
-  }
-  __syncthreads();
+  build_levels(sh, kLanes, 10);
   const A total = sh[level_offset(2 * kLanes, 10)];
   __syncthreads();
   return total;
@@ -252,6 +259,23 @@ template <class A> struct Stack {
 
 enum CombineMode { kTotal = 0, kCarries = 1 };
 
+/* A thread's range of block totals is read kChunk at a time, the loads
+ * independent of the additions: at 2^30 floats a thread of the combine has
+ * 128 totals, and one load per push would wait for L2 128 times in a row. */
+constexpr unsigned kChunk = 8;
+/* f(b, v[b]) for b in [b0, b1), in order, the loads kChunk at a time. */
+template <class A, class F>
+__device__ __forceinline__ void for_each_total(const A *v, size_t b0, size_t b1, F &&f) {
+  for (size_t b = b0; b < b1; b += kChunk) {
+    A chunk[kChunk];
+#pragma unroll
+    for (unsigned k = 0; k < kChunk; ++k) chunk[k] = b + k < b1 ? v[b + k] : A(0);
+#pragma unroll
+    for (unsigned k = 0; k < kChunk; ++k)
+      if (b + k < b1) f(b + k, chunk[k]);
+  }
+}
+
 /*
  * One thread block.  kTotal: *result = the tree over v[0, nb).  kCarries:
  * v[b] = C_b = init folded with the subtrees covering [0, b).
@@ -284,7 +308,7 @@ __global__ void __launch_bounds__(tuning::max_block) combine_kernel(A *v, size_t
   const size_t b0 = (size_t)t * m, b1 = b0 + m < nb ? b0 + m : nb;
   Stack<A> s;
   s.top = 0;
-  for (size_t b = b0; b < b1; ++b) s.push(v[b]);
+  for_each_total(v, b0, b1, [&](size_t, A total) { s.push(total); });
   const A mine = s.finish();
   const A wtotal = warp_tree(mine, lane);
   if (lane == 0) warp_value[warp] = wtotal;
@@ -300,11 +324,10 @@ __global__ void __launch_bounds__(tuning::max_block) combine_kernel(A *v, size_t
   __syncthreads();
   const A seed = warp_seeds(mine, warp_seed[warp], lane);
   s.top = 0;
-  for (size_t b = b0; b < b1; ++b) {
-    const A total = v[b];
+  for_each_total(v, b0, b1, [&](size_t b, A total) {
     v[b] = s.fold(seed);
     s.push(total);
-  }
+  });
 }
 
 /* ---- the scan of every block ------------------------------------------------------------ */
@@ -363,14 +386,7 @@ __device__ void scan_block_generic(const ScanArgs<T> &a, size_t lo, size_t len, 
     }
     sh[q] = u;
   }
-  for (unsigned k = 1; k <= 10; ++k) {
-    __syncthreads();
-    T *cur = sh + level_offset(2 * kQuads, k);
-    const T *below = sh + level_offset(2 * kQuads, k - 1);
-    for (unsigned i = threadIdx.x; i < (kQuads >> k); i += blockDim.x)
-      cur[i] = add(below[2 * i], below[2 * i + 1]);
-  }
-  __syncthreads();
+  build_levels(sh, kQuads, 10); /* level 11 (the block's total) is not needed */
   if (threadIdx.x == 0) {
     T *top = sh + level_offset(2 * kQuads, 10);
     const T left = top[0];
@@ -475,7 +491,11 @@ xpar_status launch_totals(const xpar__exec *ex, const Src &src, size_t n, xpar__
   const bool fast = fast_shape(ex);
   const void *kernel = fast ? (const void *)totals_fast_kernel<Src>
                             : (const void *)totals_generic_kernel<Src>;
-  XPAR__FORWARD(xpar__cuda_choose_shape(ex, st, XPAR_CUDA_FAMILY_REDUCE, kernel, n,
+  /* The fast kernels are written for 256 threads, whatever the reduce family's
+   * tuned block is: ask for that block unless the caller overrode it. */
+  xpar__exec own = *ex;
+  if (!own.serial && !own.block) own.block = kFast;
+  XPAR__FORWARD(xpar__cuda_choose_shape(&own, st, XPAR_CUDA_FAMILY_REDUCE, kernel, n,
                                         (unsigned)(kBlock / kFast), shape));
   const size_t nb = (n + kBlock - 1) / kBlock;
   XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, nb * sizeof(A),

@@ -10,7 +10,8 @@
  *  threads  cpu-openmp with 1..16 threads == cpu-serial, bit for bit
  *  auto     AUTO at several OpenMP thresholds == cpu-serial
  *  gpu      cuda (default shape and 1x1, 7x33, 1x256, 3x256, 2x64, 5x1024,
- *           4x1023) and cuda-serial == cpu-serial (skipped without a GPU)
+ *           4x1023, 1000x256) and cuda-serial == cpu-serial (skipped without a
+ *           GPU; XPAR_TEST_REPRO_QUICK=1 keeps to sizes up to 3 blocks)
  *  mode     the setter/getter, XPAR_REPRODUCIBLE (valid and invalid values),
  *           the decision record, and min/max/integers left as they were
  * Inputs: seeded random data of mixed signs and magnitudes (2^-40..2^40,
@@ -280,14 +281,16 @@ static void check_bound(const fixture *f, const void *got) {
     if (!is_scan(k->op) && i == k->n) break;
     long double tv = k->op == OP_DOT ? (long double)elem(k->t, k->x, i) * elem(k->t, k->y, i)
                                      : (long double)elem(k->t, k->x, i);
-    long double before = s + c;
+    /* Kahan: the running sum is s - c */
+    const long double before = s - c, mag_before = mag;
     long double y = tv - c, t2 = s + y;
     c = (t2 - s) - y;
     s = t2;
     mag += fabsl(tv);
     if (is_scan(k->op)) {
-      long double want = (k->op == OP_SCAN_EXC || k->op == OP_SCAN_INIT_EXC) ? before : s - c;
-      long double m = (k->op == OP_SCAN_EXC || k->op == OP_SCAN_INIT_EXC) ? mag - fabsl(tv) : mag;
+      const int excl = k->op == OP_SCAN_EXC || k->op == OP_SCAN_INIT_EXC;
+      long double want = excl ? before : s - c;
+      long double m = excl ? mag_before : mag;
       long double gotv = elem(k->t, got, i);
       if (!(fabsl(gotv - want) <= g * m + ldexpl(m, -62)))
         xt_failf(f->label, "scan element %zu: %.21Lg, reference %.21Lg, bound %.3Lg", i, gotv,
@@ -432,9 +435,12 @@ static void gpu_tiers(void **state) {
                                        {2, 64},  {5, 1024}, {4, 1023}, {1000, 256}};
   const size_t sizes[] = {0, 1, 5, 1025, 8191, 8192, 8193, 3 * 8192 + 5, 37 * 8192 + 4095,
                           (1u << 22) + 77};
+  /* XPAR_TEST_REPRO_QUICK=1 (under compute-sanitizer): sizes up to 3 blocks */
+  const char *quick = getenv("XPAR_TEST_REPRO_QUICK");
+  const size_t nsizes = quick && *quick == '1' ? 8 : sizeof sizes / sizeof sizes[0];
   for (int ti = 0; ti < 2; ti++)
     for (int op = 0; op < OP_COUNT; op++)
-      for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+      for (size_t si = 0; si < nsizes; si++)
         for (size_t off = 0; off < 4; off += (si < 4 ? 1 : 3)) {
           fixture f;
           fixture_make(&f, "gpu", float_types[ti], (op_t)op, sizes[si], off);

@@ -166,24 +166,6 @@ static xpar_status with_captured_stderr(xpar_context *ctx, kind_t k, xpar_dtype 
   return st;
 }
 
-/* What the hook does to the planted element (shadow.c): floats become
- * v * 2^20 + 1, beyond any rounding bound; integers get their lowest bit flipped. */
-static void plant(unsigned char *p, xpar_dtype t) {
-  if (t == XPAR_FLOAT) {
-    float v;
-    memcpy(&v, p, 4);
-    v = v * 1048576.0f + 1.0f;
-    memcpy(p, &v, 4);
-  } else if (t == XPAR_DOUBLE) {
-    double v;
-    memcpy(&v, p, 8);
-    v = v * 1048576.0 + 1.0;
-    memcpy(p, &v, 8);
-  } else {
-    p[0] ^= 1;
-  }
-}
-
 static void planted(void **state) {
   (void)state;
   void *x = malloc(N * 8), *y = malloc(N * 8), *out = malloc(N * 8), *clean = malloc(N * 8);
@@ -213,12 +195,14 @@ static void planted(void **state) {
           fail_msg("seed %llu: %s %s fail=%d repro=%d: status %s, reason \"%s\", stderr \"%s\"",
                    (unsigned long long)g_seed, kind_names[cases[i].k],
                    xpar_dtype_name(cases[i].t), fail, repro, xpar_status_name(st), d.reason, g_err);
-        /* The application got the primary's result: the clean one with the
-         * planted bit flipped, and nothing else changed. */
-        size_t es = xpar_dtype_size(cases[i].t);
+        /* The application got the primary's result: the planted element
+         * differs from an unshadowed run's, and nothing else does. */
+        size_t es = xpar_dtype_size(cases[i].t), at = (size_t)cases[i].at;
         size_t n = is_scalar(cases[i].k) ? 1 : N;
-        plant((unsigned char *)clean + cases[i].at * (long long)es, cases[i].t);
-        assert_memory_equal(out, clean, n * es);
+        assert_memory_not_equal((char *)out + at * es, (char *)clean + at * es, es);
+        assert_memory_equal(out, clean, at * es);
+        assert_memory_equal((char *)out + (at + 1) * es, (char *)clean + (at + 1) * es,
+                            (n - at - 1) * es);
         /* the next call is clean again */
         assert_int_equal(run(ctx, cases[i].k, cases[i].t, x, y, out), XPAR_OK);
         assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
