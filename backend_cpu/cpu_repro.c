@@ -6,15 +6,14 @@
  * the GPU (backend_cuda/device_repro.cu).
  *
  * How the CPU computes the specification:
- *  - a block's lanes are an array of 1024 accumulators that each row of 1024
- *    elements is added into (a vertical add the compiler vectorises, with no
- *    reassociation: every lane is its own serial sum), then the lanes' tree is
- *    built level by level;
+ *  - a block's 1024 lanes are accumulated a register group at a time through
+ *    the 8 rows (vertical adds the compiler vectorises, with no reassociation:
+ *    every lane is its own serial sum), then folded in halves (lane i + lane
+ *    i + 512, then i + 256, ...): vertical adds again;
  *  - a block shorter than the 1024 lanes has lanes that are exactly +0 past
- *    its end; they change nothing in the tree (x + 0 == x for every x that is
- *    not -0, and no lane is ever -0), so the tree is built over the live lanes
- *    only, with a binary-counter stack (push leaves in order, merge equal-size
- *    neighbours; at the end fold the stack from the top): the same bits;
+ *    its end; they change nothing (x + 0 == x for every x that is not -0, and
+ *    no lane is ever -0), so the halving starts at the power of two that
+ *    covers the live lanes: the same bits;
  *  - blocks are grouped into aligned chunks of a power of two blocks; OpenMP
  *    threads take chunks, each chunk's subtree is built with the stack, and the
  *    chunk totals are combined by the same stack: an aligned tree is the same
@@ -72,22 +71,13 @@
     for (int i = 0; i < s->top; ++i) acc = acc + s->v[i];                                    \
     return acc;                                                                              \
   }                                                                                          \
-  /* One level of an aligned tree: m parents from 2m children. */                          \
-  static inline void tree_level_##A(A *restrict dst, const A *restrict src, unsigned m) {    \
-    for (unsigned i = 0; i < m; ++i) dst[i] = src[2 * i] + src[2 * i + 1];                   \
-  }                                                                                          \
-  /* The aligned tree over the L lanes, level by level between two buffers */               \
-  /* (plain vectorisable loops; restrict: the levels never overlap). */                      \
-  static A lane_tree_##A(A *lane) {                                                          \
-    A a[L / 2], b[L / 4];                                                                    \
-    tree_level_##A(a, lane, L / 2);                                                          \
-    for (unsigned m = L / 4; m >= 1; m /= 4) {                                               \
-      tree_level_##A(b, a, m);                                                               \
-      if (m == 1) return b[0];                                                               \
-      tree_level_##A(a, b, m / 2);                                                           \
-      if (m / 2 == 1) return a[0];                                                           \
-    }                                                                                        \
-    return a[0];                                                                             \
+  /* The lanes' tree (halving): lane[i] + lane[i + h] for h = P/2 .. 1, in */                \
+  /* place; every level is one vertical vector loop.  Over P lanes: the */                  \
+  /* levels above P/2 would add lanes that are +0, which change nothing. */                 \
+  static A lane_tree_##A(A *lane, unsigned P) {                                              \
+    for (unsigned h = P / 2; h >= 1; h /= 2)                                                 \
+      for (unsigned i = 0; i < h; ++i) lane[i] = lane[i] + lane[i + h];                      \
+    return lane[0];                                                                          \
   }
 XPAR__REPRO_STACK_(float)
 XPAR__REPRO_STACK_(double)
@@ -113,24 +103,21 @@ XPAR__REPRO_STACK_(double)
         for (unsigned j = 0; j < G; ++j) acc[j] = acc[j] + (TERM(r * L + jb + j));           \
       for (unsigned j = 0; j < G; ++j) lane[jb + j] = acc[j];                                \
     }                                                                                        \
-    return lane_tree_##A(lane);                                                              \
+    return lane_tree_##A(lane, L);                                                           \
   }                                                                                          \
   static A block_##NAME(const T *x, const T *y, size_t len) {                                \
     (void)y;                                                                                 \
     if (len == B) return block_full_##NAME(x, y);                                            \
-    if (len < L) { /* one partial row: the live lanes only */                                \
-      stack_##A s;                                                                           \
-      s.top = 0;                                                                             \
-      for (size_t i = 0; i < len; ++i) push_##A(&s, (A)0 + (TERM(i)));                       \
-      return finish_##A(&s);                                                                 \
-    }                                                                                        \
     A lane[L];                                                                               \
-    for (unsigned j = 0; j < L; ++j) lane[j] = (A)0;                                         \
+    const size_t live = len < L ? len : L; /* lanes that hold an element */                  \
+    unsigned P = 1;                                                                          \
+    while (P < live) P *= 2;                                                                 \
+    for (unsigned j = 0; j < P; ++j) lane[j] = (A)0;                                         \
     for (size_t base = 0; base < len; base += L) {                                           \
       const size_t m = len - base < L ? len - base : L;                                      \
       for (size_t j = 0; j < m; ++j) lane[j] = lane[j] + (TERM(base + j));                   \
     }                                                                                        \
-    return lane_tree_##A(lane);                                                              \
+    return lane_tree_##A(lane, P);                                                           \
   }
 
 #define TERM_SUM(i) x[i]

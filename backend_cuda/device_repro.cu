@@ -18,9 +18,10 @@
  *           lanes 4t..4t+3 of each of the 8 rows (one 16-byte vector of
  *           floats, two of doubles, per row) -- which are also quads r*256+t
  *           of the scan -- so a lane's serial sum and a quad's total are in
- *           registers; the trees are built with shuffles inside warps (an
- *           aligned tree over lanes: at step o, lanes that are multiples of 2o
- *           add the value o lanes up) and in shared memory across warps;
+ *           registers; the lanes are folded in halves through shared memory
+ *           and warp 0's shuffles, the quads' aligned tree with shuffles inside
+ *           warps (at step o, lanes that are multiples of 2o add the value o
+ *           lanes up) and in shared memory across warps;
  *  generic  any block size (1 x 1 = cuda-serial, 7 x 33, ...) and the last,
  *           partial block: the lanes or quads strided over the threads, the
  *           trees level by level in shared memory, as the CPU builds them.
@@ -154,7 +155,7 @@ template <class A> __device__ void build_levels(A *sh, unsigned leaves, unsigned
   __syncthreads();
 }
 
-/* Any block size, any len <= kBlock.  sh: 2 * kLanes values.  The total is
+/* Any block size, any len <= kBlock.  sh: kLanes values.  The total is
  * returned to every thread. */
 template <class Src>
 __device__ typename Src::Acc block_total_generic(const Src &src, size_t lo, size_t len,
@@ -168,8 +169,13 @@ __device__ typename Src::Acc block_total_generic(const Src &src, size_t lo, size
     }
     sh[j] = acc;
   }
-  build_levels(sh, kLanes, 10);
-  const A total = sh[level_offset(2 * kLanes, 10)];
+  /* folded in halves, in place: lane i + lane i + h, h = 512 .. 1 */
+  for (unsigned h = kLanes / 2; h >= 1; h /= 2) {
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < h; i += blockDim.x) sh[i] = add(sh[i], sh[i + h]);
+  }
+  __syncthreads();
+  const A total = sh[0];
   __syncthreads();
   return total;
 }
@@ -188,13 +194,30 @@ __device__ __forceinline__ typename Src::Acc block_total_fast(const Src &src, si
   for (unsigned r = 0; r < kRows; ++r)
 #pragma unroll
     for (int c = 0; c < 4; ++c) acc[c] = add(acc[c], v[r][c]);
-  A mine = add(add(acc[0], acc[1]), add(acc[2], acc[3]));
-  mine = warp_tree(mine, lane);
-  if (lane == 0) sh[warp] = mine;
+  /* The halving over lanes 4t + c: the levels h = 512, 256, 128 pair
+   * threads t, t + 128, t + 64, t + 32 (through shared memory), h = 64 .. 4
+   * lanes of warp 0 16 .. 1 apart (shuffles), h = 2, 1 the thread's own
+   * components. */
+#pragma unroll
+  for (int c = 0; c < 4; ++c) sh[4 * t + c] = acc[c];
   __syncthreads();
   A total = A(0);
-  if (t == 0)
-    total = add(add(add(sh[0], sh[1]), add(sh[2], sh[3])), add(add(sh[4], sh[5]), add(sh[6], sh[7])));
+  if (warp == 0) {
+    A d[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const unsigned i = 4 * lane + c;
+      const A b0 = add(add(sh[i], sh[i + 512]), add(sh[i + 256], sh[i + 768]));
+      const A b1 = add(add(sh[i + 128], sh[i + 640]), add(sh[i + 384], sh[i + 896]));
+      d[c] = add(b0, b1);
+#pragma unroll
+      for (unsigned o = 16; o >= 1; o /= 2) {
+        const A other = __shfl_down_sync(kFull, d[c], o);
+        if (lane < o) d[c] = add(d[c], other);
+      }
+    }
+    total = add(add(d[0], d[2]), add(d[1], d[3]));
+  }
   __syncthreads();
   return total;
 }
@@ -203,7 +226,7 @@ template <class Src>
 __global__ void __launch_bounds__(kFast) totals_fast_kernel(Src src, size_t n,
                                                             typename Src::Acc *totals) {
   using A = typename Src::Acc;
-  __shared__ A sh[2 * kLanes];
+  __shared__ A sh[kLanes];
   const size_t nb = (n + kBlock - 1) / kBlock;
   for (size_t b = blockIdx.x; b < nb; b += gridDim.x) {
     const size_t lo = b * kBlock, len = n - lo < kBlock ? n - lo : kBlock;
@@ -217,7 +240,7 @@ template <class Src>
 __global__ void __launch_bounds__(tuning::max_block) totals_generic_kernel(
     Src src, size_t n, typename Src::Acc *totals) {
   using A = typename Src::Acc;
-  __shared__ A sh[2 * kLanes];
+  __shared__ A sh[kLanes];
   const size_t nb = (n + kBlock - 1) / kBlock;
   for (size_t b = blockIdx.x; b < nb; b += gridDim.x) {
     const size_t lo = b * kBlock, len = n - lo < kBlock ? n - lo : kBlock;

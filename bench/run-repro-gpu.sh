@@ -36,8 +36,8 @@ step tests 120 bash -c "$B/tests/test_repro && $B/tests/test_shadow"
 step bench-gpu 100 $B/bench/xpar-repro-bench gpu 28 30
 step bench-cpu 60 $B/bench/xpar-repro-bench cpu 16 26 28
 export XPAR_TEST_REPRO_QUICK=1
-step memcheck 60 compute-sanitizer --tool memcheck --error-exitcode 1 $B/tests/test_repro gpu_tiers
-step racecheck 60 compute-sanitizer --tool racecheck --error-exitcode 1 $B/tests/test_repro gpu_tiers
+step memcheck 50 compute-sanitizer --tool memcheck --error-exitcode 1 $B/tests/test_repro gpu_tiers
+step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 1 $B/tests/test_repro gpu_tiers
 echo "seed $XPAR_TEST_SEED"
 printf '%s\n' "${SUMMARY[@]}"
 grep -hE "ratio|^2\^|bits|MISMATCH|PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT"/*.log | head -80

@@ -9,8 +9,8 @@
  *  - lanes: inside a block, lane j (0 <= j < L = 1024) is
  *      ((((+0 + x[j]) + x[j+L]) + x[j+2L]) ... + x[j+7L])
  *    over the elements that exist (R = 8 rows of L elements);
- *  - the block total T_b is the aligned pairwise tree over the L lanes:
- *    level 0 = the lanes, node = left + right, up to the root;
+ *  - the block total T_b is the lanes folded in halves: lane[i] =
+ *    lane[i] + lane[i + h] for i < h, h = 512, 256, ..., 1; T_b = lane[0];
  *  - the sum is the aligned pairwise tree over the block totals T_0 ..
  *    T_{nb-1}, padded with +0 to a power of two (a node whose right half is
  *    all padding equals its left half: no total is ever -0);

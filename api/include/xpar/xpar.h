@@ -295,8 +295,8 @@ XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
  * and double xpar_reduce(SUM), xpar_reduce_sum_wide, xpar_dot and SUM scans
  * (xpar_scan, xpar_scan_init, inclusive and exclusive, and their nowait
  * variants) add in one specified order -- fixed blocks of 8192 elements by
- * index, 1024 lanes of 8 per block, aligned pairwise trees over the lanes and
- * over the blocks, and for scans carries and quad seeds from those trees
+ * index, 1024 lanes of 8 per block folded in halves, an aligned pairwise tree
+ * over the blocks, and for scans carries and quad seeds from aligned trees
  * (docs/reproducible.md states every formula).  The result is the same bits
  * on cpu-serial, cpu-openmp with any thread count, cuda with any launch shape
  * and cuda-serial, whatever AUTO chooses, for any alignment of the arrays, on
