@@ -7,7 +7,9 @@
  *    out-parameters.  XPAR_OK is 0.
  *  - On any status other than XPAR_OK nothing has been written to any output
  *    (array or scalar), and xpar_last_error_detail() says exactly what was
- *    wrong.  The detail message is thread-local.
+ *    wrong.  The detail message is thread-local.  The one exception is
+ *    XPAR_ERR_SHADOW_MISMATCH (shadow mode, asked for): the call completed
+ *    and its outputs hold the primary tier's result.
  *  - n = 0 is valid for every operation; array pointers (and axpy's alpha,
  *    fill's value, a scan's init) may then be NULL.  A reduce or dot still
  *    writes its result (the identity), so `result` must be valid even for
