@@ -469,6 +469,31 @@ static void gpu_tiers(void **state) {
   xpar_context_destroy(cserial);
 }
 
+/* In place (out == in): the same bits as out of place, on every tier here. */
+static void in_place(void **state) {
+  (void)state;
+  const xt_tier tiers[] = {XT_CPU_SERIAL, XT_CPU_OPENMP, XT_CUDA, XT_CUDA_SERIAL};
+  for (size_t ti = 0; ti < 4; ti++) {
+    if (xt_tier_is_gpu(tiers[ti]) && !xt_gpu_usable()) continue;
+    if (tiers[ti] == XT_CPU_OPENMP && !xt_have_openmp()) continue;
+    xpar_context *ctx = repro_context(tiers[ti]);
+    for (int d = 0; d < 2; d++)
+      for (int op = OP_SCAN_INC; op < OP_COUNT; op++) {
+        fixture f;
+        fixture_make(&f, "in_place", float_types[d], (op_t)op, 5 * 8192 + 4099, 2);
+        unsigned char *want = run_fresh(&f, ctx, "out of place");
+        f.out.p = f.x.p; /* the input is overwritten with its scan */
+        xt_check_status(f.label, "in place", run_case(ctx, &f.k, f.x.p), XPAR_OK);
+        if (memcmp(f.x.p, want, out_bytes(&f)) != 0)
+          xt_failf(f.label, "%s: the in-place scan differs from the out-of-place one",
+                   xt_tier_name(tiers[ti]));
+        free(want);
+        fixture_free(&f);
+      }
+    xpar_context_destroy(ctx);
+  }
+}
+
 /* The setter, the environment, and what the mode leaves alone. */
 static void mode_switches(void **state) {
   (void)state;
@@ -541,6 +566,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(spec_cpu_serial), cmocka_unit_test(cpu_threads),
       cmocka_unit_test(auto_thresholds), cmocka_unit_test(mode_switches),
+      cmocka_unit_test(in_place),
       cmocka_unit_test(gpu_tiers),
   };
   return cmocka_run_group_tests_name("repro", tests, NULL, NULL);
