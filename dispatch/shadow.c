@@ -339,8 +339,8 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   }
   if (ss != XPAR_OK) {
     /* The shadow's own failure is not the application's: note it, keep OK. */
-    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s: %s", xpar_status_name(ss),
-             xpar_last_error_detail());
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s: %s", xpar__status_name(ss),
+             xpar__error_detail());
     xpar__clear_error();
     d->shadow_state = XPAR__SHADOW_NOT_RUN;
   } else if (why_not) {
@@ -359,14 +359,14 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
     d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;
     if (!same) {
       fprintf(stderr, "xpar: shadow mismatch: %s %s n=%zu on %s, shadow %s: %s\n",
-              xpar_op_name(c->op), xpar_dtype_name(c->dtype), c->n, xpar_tier_name(d->tier),
-              xpar_tier_name(tier), ctx->shadow_detail);
+              xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n, xpar__tier_name(d->tier),
+              xpar__tier_name(tier), ctx->shadow_detail);
       if (ctx->shadow_fail)
         st = xpar__fail(XPAR_ERR_SHADOW_MISMATCH,
                         "%s %s n=%zu on %s, shadow %s: %s (the outputs hold the primary's "
                         "result)",
-                        xpar_op_name(c->op), xpar_dtype_name(c->dtype), c->n,
-                        xpar_tier_name(d->tier), xpar_tier_name(tier), ctx->shadow_detail);
+                        xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n,
+                        xpar__tier_name(d->tier), xpar__tier_name(tier), ctx->shadow_detail);
     }
   }
   if (verbose) xpar__decision_log(d);
