@@ -127,6 +127,47 @@ bool xpar__cuda_spin_for_flag(xpar__cuda_state *st, unsigned int seq) {
   }
 }
 
+unsigned long long *xpar__cuda_next_stamped_result(xpar__cuda_state *st, unsigned int *seq) {
+  if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never stamped */
+  *seq = st->result_seq;
+  return reinterpret_cast<unsigned long long *>(static_cast<char *>(st->result_device) +
+                                                kResultStampedOffset);
+}
+
+static inline unsigned long long load_stamped_word(const xpar__cuda_state *st, int i) {
+  const unsigned long long *w = reinterpret_cast<const unsigned long long *>(
+      static_cast<const char *>(st->result_host) + kResultStampedOffset);
+  return __atomic_load_n(w + i, __ATOMIC_ACQUIRE);
+}
+
+void xpar__cuda_read_stamped(xpar__cuda_state *st, void *out, size_t bytes) {
+  const unsigned long long bits =
+      (load_stamped_word(st, 0) & 0xffffffffull) | (load_stamped_word(st, 1) << 32);
+  memcpy(out, &bits, bytes); /* little-endian: the low bytes first */
+}
+
+bool xpar__cuda_spin_for_stamped(xpar__cuda_state *st, unsigned int seq, void *out,
+                                 size_t bytes) {
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned polls = 1;; polls++) {
+    if ((unsigned)(load_stamped_word(st, 0) >> 32) == seq &&
+        (unsigned)(load_stamped_word(st, 1) >> 32) == seq) {
+      xpar__cuda_read_stamped(st, out, bytes);
+      return true;
+    }
+    if ((polls & 63u) == 0 && std::chrono::steady_clock::now() - start >
+                                  std::chrono::nanoseconds(xpar_cuda::tuning::spin_limit_ns))
+      return false;
+  }
+}
+
+volatile unsigned int *xpar__cuda_next_done_flag(xpar__cuda_state *st, unsigned int *seq) {
+  if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never raised */
+  *seq = st->result_seq;
+  return reinterpret_cast<volatile unsigned int *>(static_cast<char *>(st->result_device) +
+                                                   kResultFlagOffset);
+}
+
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {
   st->counters.launches++;
   XPAR_CUDA_TRY(cudaGetLastError(), "%s kernel launch", what);
@@ -238,13 +279,6 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
   if (!st) return xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "allocating the CUDA state");
   st->device = device;
   st->multiprocessors = sms;
-  st->scan_tuning = xpar__cuda_default_scan_tuning();
-  /* Read once per state: XPAR_CUDA_SCAN_VARIANT=v3|v4|v5 (an unknown value keeps
-   * the default). */
-  if (const char *v = getenv("XPAR_CUDA_SCAN_VARIANT")) {
-    const int parsed = xpar__cuda_scan_variant_parse(v);
-    if (parsed >= 0) st->scan_tuning = xpar__cuda_scan_tuning_for(parsed);
-  }
   /* A blocking stream, not cudaStreamNonBlocking: work on it is ordered after
    * what the application queued on the legacy default stream before the call,
    * and work the application queues there afterwards waits for it -- as for

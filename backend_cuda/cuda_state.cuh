@@ -23,56 +23,6 @@ struct xpar__cuda_counters {
   unsigned long long launches;
 };
 
-/* Run-time knobs of the scan's look-back (defaults in launch_shape.cuh;
- * xpar-gpu-bench sweeps them through the state). */
-struct xpar__cuda_scan_tuning {
-  unsigned blocks_per_sm;    /* persistent grid: resident blocks per SM, at most */
-  unsigned first_poll_delay_ns; /* sleep before the first look at predecessors */
-  unsigned poll_delay_ns;    /* sleep between polls of a predecessor's flag */
-  int ticket_draw;           /* when a block draws its next tile index (below) */
-  int variant;               /* which scan kernel family: XPAR_CUDA_SCAN_* (below) */
-  int tile_order;            /* occupancy kernels: XPAR_CUDA_TILES_* (below) */
-  unsigned delay_min_grid;   /* occupancy kernels: no sleeps below this many blocks */
-};
-enum {
-  XPAR_CUDA_TILES_TICKET = 0,     /* blocks draw tile indices from a counter, loop */
-  XPAR_CUDA_TILES_BLOCK_INDEX = 1 /* tile = blockIdx.x when grid >= tiles (CUB's order) */
-};
-enum {
-  XPAR_CUDA_TICKET_AT_END = 0,         /* after the tile is stored */
-  XPAR_CUDA_TICKET_AT_START = 1,       /* as the tile starts (prefetch) */
-  XPAR_CUDA_TICKET_AFTER_AGGREGATE = 2 /* once the tile's aggregate is published */
-};
-/* Scan kernel variants (device_scan.cu; run-time selectable so that one bench run compares
- * them; the environment variable XPAR_CUDA_SCAN_VARIANT=v3|v4|v5, read once when a state
- * is created, overrides the default in launch_shape.cuh).
- *  v3: persistent grid (blocks_per_sm x SMs), 512 threads, separate flag / value arrays,
- *      warp 0 looks back while the block waits at a barrier; ticket_draw applies.
- *  v4: grid = number of tiles (occupancy, not persistence), small blocks with a register
- *      budget for many resident blocks, packed 64-bit tile status for 4-byte types, the
- *      block-local scan done before the wait for the prefix; the delays apply, the
- *      blocks_per_sm and ticket_draw knobs do not.  256 threads x 4 vectors, tickets.
- *  v5: the v4 kernel with 256 threads x 6 vectors, 4 blocks per SM (64 registers), a
- *      32 x 2-tile look-back window, tile = blockIdx.x when grid >= tiles, 1250 / 650 ns
- *      delays from 500 blocks up (the default; launch_shape.cuh has the figures).
- * Calls with grid = 1 (cuda-serial, 1 x N overrides, small n) always run v3's single-block
- * path (CPU-serial bit-exactness). */
-enum {
-  XPAR_CUDA_SCAN_V3 = 0,
-  XPAR_CUDA_SCAN_V4 = 1,
-  XPAR_CUDA_SCAN_V5 = 2,
-  XPAR_CUDA_SCAN_VARIANTS = 3
-};
-/* "v3", "v4", "v5" (NULL if out of range) and back (-1 if unknown). */
-const char *xpar__cuda_scan_variant_name(int variant);
-int xpar__cuda_scan_variant_parse(const char *name);
-
-/* Resource figures of a variant's tuned int32-sum kernel (bench and notes):
- * registers per thread, local (spill) bytes per thread, block size and resident
- * blocks per SM from the occupancy calculator.  Returns 0 on success. */
-int xpar__cuda_scan_variant_resources(int variant, int *regs, int *local_bytes, int *block,
-                                      int *blocks_per_sm);
-
 struct xpar__cuda_state {
   int device;
   int multiprocessors;
@@ -87,7 +37,7 @@ struct xpar__cuda_state {
   void *control_block;
 
   struct xpar__cuda_buffer reduce_partials; /* one accumulator per block  */
-  struct xpar__cuda_buffer scan_status;     /* flags + packed + aggregate + inclusive */
+  struct xpar__cuda_buffer scan_status;     /* 8-byte words, then 16-byte words, per tile */
   size_t scan_status_tiles;                 /* tiles the status buffer holds */
   uint32_t scan_epoch;             /* tags this call's status flags         */
   unsigned long long scan_tile_base; /* counter value at the start of a call */
@@ -106,7 +56,6 @@ struct xpar__cuda_state {
   void *result_device; /* the same memory as seen from the device */
   unsigned int result_seq; /* the last sequence number handed to a kernel */
 
-  struct xpar__cuda_scan_tuning scan_tuning;
   struct xpar__cuda_counters counters;
 };
 
@@ -160,7 +109,10 @@ xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf,
 /* The control block and pinned result slot, allocated on first use. */
 xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st);
 
-/* Where the done flag lives in the pinned result slot. */
+/* The pinned result slot: a plain result at 0 (read after a stream synchronisation),
+ * the two stamped result words of a spinning reduce at 16 (device_reduce.cu), the done
+ * flag of a spinning scan at 32. */
+constexpr size_t kResultStampedOffset = 16;
 constexpr size_t kResultFlagOffset = 32;
 
 /* Wait for the kernel to raise the result slot's done flag to `seq`, spinning
@@ -170,6 +122,25 @@ constexpr size_t kResultFlagOffset = 32;
  * caller must synchronise the stream instead (a slow or failed kernel: the
  * synchronisation then reports its error). */
 bool xpar__cuda_spin_for_flag(xpar__cuda_state *st, unsigned int seq);
+
+/* The stamped result words of the next spinning reduce (as the device sees them) and
+ * their sequence number; xpar__cuda_ensure_control first. */
+unsigned long long *xpar__cuda_next_stamped_result(xpar__cuda_state *st, unsigned int *seq);
+/* Spin (at most tuning::spin_limit_ns) until both stamped words carry `seq`, then copy
+ * the `bytes` (4 or 8) of the result to `out`: true.  false: the caller synchronises the
+ * stream and then calls xpar__cuda_read_stamped. */
+bool xpar__cuda_spin_for_stamped(xpar__cuda_state *st, unsigned int seq, void *out, size_t bytes);
+void xpar__cuda_read_stamped(xpar__cuda_state *st, void *out, size_t bytes);
+
+/* The done flag of the next small synchronous call (in the pinned result slot, as the
+ * device sees it) and its sequence number; xpar__cuda_ensure_control first. */
+volatile unsigned int *xpar__cuda_next_done_flag(xpar__cuda_state *st, unsigned int *seq);
+
+/* Resource figures of the tuned scan kernel for `element_bytes` (4: int32 sum, 8: double
+ * sum; bench and notes): registers per thread, local (spill) bytes per thread, block size
+ * and resident blocks per SM from the occupancy calculator.  Returns 0 on success. */
+int xpar__cuda_scan_resources(int element_bytes, int *regs, int *local_bytes, int *block,
+                              int *blocks_per_sm);
 
 /* After a launch: report a launch error (bad configuration, no image, ...). */
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);

@@ -25,88 +25,79 @@ constexpr unsigned vector_bytes = 16;
  *
  * reduce: 256 threads, 8 independent 16-byte loads in flight per thread per
  *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
- * scan: 512 threads x 4 vectors (16 int32 / 8 double items) per thread per
- *   tile = 32 KiB tiles; 2 resident blocks per SM (persistent grid, the
- *   register limit at 64 registers); the next tile index is drawn at the end
- *   of a tile (a drawn tile must start at once: its successors wait for its
- *   aggregate); sleep 500 ns before the first look-back poll, 200 ns between
- *   polls.  Sweep of 2026-11-22, 2^28 int32, 4 flags per lane: this setting
- *   1683 GB/s; draw after the aggregate 1071; draw at the start 1053; one
- *   tile per block (CUB's shape) 1063; 256 x 4/SM 1441; 128 x 8/SM 1116;
- *   no first-poll delay 1573 (bench/cub/NOTES.md).
+ * scan: ScanTuning below, one table per element size.
  * elementwise: 256 threads, 4 vectors per operand per iteration.
  */
-/* Synchronous reduces of at most this many elements with the result on the
- * host wait for a flag the kernel raises in pinned memory instead of for the
- * stream (device_reduce.cu); the host gives up spinning after spin_limit_ns
- * and synchronises the stream (a kernel of 2^20 int32 takes ~5 us). */
+/* Synchronous calls of at most this many elements whose caller needs only the result
+ * (reduce: the value on the host; scan: one-block launches) wait for a flag the kernel
+ * raises in pinned memory instead of for the stream (device_reduce.cu, device_scan.cu);
+ * the host gives up spinning after spin_limit_ns and synchronises the stream (a kernel
+ * of 2^20 int32 takes ~5 us). */
 constexpr size_t reduce_spin_max_n = (size_t)1 << 20;
 constexpr unsigned long long spin_limit_ns = 200000;
 constexpr unsigned reduce_block = 256;
 constexpr unsigned reduce_vectors_per_thread = 8;
 constexpr unsigned reduce_max_blocks_per_sm = 8;
 
-constexpr unsigned scan_block = 512;
-constexpr unsigned scan_vectors_per_thread = 4;
-/* Look-back window: each lane of warp 0 polls this many predecessor flags at
- * once, so one round trip to L2 covers 32 x 4 = 128 tiles (with 1 tile per
- * lane the look-back walked ~8 windows of 2 round trips each at 2^28 and
- * capped the scan at 1851 GB/s, bench run of 2026-11-22). */
-constexpr int scan_lookback_tiles_per_lane = 4;
-/* Defaults of the run-time scan knobs (xpar__cuda_scan_tuning). */
-constexpr unsigned scan_max_blocks_per_sm = 2;
-constexpr unsigned scan_first_poll_delay_ns = 500;
-constexpr unsigned scan_poll_delay_ns = 200;
-constexpr int scan_ticket_draw = XPAR_CUDA_TICKET_AT_END;
-
 /*
- * Occupancy scans (scan_occupancy.cuh, bench/cub/NOTES.md): grid = number of tiles, one
- * tile per block, packed 64-bit tile status for 4-byte types; block-size overrides other
- * than the tuned size run a generic instantiation (__launch_bounds__(1024)).
+ * Scan (device_scan.cu): single pass, decoupled look-back, one tile per block, grid =
+ * number of tiles.  A tile is block x vectors 16-byte vectors per thread; the kernel is
+ * compiled for min_blocks resident blocks per SM (the register budget); the look-back
+ * window is 32 lanes x window tiles; first_poll_delay_ns / poll_delay_ns are the
+ * look-back's sleeps, used from delay_min_grid blocks up (CUB's GridThreshold: below it
+ * few warps poll and the sleep only adds latency).  Block-size overrides other than
+ * `block` run a generic instantiation (__launch_bounds__(max_block)).  The search space
+ * of these numbers is bench/cub/scan_sweep.cu (xpar-gpu-bench --scan-sweep).
  *
- * v5 (the default): 256 threads x 6 vectors (24 int32 / 12 double items per thread,
- *   6144-element int32 tiles), __launch_bounds__(256, 4) (64 registers, 4 blocks per SM),
- *   a look-back window of 32 lanes x 2 tiles, tile = blockIdx.x (CUB's order), 1250 ns
- *   before the first poll, 650 between polls.
- *   Sweeps of 2026-11-22 (xpar-gpu-bench --scan-sweep, H100, inclusive sum, GB/s read +
- *   write, CUB 2421-2479 in the same runs), 2^28 / 2^30:
- *     this setting                      int32 2566 / 2584 (1.06 / 1.05x CUB), float 1.04x
- *     same, 3 blocks/SM (80 registers)  int32 2356-2522 / 2557 (delay-sensitive)
- *     same, window 32 x 4 tiles, 3/SM   int32 2316 / 2342 (0.95x), float 0.94x
- *     same, tickets instead of blockIdx int32 2520 / 2522
- *     256 x 4 vectors, window 32 x 2    int32 2288-2324 (0.94-0.96x)
- *     128 x 6 vectors / 6 per SM        int32 2326-2347 (0.96-0.97x)
- *   The window of 2 tiles per lane is what moved it: the 4-tile window's 64-bit status
- *   words pushed the kernel into spills (int32 156 B, float 460 B at 80 registers; with
- *   2 tiles: 8 B / 92 B), and with 1250 ns before the first poll the nearest inclusive
- *   prefix is almost always within 64 tiles.  At v5's 64 registers ptxas still spills
- *   some (stores: int32 sum 76 B, float sum 268 B, min/max 240-248 B, double sum 212 B,
- *   int64 sum 236 B); the 4 resident blocks measured faster than 3 without spills.
- * v4 (the previous default, kept for comparison): 256 threads x 4 vectors, (256, 4), a
- *   window of 32 x 4 tiles, tickets, 500 / 200 ns: 1890-1908 GB/s (0.77x CUB).
+ * Figures: xpar-gpu-bench --scan-sweep (bench/cub/scan_sweep.cu), H100, inclusive sum,
+ * GB/s read + write, CUB in the same run; logs in bench/results/h100-2026-11-25-scan/
+ * (run1-bench-and-sweep.log, run2-bench-and-sweep.log).
+ *
+ * 4-byte elements, run 2 of 2026-11-25, 2^28 int32 (CUB 2425-2444):
+ *     256 x 8 / 3, window 32 x 1, 800 / 400 ns    2716 (1.111 x CUB; 2^26: 1.28)  <- this
+ *     same, 500 / 300 ns                           2701 (1.105)
+ *     256 x 6 / 4, window 32 x 1, 1250 / 650 ns    2650 (1.084; 2^26: 1.134)
+ *     256 x 6 / 4, window 32 x 2, 1250 / 650 ns    2556 (1.053, run 1: the 2026-11-22 v5)
+ *     256 x 6 / 4, window 1, warp-transposed       2357 (0.964)
+ *     128 x 6 / 8, window 1, warp-transposed       2326 (0.952)
+ *   Run 1: 256 x 8 / 3 with window 32 x 2, 800 / 400 ns 1.108; a window of one tile per
+ *   lane beat two in every shape (fewer status words live beside the items).  ptxas: 80
+ *   registers, 0-4 B of spill stores.  The final gpu-check (bench/results/
+ *   h100-2026-11-25-final/bench.log): int32 1.113-1.123 x CUB at 2^26..2^30, float
+ *   1.098-1.104.  Below 500 blocks no sleeps (CUB's GridThreshold; the sleep cost 1.2 us
+ *   at 2^13..2^17, crossover run of 2026-11-22).  The warp-transposed rows ran CUB's
+ *   blocked layout (one warp scan per tile, two shared-memory round trips; removed).
+ * 8-byte elements (int64, uint64, double; 128-bit status words), run 2, 2^28 double (CUB
+ *   2562-2590):
+ *     256 x 6 / 4, window 32 x 1, 800 / 400 ns     2674 (1.044 x CUB; 2^26: 1.047) <- this
+ *     256 x 8 / 3, window 32 x 1, 300 / 200 ns     2656 (1.037)
+ *     256 x 6 / 4, window 32 x 2, 800 / 400 ns     2547 (0.980, run 1)
+ *     224 x 12 / 2 (CUB's 224 x 24), transposed    2562 (1.000)
+ *     256 x 8 / 3, transposed                      2579 (1.007)
+ *     256 x 4 / 4 and 128 x 6 / 6, transposed      2317 / 2350 (0.90 / 0.92)
+ *   ptxas: 64 registers, 72-104 B of spill stores (78-80 registers at 3 blocks/SM do not
+ *   spill but measured slower).  Final gpu-check: double 1.031-1.035 x CUB at 2^26..2^29,
+ *   int64 0.999-1.008, min / max / exclusive 0.969-1.030 at 2^28.
  */
-constexpr unsigned scan_v5_block = 256;
-constexpr unsigned scan_v5_vectors_per_thread = 6;
-constexpr unsigned scan_v5_min_blocks = 4;
-constexpr int scan_v5_lookback_tiles_per_lane = 2;
-constexpr unsigned scan_v5_first_poll_delay_ns = 1250;
-constexpr unsigned scan_v5_poll_delay_ns = 650;
-constexpr int scan_v5_tile_order = XPAR_CUDA_TILES_BLOCK_INDEX;
-/* Below 500 blocks (int32: n < ~3M) the look-back does not sleep at all (CUB's
- * GridThreshold): few warps poll, so there is no contention to avoid, and the 1250 ns
- * sleep was the difference between v5 (16.4 us) and v4 (15.2 us) at 2^13..2^17 in the
- * crossover run of 2026-11-22. */
-constexpr unsigned scan_v5_delay_min_grid = 500;
-
-constexpr unsigned scan_v4_block = 256;
-constexpr unsigned scan_v4_vectors_per_thread = 4;
-constexpr unsigned scan_v4_min_blocks = 4;
-constexpr unsigned scan_v4_first_poll_delay_ns = 500;
-constexpr unsigned scan_v4_poll_delay_ns = 200;
-constexpr int scan_v4_tile_order = XPAR_CUDA_TILES_TICKET;
-
-/* Default scan variant (run-time selectable: XPAR_CUDA_SCAN_VARIANT=v3|v4|v5). */
-constexpr int scan_default_variant = XPAR_CUDA_SCAN_V5;
+template <size_t ELEMENT_BYTES> struct ScanTuning;
+template <> struct ScanTuning<4> {
+  static constexpr unsigned block = 256;
+  static constexpr int vectors = 8; /* 32 items per thread, 8192-item tiles */
+  static constexpr unsigned min_blocks = 3;
+  static constexpr int window = 1;
+  static constexpr unsigned first_poll_delay_ns = 800;
+  static constexpr unsigned poll_delay_ns = 400;
+  static constexpr unsigned delay_min_grid = 500;
+};
+template <> struct ScanTuning<8> {
+  static constexpr unsigned block = 256;
+  static constexpr int vectors = 6; /* 12 items per thread, 3072-item tiles */
+  static constexpr unsigned min_blocks = 4;
+  static constexpr int window = 1;
+  static constexpr unsigned first_poll_delay_ns = 800;
+  static constexpr unsigned poll_delay_ns = 400;
+  static constexpr unsigned delay_min_grid = 500;
+};
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;
@@ -121,11 +112,10 @@ constexpr unsigned max_block = 1024;
 
 enum xpar__cuda_kernel_family {
   XPAR_CUDA_FAMILY_REDUCE = 0,
-  XPAR_CUDA_FAMILY_SCAN = 1,
-  XPAR_CUDA_FAMILY_ELEMENTWISE = 2,
-  /* occupancy scans: the tuned block, grid = one block per tile (no persistent cap) */
-  XPAR_CUDA_FAMILY_SCAN_V4 = 3,
-  XPAR_CUDA_FAMILY_SCAN_V5 = 4
+  XPAR_CUDA_FAMILY_ELEMENTWISE = 1,
+  /* scans: ScanTuning<4> / <8>'s block, grid = one block per tile (no persistent cap) */
+  XPAR_CUDA_FAMILY_SCAN4 = 2,
+  XPAR_CUDA_FAMILY_SCAN8 = 3
 };
 
 struct xpar__cuda_shape {
@@ -148,10 +138,5 @@ struct xpar__cuda_shape {
 xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state *st,
                                     xpar__cuda_kernel_family family, const void *kernel,
                                     size_t n, unsigned items_per_thread, xpar__cuda_shape *out);
-
-/* The scan knobs a new state starts with (the tuning constants above). */
-xpar__cuda_scan_tuning xpar__cuda_default_scan_tuning(void);
-/* The default knobs of one variant (XPAR_CUDA_SCAN_*): v4 has its own delays. */
-xpar__cuda_scan_tuning xpar__cuda_scan_tuning_for(int variant);
 
 #endif /* XPAR_BACKEND_CUDA_LAUNCH_SHAPE_CUH */

@@ -42,7 +42,6 @@ int gpu_check_run(const CheckOptions &opt);
 int gpu_sticky_test(void);
 int gpu_bench_run(int quick);
 int gpu_profile_scan(void);
-int gpu_scan_variants_run(int quick);
 int gpu_scan_sweep_run(void);
 int gpu_embed_bench_run(void);
 

@@ -1,16 +1,12 @@
 /*
- * xpar-gpu-bench [--check] [--quick] [--bench] [--scan-variants] [--scan-sweep]
+ * xpar-gpu-bench [--check] [--quick] [--bench] [--scan-sweep]
  *                [--sticky-test] [--profile-scan] [--seed N]
  *   --check        correctness of the CUDA backend on the GPU (gpu_check.cu)
  *   --quick        a small subset (for compute-sanitizer), or short timings
- *   --bench        CUB vs xpar timings (gpu_timing.cu); the default
+ *   --bench        CUB vs xpar timings (gpu_timing.cu), issue 11's table; the default
  *   --sticky-test  a context-corrupting error must stay reported (own process)
  *   --profile-scan three CUB and five xpar int32 scans of 2^28 elements, for ncu
- *                  (variant: the state's default, or XPAR_CUDA_SCAN_VARIANT)
- *   --scan-variants CUB InclusiveSum vs every scan variant (v3, v4, v5, v5 with tickets),
- *                  int32, float and double, 2^20, 2^24, 2^28 and 2^30, each checked
- *                  against CUB; runs after --bench when both are given
- *   --scan-sweep   tile shapes x tile order x look-back delays of the occupancy scan
+ *   --scan-sweep   tile shapes x look-back delays of the scan kernel, int32 and double
  *                  (scan_sweep.cu), beside CUB, each checked against CUB
  *   --embed        costs through the public API: sync reduce of 1024 device int32,
  *                  pinned vs pageable small scans, the N = 128 AUTO call
@@ -24,7 +20,7 @@
 #include "gpu_bench.h"
 
 int main(int argc, char **argv) {
-  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, variants = 0, sweep = 0, embed = 0;
+  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -34,8 +30,6 @@ int main(int argc, char **argv) {
       bench = 1;
     else if (!strcmp(argv[i], "--quick"))
       quick = 1;
-    else if (!strcmp(argv[i], "--scan-variants"))
-      variants = 1;
     else if (!strcmp(argv[i], "--scan-sweep"))
       sweep = 1;
     else if (!strcmp(argv[i], "--embed"))
@@ -47,13 +41,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
-      fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--scan-variants] [--sticky-test] "
+      fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] "
                       "[--scan-sweep] [--profile-scan] [--embed] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
-  if (!check && !sticky && !profile && !variants && !sweep && !embed) bench = 1;
+  if (!check && !sticky && !profile && !sweep && !embed) bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -66,10 +60,7 @@ int main(int argc, char **argv) {
   if (profile) return gpu_profile_scan();
   int rc = 0;
   if (check) rc |= gpu_check_run(opt);
-  /* --bench first: its device-to-device copy reference reads ~13 % low (2620 vs 3020 GB/s)
-   * right after the scan table has allocated and freed its 24 GB of double buffers. */
   if (bench) rc |= gpu_bench_run(quick);
-  if (variants) rc |= gpu_scan_variants_run(quick);
   if (sweep) rc |= gpu_scan_sweep_run();
   if (embed) rc |= gpu_embed_bench_run();
   return rc;

@@ -7,13 +7,16 @@
  *    vector paths see every head/tail split; x and y of two-input ops at
  *    different offsets, so mismatched alignment is covered too);
  *  - launch shapes: the tuned default, cuda-serial, 1x1, 3x97, 7x33, 1000x64,
- *    2x1024, 1x256 (odd blocks, partial warps, more blocks than work);
+ *    2x1024, 1x256, 5x256 (odd blocks, partial warps, more blocks than work; 5x256: the
+ *    tuned scan kernel with fewer blocks than tiles, i.e. in ticket order);
  *  - grid = block = 1 (cuda-serial and the 1x1 override): float and double
  *    sums, scans, dot and wide sums equal the CPU serial loop BIT FOR BIT;
  *  - other shapes: integers exact (wrapping), min/max exact, float sums
  *    within (k + 2) * eps * sum|x| of a long double reference;
  *  - every scan case also from a random carry-in (xpar_scan_init), exact on
- *    one thread, every variant and shape;
+ *    one thread, every shape; and every scan case again with the look-back's sleeps
+ *    on at every grid size ("sleeps": the default sizes stay below the 500 blocks
+ *    where they start);
  *  - outputs are poisoned first; elements before and after the range must
  *    stay poisoned; in-place scan, axpy with x == y, add with z == x;
  *  - reduce with the result on the device (nowait) gives the same bits as
@@ -31,6 +34,7 @@
 
 #include "backend_cuda/cuda_state.cuh"
 #include "backend_cuda/launch_shape.cuh"
+#include "backend_cuda/scan_kernel.cuh"
 #include "gpu_bench.h"
 
 namespace {
@@ -207,8 +211,30 @@ void check_untouched(const Case &c, const char *what, const std::vector<T> &h, i
 
 /* ---- one case: every op on one (dtype, shape, n, offset) ------------------------ */
 
-/* Set while the scan-only passes over the non-default scan variants run. */
+/* Set while the scan-only pass with the look-back sleeps on runs (g_scan below). */
 bool g_scans_only = false;
+
+/* The library's scan with its tunings, but the look-back's sleeps from the first block
+ * on (ScanDelays min_grid 0): the same kernels, the timing-dependent branches of the
+ * look-back taken at the check's sizes. */
+xpar_status scan_with_sleeps(const xpar__exec *ex, xpar_dtype t, xpar_reduction op,
+                             xpar_scan_kind kind, const xpar__scalar *init, const void *in,
+                             void *out, size_t n) {
+  using namespace xpar_cuda;
+  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "scan"));
+  if (n == 0) return XPAR_OK;
+  return with_dtype(t, [&](auto zero) -> xpar_status {
+    using T = decltype(zero);
+    return with_op<T>(op, [&](auto op_tag) -> xpar_status {
+      using Tn = tuning::ScanTuning<sizeof(T)>;
+      ScanDelays d = ScanDelays::of<Tn>();
+      d.min_grid = 0;
+      return scan_launch<decltype(op_tag), Tn>(ex, kind == XPAR_EXCLUSIVE, init, in, out, n, d);
+    });
+  });
+}
+xpar_status (*g_scan)(const xpar__exec *, xpar_dtype, xpar_reduction, xpar_scan_kind,
+                      const xpar__scalar *, const void *, void *, size_t) = xpar__cuda_scan;
 
 template <class T>
 void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, size_t n, int off,
@@ -346,7 +372,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
           src = dout;
         }
         g_checks++;
-        xpar_status s = B.scan(&ex, dt, op, kind, with_init ? &init_scalar : NULL, src, dout, n);
+        xpar_status s = g_scan(&ex, dt, op, kind, with_init ? &init_scalar : NULL, src, dout, n);
         if (s != XPAR_OK) {
           printf("FAIL %s %s n=%zu shape=%s: %s %s\n", what, c.dtype, n, c.shape,
                  xpar_status_name(s), xpar_last_error_detail());
@@ -641,70 +667,43 @@ int gpu_check_run(const CheckOptions &opt) {
   std::vector<size_t> sizes;
   std::vector<int> offsets;
   if (opt.quick) {
-    shapes = {{"default", 0, 0, 0}, {"cuda-serial", 1, 0, 0}, {"7x33", 0, 7, 33}};
-    /* 20000: 4 tiles of the default scan (v5, 6144 int32), so its tuned kernel runs
-     * under the sanitizers too (5000 and below are one block: v3's path) */
+    /* 2x256: the tuned scan kernel in ticket order (20000 is 3 int32 / 7 double tiles) */
+    shapes = {{"default", 0, 0, 0}, {"cuda-serial", 1, 0, 0}, {"7x33", 0, 7, 33},
+              {"2x256", 0, 2, 256}};
+    /* 20000: 3 tiles of the default int32 scan (8192), so the tuned look-back kernel
+     * runs under the sanitizers too (5000 and below are one block) */
     sizes = {0, 1, 33, 1000, 5000, 20000};
     offsets = {0, 1};
   } else {
-    shapes = {{"default", 0, 0, 0}, {"cuda-serial", 1, 0, 0}, {"1x1", 0, 1, 1},
-              {"3x97", 0, 3, 97},   {"7x33", 0, 7, 33},       {"1000x64", 0, 1000, 64},
-              {"2x1024", 0, 2, 1024}, {"1x256", 0, 1, 256}};
+    shapes = {{"default", 0, 0, 0},   {"cuda-serial", 1, 0, 0}, {"1x1", 0, 1, 1},
+              {"3x97", 0, 3, 97},     {"7x33", 0, 7, 33},       {"1000x64", 0, 1000, 64},
+              {"2x1024", 0, 2, 1024}, {"1x256", 0, 1, 256},     {"5x256", 0, 5, 256}};
     sizes = {0, 1, 31, 33, 1000, 65537, kMaxN};
     offsets = {0, 1, 2, 3};
   }
   const bool big_serial = !opt.quick;
   check_dtypes(st, buf, shapes, sizes, offsets, big_serial, opt.quick);
-  printf("  default scan variant %s: all ops %s\n",
-         xpar__cuda_scan_variant_name(st->scan_tuning.variant), g_failures ? "FAILED" : "ok");
+  printf("  all ops: %s\n", g_failures ? "FAILED" : "ok");
 
-  /* Every other scan variant, and v5's tuned kernel in the modes the default shapes do
-   * not reach (ticket order; the look-back sleeps, which start at 500 blocks, beyond
-   * kMaxN): the scan checks again (all dtypes, sizes, offsets, shapes; grid = 1 shapes
-   * run v3's single-block path whatever the variant). */
-  const xpar__cuda_scan_tuning saved = st->scan_tuning;
-  struct ScanConfig {
-    std::string name;
-    xpar__cuda_scan_tuning tuning;
-    bool in_quick; /* --quick (the sanitizers) runs it too, on the quick sizes */
-  };
-  std::vector<ScanConfig> configs;
-  for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++)
-    if (v != saved.variant)
-      configs.push_back({xpar__cuda_scan_variant_name(v), xpar__cuda_scan_tuning_for(v), true});
-  {
-    xpar__cuda_scan_tuning t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5);
-    t.tile_order = XPAR_CUDA_TILES_TICKET;
-    configs.push_back({"v5-tickets", t, true});
-    t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5);
-    t.delay_min_grid = 0;
-    configs.push_back({"v5-sleeps", t, false}); /* sleeps change timing, not the code path */
-  }
-  /* Under --quick the other variants skip the 4-tile size (racecheck time: with it for
-   * every configuration the racecheck step took 140 of its 150 s); v5-tickets keeps it,
-   * as it is what puts v5's tuned kernel in ticket order under the sanitizers. */
-  std::vector<size_t> quick_variant_sizes;
-  for (size_t n : sizes)
-    if (n <= 5000) quick_variant_sizes.push_back(n);
-  for (const ScanConfig &c : configs) {
-    if (opt.quick && !c.in_quick) continue;
-    const std::vector<size_t> &vsizes =
-        opt.quick && c.name != "v5-tickets" ? quick_variant_sizes : sizes;
-    st->scan_tuning = c.tuning;
+  /* The scan checks again with the look-back sleeping at every grid size (all dtypes,
+   * sizes, offsets, shapes; not under --quick: sleeps change timing, not code paths the
+   * sanitizers would see differently). */
+  if (!opt.quick) {
+    g_scan = scan_with_sleeps;
     g_scans_only = true;
-    /* FAIL lines name the configuration through the shape: "v4/7x33". */
+    /* FAIL lines name the configuration through the shape: "sleeps/7x33". */
     std::vector<std::string> names;
-    for (const Shape &sh : shapes) names.push_back(c.name + "/" + sh.name);
+    for (const Shape &sh : shapes) names.push_back(std::string("sleeps/") + sh.name);
     std::vector<Shape> vshapes = shapes;
     for (size_t i = 0; i < vshapes.size(); i++) vshapes[i].name = names[i].c_str();
     const long before = g_failures;
     const long checks_before = g_checks;
-    check_dtypes(st, buf, vshapes, vsizes, offsets, false, opt.quick);
+    check_dtypes(st, buf, vshapes, sizes, offsets, false, false);
     g_scans_only = false;
-    printf("  scan variant %s: %ld scan checks %s\n", c.name.c_str(), g_checks - checks_before,
-           g_failures > before ? "FAILED" : "ok");
+    g_scan = xpar__cuda_scan;
+    printf("  scans with the look-back sleeps on: %ld scan checks %s\n",
+           g_checks - checks_before, g_failures > before ? "FAILED" : "ok");
   }
-  st->scan_tuning = saved;
 
   cudaFree(buf.a);
   cudaFree(buf.b);

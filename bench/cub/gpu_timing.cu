@@ -1,30 +1,35 @@
 /*
- * `xpar-gpu-bench` timing: the CUDA backend side by side with CUB in one run.
- *
- *  - device-to-device copy bandwidth (bytes read + written): the ceiling;
- *  - reduce sum int32 / float and inclusive scan int32 / float at 2^28 and
- *    2^30 (well beyond the 50 MB L2), CUB vs xpar, CUDA events around each
- *    call, warm-up, median of the reps; xpar runs queued (nowait) with the
- *    result on the device, as CUB's figure is;
- *  - scan_init vs scan: xpar's inclusive and exclusive sum with and without a
- *    carry-in, int32 and double at 2^28 (the same kernels: the init must cost
- *    nothing); SCANINIT lines, repeated in the summary;
- *  - small-N latency: 1,024 device-resident int32, synchronous, host wall
- *    clock: CUB reduce + cudaMemcpy of the result vs xpar's reduce with the
- *    result on the host (pinned mapped slot + stream sync);
- *  - --scan-variants: every scan variant against CUB (int32, float, double).
- * The scan's tuning sweep is --scan-sweep (scan_sweep.cu).
+ * `xpar-gpu-bench --bench`: the CUDA backend side by side with CUB in one run, as issue
+ * 11's table asks:
+ *  - synchronous calls as an application sees them, on the state's own stream: xpar's
+ *    reduce with the result on the host against CUB's reduce + cudaMemcpy of the result;
+ *    xpar's scan against CUB's scan + cudaStreamSynchronize;
+ *  - host wall clock AND CUDA events around every call, CUB and xpar interleaved call by
+ *    call, 3 warm-ups each, median of 21; ratio = CUB time / xpar time (> 1: xpar faster);
+ *  - every row checked: scans against CUB's output (integers exact, floats relative
+ *    1e-3), reduces against CUB's result;
+ *  - sizes 2^26..2^30 (4-byte) / 2^26..2^29 (8-byte scans), far beyond the 50 MB L2;
+ *    the device-to-device copy as the ceiling;
+ *  - small N: 1,024 device int32, synchronous, and the floors beside them (an empty
+ *    kernel's launch alone, empty kernel + stream sync, a kernel stamping a pinned word
+ *    that the host spins on).
+ * Lines: "ROW ..." per measurement, then "TABLE ..." per row of the issue's table with
+ * the range of ratios over N and the target.
  */
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include <cuda/functional>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include "backend_cuda/cuda_state.cuh"
 #include "backend_cuda/launch_shape.cuh"
+#include "backend_cuda/reduce_kernel.cuh"
 #include "gpu_bench.h"
 #include "gpu_timing_util.cuh"
 
@@ -32,32 +37,269 @@ namespace {
 
 const xpar__backend &B = xpar__cuda_backend;
 
+double now_us() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 template <class F> double median_wall_us(F &&run, int warmup, int reps) {
   for (int i = 0; i < warmup; i++) run();
   std::vector<double> t;
   for (int i = 0; i < reps; i++) {
-    auto t0 = std::chrono::steady_clock::now();
+    const double t0 = now_us();
     run();
-    auto t1 = std::chrono::steady_clock::now();
-    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    t.push_back(now_us() - t0);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/* CUB and xpar, interleaved call by call: wall clock (us) and events (ms) of each. */
+struct Pair {
+  double cub_wall, xpar_wall, cub_ev, xpar_ev;
+};
+template <class C, class X>
+Pair time_pair(cudaStream_t s, C &&cub_call, X &&xpar_call, int warmup, int reps) {
+  cudaEvent_t a, b;
+  GB_CUDA(cudaEventCreate(&a));
+  GB_CUDA(cudaEventCreate(&b));
+  for (int i = 0; i < warmup; i++) cub_call(), xpar_call();
+  std::vector<double> cw, xw, ce, xe;
+  auto one = [&](auto &&call, std::vector<double> &wall, std::vector<double> &ev) {
+    GB_CUDA(cudaEventRecord(a, s));
+    const double t0 = now_us();
+    call(); /* synchronous: returns with the result */
+    wall.push_back(now_us() - t0);
+    GB_CUDA(cudaEventRecord(b, s));
+    GB_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    GB_CUDA(cudaEventElapsedTime(&ms, a, b));
+    ev.push_back(ms);
+  };
+  for (int i = 0; i < reps; i++) {
+    one(cub_call, cw, ce);
+    one(xpar_call, xw, xe);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return {median_of(cw), median_of(xw), median_of(ce), median_of(xe)};
+}
+
 struct Row {
-  const char *op, *dtype;
-  size_t n;
+  std::string op, dtype;
+  int lg;
   double bytes;
-  double cub_ms, xpar_ms;
+  Pair t;
+  std::string check;
 };
 std::vector<Row> g_rows;
 
-void print_row(const Row &r) {
-  printf("%-12s %-6s 2^%-3d %9.3f %9.3f %8.0f %8.0f %6.3f\n", r.op, r.dtype,
-         (int)(log2((double)r.n) + 0.5), r.cub_ms, r.xpar_ms, r.bytes / r.cub_ms / 1e6,
-         r.bytes / r.xpar_ms / 1e6, r.cub_ms / r.xpar_ms);
+void print_row(const char *tag, const Row &r) {
+  printf("%s %-18s %-7s 2^%-2d wall CUB %9.1f us xpar %9.1f us %6.3f | events CUB %8.3f ms "
+         "xpar %8.3f ms %6.3f | xpar %5.0f GB/s  %s\n",
+         tag, r.op.c_str(), r.dtype.c_str(), r.lg, r.t.cub_wall, r.t.xpar_wall,
+         r.t.cub_wall / r.t.xpar_wall, r.t.cub_ev, r.t.xpar_ev, r.t.cub_ev / r.t.xpar_ev,
+         r.bytes / (r.t.xpar_ev * 1e6), r.check.c_str());
   fflush(stdout);
+}
+
+template <class T> constexpr xpar_dtype dtype_of();
+template <> constexpr xpar_dtype dtype_of<int32_t>() { return XPAR_INT32; }
+template <> constexpr xpar_dtype dtype_of<float>() { return XPAR_FLOAT; }
+template <> constexpr xpar_dtype dtype_of<int64_t>() { return XPAR_INT64; }
+template <> constexpr xpar_dtype dtype_of<uint64_t>() { return XPAR_UINT64; }
+template <> constexpr xpar_dtype dtype_of<double>() { return XPAR_DOUBLE; }
+template <class T> const char *name_of();
+template <> const char *name_of<int32_t>() { return "int32"; }
+template <> const char *name_of<float>() { return "float"; }
+template <> const char *name_of<int64_t>() { return "int64"; }
+template <> const char *name_of<uint64_t>() { return "uint64"; }
+template <> const char *name_of<double>() { return "double"; }
+
+template <class T> void fill_input(void *in, size_t n, uint32_t salt) {
+  if (std::is_same<T, float>::value)
+    fill_unit_floats<<<1024, 256>>>((float *)in, n);
+  else if (std::is_same<T, double>::value)
+    fill_unit_doubles<<<1024, 256>>>((double *)in, n);
+  else
+    fill_random<<<1024, 256>>>((uint32_t *)in, n * sizeof(T) / 4, salt);
+  GB_CUDA(cudaDeviceSynchronize());
+}
+
+struct Ctx {
+  xpar__cuda_state *st;
+  cudaStream_t s;
+  void *in, *out_cub, *out_xpar, *d_result, *temp;
+  size_t temp_bytes;
+  CompareResult *cmp;
+  int sms, reps;
+};
+
+enum ScanOpKind { SCAN_SUM, SCAN_MIN, SCAN_MAX };
+
+/* One scan row: CUB's and xpar's synchronous scan of n elements of T. */
+template <class T>
+void scan_row(Ctx &c, ScanOpKind opk, bool exclusive, size_t n, const char *op_name) {
+  xpar__exec ex;
+  memset(&ex, 0, sizeof ex);
+  ex.cuda = c.st;
+  const T *in = (const T *)c.in;
+  T *oc = (T *)c.out_cub, *ox = (T *)c.out_xpar;
+  size_t tb = c.temp_bytes;
+  const xpar_reduction xop = opk == SCAN_SUM ? XPAR_SUM : opk == SCAN_MIN ? XPAR_MIN : XPAR_MAX;
+  auto cub_call = [&] {
+    if (opk == SCAN_SUM && !exclusive)
+      GB_CUDA(cub::DeviceScan::InclusiveSum(c.temp, tb, in, oc, (int64_t)n, c.s));
+    else if (opk == SCAN_SUM)
+      GB_CUDA(cub::DeviceScan::ExclusiveSum(c.temp, tb, in, oc, (int64_t)n, c.s));
+    else if (opk == SCAN_MIN)
+      GB_CUDA(cub::DeviceScan::InclusiveScan(c.temp, tb, in, oc, cuda::minimum<>{}, (int64_t)n, c.s));
+    else
+      GB_CUDA(cub::DeviceScan::InclusiveScan(c.temp, tb, in, oc, cuda::maximum<>{}, (int64_t)n, c.s));
+    GB_CUDA(cudaStreamSynchronize(c.s));
+  };
+  auto xpar_call = [&] {
+    GB_XPAR(B.scan(&ex, dtype_of<T>(), xop, exclusive ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE, NULL,
+                   in, ox, n));
+  };
+  GB_CUDA(cudaMemset(ox, 0xA5, n * sizeof(T)));
+  Row r{op_name, name_of<T>(), (int)(log2((double)n) + 0.5), 2.0 * sizeof(T) * n,
+        time_pair(c.s, cub_call, xpar_call, 3, c.reps), ""};
+  const int mode = std::is_same<T, float>::value ? 1 : std::is_same<T, double>::value ? 2 : 0;
+  const size_t words = mode == 0 ? n * sizeof(T) / 4 : n;
+  const CompareResult h = compare_with(ox, oc, words, mode, c.cmp, c.sms);
+  char v[64];
+  snprintf(v, sizeof v, h.bad ? "MISMATCH %llu" : "ok", h.bad);
+  r.check = v;
+  g_rows.push_back(r);
+  print_row("ROW", r);
+}
+
+/* One reduce row: CUB's reduce + cudaMemcpy of the result against xpar's reduce with the
+ * result on the host.  kind: 0 sum, 1 min, 2 max. */
+template <class T> void reduce_row(Ctx &c, int kind, size_t n, const char *op_name) {
+  xpar__exec ex;
+  memset(&ex, 0, sizeof ex);
+  ex.cuda = c.st;
+  const T *in = (const T *)c.in;
+  T *dr = (T *)c.d_result;
+  size_t tb = c.temp_bytes;
+  T cub_r = 0, xpar_r = 0;
+  auto cub_call = [&] {
+    if (kind == 0)
+      GB_CUDA(cub::DeviceReduce::Sum(c.temp, tb, in, dr, (int64_t)n, c.s));
+    else if (kind == 1)
+      GB_CUDA(cub::DeviceReduce::Min(c.temp, tb, in, dr, (int64_t)n, c.s));
+    else
+      GB_CUDA(cub::DeviceReduce::Max(c.temp, tb, in, dr, (int64_t)n, c.s));
+    GB_CUDA(cudaMemcpyAsync(&cub_r, dr, sizeof(T), cudaMemcpyDeviceToHost, c.s));
+    GB_CUDA(cudaStreamSynchronize(c.s));
+  };
+  auto xpar_call = [&] {
+    GB_XPAR(B.reduce(&ex, dtype_of<T>(), kind == 0 ? XPAR_SUM : kind == 1 ? XPAR_MIN : XPAR_MAX,
+                     in, n, &xpar_r));
+  };
+  Row r{op_name, name_of<T>(), (int)(log2((double)n) + 0.5), (double)sizeof(T) * n,
+        time_pair(c.s, cub_call, xpar_call, 3, c.reps), ""};
+  const double a = (double)cub_r, b = (double)xpar_r;
+  const bool ok = std::is_integral<T>::value ? cub_r == xpar_r
+                                             : fabs(a - b) <= 1e-6 * fmax(fabs(a), 1.0);
+  r.check = ok ? "ok" : "DIFFERS";
+  g_rows.push_back(r);
+  print_row("ROW", r);
+}
+
+/* xpar-only rows against xpar's own sum (no CUB counterpart): wide sum, dot. */
+void own_row(Ctx &c, const char *op, const char *dtype, size_t n, double bytes,
+             const std::function<void()> &call, double sum_ms) {
+  /* events on the legacy stream bracket the work of the state's (blocking) stream */
+  const double ms = median_ms(call, 3, c.reps);
+  printf("OWN %-18s %-7s 2^%-2d events %8.3f ms, %5.0f GB/s read (%.3f x the int32 sum's rate)\n",
+         op, dtype, (int)(log2((double)n) + 0.5), ms, bytes / ms / 1e6,
+         (bytes / ms) / (4.0 * n / sum_ms));
+  fflush(stdout);
+}
+
+/* The reduce's tuning space: 16-byte loads in flight per thread x resident blocks per SM
+ * (grid = SMs x that), sum, events, queued with the result on the device (as CUB's), CUB
+ * interleaved. */
+template <class T, unsigned LOADS>
+xpar_status sweep_reduce(const xpar__exec *ex, const void *in, size_t n, void *result) {
+  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "reduce"));
+  const xpar_cuda::ArraySource<T, T> src{static_cast<const T *>(in)};
+  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, xpar_cuda::ArraySource<T, T>, LOADS>(
+      ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
+}
+template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max) {
+  typedef xpar_status (*Run)(const xpar__exec *, const void *, size_t, void *);
+  struct Config {
+    const char *name;
+    Run run;
+    unsigned per_sm;
+  };
+  const Config configs[] = {{"8 loads, 8/SM", sweep_reduce<T, 8>, 8},
+                            {"16 loads, 8/SM", sweep_reduce<T, 16>, 8},
+                            {"16 loads, 4/SM", sweep_reduce<T, 16>, 4},
+                            {"4 loads, 8/SM", sweep_reduce<T, 4>, 8},
+                            {"8 loads, 4/SM", sweep_reduce<T, 8>, 4}};
+  fill_input<T>(c.in, (size_t)1 << lg_max, 31u);
+  for (int lg = lg_min; lg <= lg_max; lg += 2) {
+    const size_t n = (size_t)1 << lg;
+    size_t tb = c.temp_bytes;
+    for (const Config &cf : configs) {
+      xpar__exec ex;
+      memset(&ex, 0, sizeof ex);
+      ex.cuda = c.st;
+      ex.nowait = 1;
+      ex.result_on_device = 1;
+      ex.block = 256;
+      ex.grid = (unsigned)c.sms * cf.per_sm;
+      const Pair t = time_pair(
+          c.s,
+          [&] {
+            GB_CUDA(cub::DeviceReduce::Sum(c.temp, tb, (const T *)c.in, (T *)c.d_result,
+                                           (int64_t)n, c.s));
+          },
+          [&] { GB_XPAR(cf.run(&ex, c.in, n, c.d_result)); }, 3, c.reps);
+      printf("REDUCESWEEP %-6s 2^%d %-15s events CUB %8.3f ms xpar %8.3f ms  %6.3f x CUB  "
+             "%5.0f GB/s\n", name_of<T>(), lg, cf.name, t.cub_ev, t.xpar_ev,
+             t.cub_ev / t.xpar_ev, sizeof(T) * (double)n / t.xpar_ev / 1e6);
+      fflush(stdout);
+    }
+  }
+}
+
+__global__ void empty_kernel() {}
+__global__ void stamp_kernel(unsigned long long *w, unsigned long long v, int fence) {
+  if (fence == 1) __threadfence_system();
+  if (fence == 2)
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(w), "l"(v) : "memory");
+  else
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(w), "l"(v) : "memory");
+}
+
+/* The issue's table: ratio range over the rows that match, against the target. */
+void table_line(const char *what, const std::vector<std::string> &ops,
+                const std::vector<std::string> &dtypes, double target) {
+  double lo_w = 1e9, hi_w = 0, lo_e = 1e9, hi_e = 0;
+  int rows = 0;
+  for (const Row &r : g_rows) {
+    if (std::find(ops.begin(), ops.end(), r.op) == ops.end()) continue;
+    if (std::find(dtypes.begin(), dtypes.end(), r.dtype) == dtypes.end()) continue;
+    const double w = r.t.cub_wall / r.t.xpar_wall, e = r.t.cub_ev / r.t.xpar_ev;
+    lo_w = std::min(lo_w, w), hi_w = std::max(hi_w, w);
+    lo_e = std::min(lo_e, e), hi_e = std::max(hi_e, e);
+    rows++;
+  }
+  if (!rows) return;
+  printf("TABLE %-58s wall %5.3f-%5.3f  events %5.3f-%5.3f  target >= %.2f  %s\n", what, lo_w,
+         hi_w, lo_e, hi_e, target, std::min(lo_w, lo_e) >= target ? "MET" : "missed");
 }
 
 } // namespace
@@ -67,192 +309,244 @@ int gpu_bench_run(int quick) {
   GB_CUDA(cudaGetDeviceProperties(&prop, 0));
   printf("device: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount,
          prop.l2CacheSize >> 20);
-  const size_t max_n = quick ? (1u << 24) : (1u << 30);
-  const int reps = quick ? 5 : 25;
-
-  char *in = NULL, *out = NULL;
-  GB_CUDA(cudaMalloc(&in, max_n * 4));
-  GB_CUDA(cudaMalloc(&out, max_n * 4));
-  void *d_result = NULL;
-  GB_CUDA(cudaMalloc(&d_result, 64));
-  fill_random<<<1024, 256>>>((uint32_t *)in, max_n, 12345u);
-  GB_CUDA(cudaDeviceSynchronize());
-
-  xpar__cuda_state *st = NULL;
-  xpar__exec ex = queued_exec_on_default_stream(&st);
+  const int lg_max = quick ? 24 : 30, lg_min = quick ? 22 : 26;
+  const size_t max_n = (size_t)1 << lg_max;
+  Ctx c;
+  c.sms = prop.multiProcessorCount;
+  c.reps = quick ? 5 : 21;
+  GB_XPAR(B.state_create(0, &c.st));
+  c.s = c.st->stream;
+  GB_CUDA(cudaMalloc(&c.in, max_n * 8));
+  GB_CUDA(cudaMalloc(&c.out_cub, max_n * 4));
+  GB_CUDA(cudaMalloc(&c.out_xpar, max_n * 4));
+  GB_CUDA(cudaMalloc(&c.d_result, 64));
+  GB_CUDA(cudaMalloc(&c.cmp, sizeof(CompareResult)));
+  c.temp_bytes = 64u << 20; /* CUB's scan and reduce need far less at 2^30 */
+  {
+    size_t t = 0;
+    cub::DeviceScan::InclusiveSum(NULL, t, (const double *)c.in, (double *)c.out_cub, (int64_t)max_n);
+    c.temp_bytes = std::max(c.temp_bytes, t);
+  }
+  GB_CUDA(cudaMalloc(&c.temp, c.temp_bytes));
+  int sr = 0, sl = 0, sb = 0, sp = 0;
+  for (int bytes : {4, 8})
+    if (xpar__cuda_scan_resources(bytes, &sr, &sl, &sb, &sp) == 0)
+      printf("scan kernel, %d-byte elements: block %d, %d registers, %d local bytes, %d "
+             "blocks/SM resident\n", bytes, sb, sr, sl, sp);
 
   /* ---- ceiling: device-to-device copy ---- */
+  fill_input<int32_t>(c.in, max_n, 12345u);
+  const size_t copy_n = quick ? max_n : (size_t)1 << 30;
   const double copy_ms = median_ms(
-      [&] { GB_CUDA(cudaMemcpyAsync(out, in, max_n * 4, cudaMemcpyDeviceToDevice, 0)); }, 2, reps);
-  const double copy_gbs = 2.0 * max_n * 4 / copy_ms / 1e6;
-  printf("d2d copy %zu MiB: %.3f ms, %.0f GB/s (read + write)\n", (max_n * 4) >> 20, copy_ms,
+      [&] { GB_CUDA(cudaMemcpyAsync(c.out_cub, c.in, copy_n * 4, cudaMemcpyDeviceToDevice, 0)); },
+      2, c.reps);
+  const double copy_gbs = 2.0 * copy_n * 4 / copy_ms / 1e6;
+  printf("d2d copy %zu MiB: %.3f ms, %.0f GB/s (read + write)\n", (copy_n * 4) >> 20, copy_ms,
          copy_gbs);
 
-  /* CUB temporary storage, sized for the largest call of each algorithm */
-  size_t temp_bytes = 0, t1 = 0, t2 = 0;
-  cub::DeviceReduce::Sum(NULL, t1, (const int *)in, (int *)d_result, (int64_t)max_n);
-  cub::DeviceScan::InclusiveSum(NULL, t2, (const int *)in, (int *)out, (int64_t)max_n);
-  temp_bytes = std::max(t1, t2);
-  size_t t3 = 0, t4 = 0;
-  cub::DeviceReduce::Sum(NULL, t3, (const float *)in, (float *)d_result, (int64_t)max_n);
-  cub::DeviceScan::InclusiveSum(NULL, t4, (const float *)in, (float *)out, (int64_t)max_n);
-  temp_bytes = std::max(temp_bytes, std::max(t3, t4));
-  void *temp = NULL;
-  GB_CUDA(cudaMalloc(&temp, temp_bytes));
-
-  /* (v3's look-back knob sweep that stood here is superseded by --scan-sweep, which
-   * sweeps the occupancy kernels' shapes, tile order and delays beside CUB.) */
-  printf("scan variant in use: %s\n", xpar__cuda_scan_variant_name(st->scan_tuning.variant));
-
-  printf("\n%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
-         "CUB GB/s", "xpar GB/s", "ratio");
-  const std::vector<size_t> sizes =
-      quick ? std::vector<size_t>{1u << 24} : std::vector<size_t>{1u << 28, 1u << 30};
-  for (int dt = 0; dt < 2; dt++) {
-    if (dt == 1) {
-      fill_unit_floats<<<1024, 256>>>((float *)in, max_n);
-      GB_CUDA(cudaDeviceSynchronize());
-    }
-    for (size_t n : sizes) {
-      Row r{"reduce-sum", dt ? "float" : "int32", n, 4.0 * n, 0, 0};
-      size_t tb = temp_bytes;
-      r.cub_ms = median_ms(
-          [&] {
-            if (dt)
-              cub::DeviceReduce::Sum(temp, tb, (const float *)in, (float *)d_result, (int64_t)n);
-            else
-              cub::DeviceReduce::Sum(temp, tb, (const int *)in, (int *)d_result, (int64_t)n);
-          },
-          3, reps);
-      xpar__exec re = ex;
-      re.block = 0;
-      r.xpar_ms = median_ms(
-          [&] { GB_XPAR(B.reduce(&re, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, in, n, d_result)); },
-          3, reps);
-      g_rows.push_back(r);
-      print_row(r);
-    }
-    for (size_t n : sizes) {
-      Row r{"scan-incl", dt ? "float" : "int32", n, 8.0 * n, 0, 0};
-      size_t tb = temp_bytes;
-      r.cub_ms = median_ms(
-          [&] {
-            if (dt)
-              cub::DeviceScan::InclusiveSum(temp, tb, (const float *)in, (float *)out, (int64_t)n);
-            else
-              cub::DeviceScan::InclusiveSum(temp, tb, (const int *)in, (int *)out, (int64_t)n);
-          },
-          3, reps);
-      r.xpar_ms = median_ms(
-          [&] {
-            GB_XPAR(B.scan(&ex, dt ? XPAR_FLOAT : XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, in, out, n));
-          },
-          3, reps);
-      g_rows.push_back(r);
-      print_row(r);
-    }
-  }
-  /* elementwise against the copy ceiling (no CUB counterpart) */
+  /* ---- reduce ---- */
+  double sum_ms_28 = 0;
+  auto reduce_sizes = [&](auto zero) {
+    using T = decltype(zero);
+    fill_input<T>(c.in, max_n, 777u);
+    for (int lg = lg_min; lg <= lg_max; lg++) reduce_row<T>(c, 0, (size_t)1 << lg, "reduce-sum");
+  };
+  reduce_sizes(int32_t{});
+  reduce_sizes(float{});
+  reduce_sizes(int64_t{});
+  reduce_sizes(double{});
   {
-    const size_t n = quick ? (1u << 22) : (1u << 28);
-    float alpha = 0.5f;
-    xpar__exec ew = ex;
-    ew.block = 0;
-    const double ms = median_ms(
-        [&] { GB_XPAR(B.axpy(&ew, XPAR_FLOAT, &alpha, in, out, n)); }, 3, reps);
-    printf("%-12s %-6s 2^%-3d %9s %9.3f %8s %8.0f  (%.0f%% of d2d copy)\n", "axpy", "float",
-           (int)(log2((double)n) + 0.5), "-", ms, "-", 12.0 * n / ms / 1e6,
-           100.0 * (12.0 * n / ms / 1e6) / copy_gbs);
-    const double dms = median_ms(
-        [&] { GB_XPAR(B.dot(&ew, XPAR_FLOAT, in, out, n, d_result)); }, 3, reps);
-    printf("%-12s %-6s 2^%-3d %9s %9.3f %8s %8.0f  (%.0f%% of d2d copy)\n", "dot", "float",
-           (int)(log2((double)n) + 0.5), "-", dms, "-", 8.0 * n / dms / 1e6,
-           100.0 * (8.0 * n / dms / 1e6) / copy_gbs);
+    const int lg = quick ? 24 : 28;
+    const size_t n = (size_t)1 << lg;
+    fill_input<int32_t>(c.in, max_n, 99u);
+    reduce_row<int32_t>(c, 1, n, "reduce-min");
+    reduce_row<int32_t>(c, 2, n, "reduce-max");
+    fill_input<double>(c.in, n, 0);
+    reduce_row<double>(c, 1, n, "reduce-min");
+    reduce_row<double>(c, 2, n, "reduce-max");
+    fill_input<int32_t>(c.in, max_n, 99u);
+    for (const Row &r : g_rows)
+      if (r.op == "reduce-sum" && r.dtype == "int32" && r.lg == lg) sum_ms_28 = r.t.xpar_ev;
+    xpar__exec qe;
+    memset(&qe, 0, sizeof qe);
+    qe.cuda = c.st;
+    int64_t wide = 0;
+    own_row(c, "reduce-sum-wide", "int32", n, 4.0 * n,
+            [&] { GB_XPAR(B.reduce_sum_wide(&qe, XPAR_INT32, c.in, n, &wide)); }, sum_ms_28);
+    float dot = 0;
+    fill_input<float>(c.in, max_n, 0);
+    own_row(c, "dot", "float", n, 8.0 * n,
+            [&] { GB_XPAR(B.dot(&qe, XPAR_FLOAT, c.in, (const char *)c.in + n * 4, n, &dot)); },
+            sum_ms_28);
   }
 
-  /* scan_init vs scan, xpar against itself: plain scan first, then with a carry-in, the
-   * same data and buffers (the input fits as 2^28 doubles: in holds max_n * 4 bytes; the
-   * float data of the rows above is not needed after this) */
-  std::vector<std::string> init_lines;
+  reduce_sweep<int32_t>(c, lg_min, lg_max);
+  reduce_sweep<double>(c, lg_min, lg_max - 1);
+
+  /* ---- scans ---- */
+  auto scan_sizes = [&](auto zero, int lg_top) {
+    using T = decltype(zero);
+    fill_input<T>(c.in, (size_t)1 << lg_top, 4321u);
+    for (int lg = lg_min; lg <= lg_top; lg++)
+      scan_row<T>(c, SCAN_SUM, false, (size_t)1 << lg, "scan-incl-sum");
+  };
+  scan_sizes(int32_t{}, lg_max);
+  scan_sizes(float{}, lg_max);
+  scan_sizes(int64_t{}, lg_max - 1);
+  scan_sizes(double{}, lg_max - 1);
   {
-    const size_t n = quick ? (1u << 22) : (1u << 28);
-    const int lg = (int)(log2((double)n) + 0.5);
-    printf("\nscan_init vs scan (xpar, sum, events, median of %d; ratio = scan ms / scan_init "
-           "ms)\n", reps);
-    for (int dt = 0; dt < 2; dt++) {
-      if (dt)
-        fill_unit_doubles<<<1024, 256>>>((double *)in, n);
-      else
-        fill_random<<<1024, 256>>>((uint32_t *)in, n, 4321u);
-      GB_CUDA(cudaDeviceSynchronize());
-      const xpar_dtype xdt = dt ? XPAR_DOUBLE : XPAR_INT32;
-      const double bytes = (dt ? 16.0 : 8.0) * n; /* read + write */
-      xpar__scalar init;
-      memset(&init, 0, sizeof init);
-      if (dt)
-        init.f64 = 0.5;
-      else
-        init.i32 = 123456789;
-      for (int k = 0; k < 2; k++) {
-        const xpar_scan_kind kind = k ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
-        const double plain_ms = median_ms(
-            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, kind, NULL, in, out, n)); }, 3, reps);
-        const double init_ms = median_ms(
-            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, kind, &init, in, out, n)); }, 3, reps);
-        char line[192];
-        snprintf(line, sizeof line,
-                 "SCANINIT %-6s %-9s 2^%-3d scan %8.3f ms %5.0f GB/s  scan_init %8.3f ms %5.0f "
-                 "GB/s  ratio %6.3f",
-                 dt ? "double" : "int32", k ? "exclusive" : "inclusive", lg, plain_ms,
-                 bytes / plain_ms / 1e6, init_ms, bytes / init_ms / 1e6, plain_ms / init_ms);
-        puts(line);
-        fflush(stdout);
-        init_lines.push_back(line);
-      }
-    }
+    const size_t n = (size_t)1 << (quick ? 24 : 28);
+    fill_input<uint64_t>(c.in, n, 55u);
+    scan_row<uint64_t>(c, SCAN_SUM, false, n, "scan-incl-sum");
+    scan_row<uint64_t>(c, SCAN_SUM, true, n, "scan-excl-sum");
+    fill_input<int64_t>(c.in, n, 56u);
+    scan_row<int64_t>(c, SCAN_SUM, true, n, "scan-excl-sum");
+    scan_row<int64_t>(c, SCAN_MIN, false, n, "scan-incl-min");
+    scan_row<int64_t>(c, SCAN_MAX, false, n, "scan-incl-max");
+    fill_input<double>(c.in, n, 0);
+    scan_row<double>(c, SCAN_SUM, true, n, "scan-excl-sum");
+    scan_row<double>(c, SCAN_MIN, false, n, "scan-incl-min");
+    scan_row<double>(c, SCAN_MAX, false, n, "scan-incl-max");
+    fill_input<int32_t>(c.in, n, 57u);
+    scan_row<int32_t>(c, SCAN_SUM, true, n, "scan-excl-sum");
+    scan_row<int32_t>(c, SCAN_MAX, false, n, "scan-incl-max");
   }
 
-  /* ---- small-N latency, synchronous, host wall clock ---- */
-  fill_random<<<64, 256>>>((uint32_t *)in, 1024, 777u);
-  GB_CUDA(cudaDeviceSynchronize());
-  cudaStream_t s;
-  GB_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  GB_XPAR(B.set_stream(st, NULL)); /* the state's own stream, as an application has it */
-  int host_result = 0;
-  size_t tb = temp_bytes;
-  const double cub_us = median_wall_us(
-      [&] {
-        cub::DeviceReduce::Sum(temp, tb, (const int *)in, (int *)d_result, 1024, s);
-        GB_CUDA(cudaMemcpyAsync(&host_result, d_result, 4, cudaMemcpyDeviceToHost, s));
-        GB_CUDA(cudaStreamSynchronize(s));
-      },
-      200, 2001);
+  /* ---- small N: 1,024 device int32, synchronous, host wall clock, median of 2001 ---- */
+  fill_input<int32_t>(c.in, 1024, 777u);
   xpar__exec sync_ex;
   memset(&sync_ex, 0, sizeof sync_ex);
-  sync_ex.cuda = st;
-  int xpar_result = 0;
-  const double xpar_us = median_wall_us(
-      [&] { GB_XPAR(B.reduce(&sync_ex, XPAR_INT32, XPAR_SUM, in, 1024, &xpar_result)); }, 200,
-      2001);
-  printf("\nsmall-N reduce, 1024 int32 on the device, result on the host (wall clock median):\n"
-         "  CUB reduce + cudaMemcpy + sync: %.1f us   xpar reduce (sync): %.1f us   ratio %.2f  "
-         "results %s\n",
-         cub_us, xpar_us, cub_us / xpar_us, host_result == xpar_result ? "equal" : "DIFFER");
-  GB_CUDA(cudaStreamDestroy(s));
+  sync_ex.cuda = c.st;
+  int host_result = 0, xpar_result = 0;
+  size_t tb = c.temp_bytes;
+  const int sreps = 2001;
+  const double cub_reduce_us = median_wall_us(
+      [&] {
+        GB_CUDA(cub::DeviceReduce::Sum(c.temp, tb, (const int *)c.in, (int *)c.d_result, 1024, c.s));
+        GB_CUDA(cudaMemcpyAsync(&host_result, c.d_result, 4, cudaMemcpyDeviceToHost, c.s));
+        GB_CUDA(cudaStreamSynchronize(c.s));
+      },
+      200, sreps);
+  const double xpar_reduce_us = median_wall_us(
+      [&] { GB_XPAR(B.reduce(&sync_ex, XPAR_INT32, XPAR_SUM, c.in, 1024, &xpar_result)); }, 200,
+      sreps);
+  const double cub_scan_us = median_wall_us(
+      [&] {
+        GB_CUDA(cub::DeviceScan::InclusiveSum(c.temp, tb, (const int *)c.in, (int *)c.out_cub, 1024, c.s));
+        GB_CUDA(cudaStreamSynchronize(c.s));
+      },
+      200, sreps);
+  const double xpar_scan_us = median_wall_us(
+      [&] {
+        GB_XPAR(B.scan(&sync_ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, c.in, c.out_xpar, 1024));
+      },
+      200, sreps);
+  const CompareResult small_scan = compare_with(c.out_xpar, c.out_cub, 1024, 0, c.cmp, c.sms);
+  /* floors */
+  const double launch_us = median_wall_us(
+      [&] {
+        empty_kernel<<<1, 32, 0, c.s>>>();
+        GB_CUDA(cudaGetLastError());
+      },
+      200, sreps);
+  GB_CUDA(cudaStreamSynchronize(c.s));
+  const double empty_sync_us = median_wall_us(
+      [&] {
+        empty_kernel<<<1, 32, 0, c.s>>>();
+        GB_CUDA(cudaStreamSynchronize(c.s));
+      },
+      200, sreps);
+  unsigned long long *stamp_h = NULL, *stamp_d = NULL;
+  GB_CUDA(cudaHostAlloc((void **)&stamp_h, 64, cudaHostAllocMapped));
+  GB_CUDA(cudaHostGetDevicePointer((void **)&stamp_d, stamp_h, 0));
+  *stamp_h = 0;
+  unsigned long long stamp = 0;
+  double stamp_us[3];
+  for (int fence = 0; fence < 3; fence++) {
+    stamp_us[fence] = median_wall_us(
+        [&] {
+          ++stamp;
+          stamp_kernel<<<1, 32, 0, c.s>>>(stamp_d, stamp, fence);
+          while (__atomic_load_n(stamp_h, __ATOMIC_ACQUIRE) != stamp) {
+          }
+        },
+        200, sreps);
+    GB_CUDA(cudaStreamSynchronize(c.s));
+  }
+  /* where the small scan's time goes: the same call queued + stream sync, other sizes and
+   * blocks, and the reduce with its result on the device + stream sync */
+  xpar__exec q_ex = sync_ex;
+  q_ex.nowait = 1;
+  const double scan_queued_sync_us = median_wall_us(
+      [&] {
+        GB_XPAR(B.scan(&q_ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, c.in, c.out_xpar, 1024));
+        GB_CUDA(cudaStreamSynchronize(c.s));
+      },
+      200, sreps);
+  xpar__exec b32 = sync_ex;
+  b32.block = 32;
+  const double scan_b32_us = median_wall_us(
+      [&] { GB_XPAR(B.scan(&b32, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, c.in, c.out_xpar, 1024)); },
+      200, sreps);
+  const double scan_64_us = median_wall_us(
+      [&] { GB_XPAR(B.scan(&sync_ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, c.in, c.out_xpar, 64)); },
+      200, sreps);
+  const double scan_8k_us = median_wall_us(
+      [&] { GB_XPAR(B.scan(&sync_ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, c.in, c.out_xpar, 8192)); },
+      200, sreps);
+  xpar__exec rd_ex = sync_ex;
+  rd_ex.result_on_device = 1;
+  const double reduce_dev_us = median_wall_us(
+      [&] { GB_XPAR(B.reduce(&rd_ex, XPAR_INT32, XPAR_SUM, c.in, 1024, c.d_result)); }, 200,
+      sreps);
+  const double set_device_us = median_wall_us([&] { GB_CUDA(cudaSetDevice(0)); }, 200, sreps);
+  cudaFreeHost(stamp_h);
+  printf("\nSMALLN floors (1024 int32 on the device, synchronous, host wall clock, median of "
+         "%d): empty-kernel launch alone %.1f us; empty kernel + cudaStreamSynchronize %.1f us; "
+         "kernel stamping a pinned word + host spin %.1f us (after __threadfence_system "
+         "%.1f us, as st.release.sys %.1f us); cudaSetDevice %.2f us\n",
+         sreps, launch_us, empty_sync_us, stamp_us[0], stamp_us[1], stamp_us[2], set_device_us);
+  printf("SMALLN scan paths: 1024 queued + stream sync %.1f us; 1024 with block 32 %.1f us; "
+         "64 elements %.1f us; 8192 (2 blocks, stream sync) %.1f us; reduce 1024 with the "
+         "result on the device (stream sync) %.1f us\n",
+         scan_queued_sync_us, scan_b32_us, scan_64_us, scan_8k_us, reduce_dev_us);
+  printf("SMALLN reduce: CUB + cudaMemcpy %.1f us, xpar %.1f us (ratio %.2f, results %s)\n",
+         cub_reduce_us, xpar_reduce_us, cub_reduce_us / xpar_reduce_us,
+         host_result == xpar_result ? "equal" : "DIFFER");
+  printf("SMALLN scan: CUB + sync %.1f us, xpar %.1f us (ratio %.2f, outputs %s)\n",
+         cub_scan_us, xpar_scan_us, cub_scan_us / xpar_scan_us,
+         small_scan.bad ? "DIFFER" : "equal");
 
-  printf("\nSUMMARY (ratio = CUB time / xpar time; d2d copy %.0f GB/s)\n", copy_gbs);
-  printf("%-12s %-6s %-5s %9s %9s %8s %8s %6s\n", "op", "dtype", "N", "CUB ms", "xpar ms",
-         "CUB GB/s", "xpar GB/s", "ratio");
-  for (const Row &r : g_rows) print_row(r);
-  for (const std::string &l : init_lines) puts(l.c_str());
-  printf("small-N reduce 1024 int32 sync: CUB+memcpy %.1f us, xpar %.1f us\n", cub_us, xpar_us);
+  printf("\nSUMMARY (ratio = CUB time / xpar time; d2d copy %.0f GB/s; median of %d, "
+         "interleaved)\n", copy_gbs, c.reps);
+  for (const Row &r : g_rows) print_row("SUMMARY", r);
+  table_line("inclusive scan int64 / double, 2^26-2^29", {"scan-incl-sum"}, {"int64", "double"}, 1.00);
+  table_line("8-byte scans sum/min/max incl/excl, 2^28 (+ uint64)",
+             {"scan-excl-sum", "scan-incl-min", "scan-incl-max"}, {"int64", "uint64", "double"}, 1.00);
+  table_line("inclusive scan int32 / float, 2^26-2^30", {"scan-incl-sum"}, {"int32", "float"}, 1.08);
+  table_line("reduce sum int32 / float / int64 / double, 2^26-2^30", {"reduce-sum"},
+             {"int32", "float", "int64", "double"}, 1.02);
+  table_line("reduce min / max int32 / double, 2^28", {"reduce-min", "reduce-max"},
+             {"int32", "double"}, 1.02);
+  printf("TABLE %-58s xpar %.1f us (CUB + memcpy %.1f us)  target <= 6 us  %s\n",
+         "sync reduce of 1,024 device int32, result on the host", xpar_reduce_us, cub_reduce_us,
+         xpar_reduce_us <= 6.0 ? "MET" : "missed");
+  printf("TABLE %-58s xpar %.1f us (CUB + sync %.1f us)  target <= 6 us  %s\n",
+         "sync scan of 1,024 device int32", xpar_scan_us, cub_scan_us,
+         xpar_scan_us <= 6.0 ? "MET" : "missed");
+  int bad = 0;
+  for (const Row &r : g_rows) bad += r.check != "ok";
+  bad += host_result != xpar_result || small_scan.bad;
+  printf("BENCH checks: %s\n", bad ? "FAILED (a row differs from CUB)" : "every row matches CUB");
 
-  B.state_destroy(st);
-  cudaFree(temp);
-  cudaFree(in);
-  cudaFree(out);
-  cudaFree(d_result);
-  return 0;
+  B.state_destroy(c.st);
+  cudaFree(c.temp);
+  cudaFree(c.cmp);
+  cudaFree(c.in);
+  cudaFree(c.out_cub);
+  cudaFree(c.out_xpar);
+  cudaFree(c.d_result);
+  return bad ? 1 : 0;
 }
 
 /* Three CUB and five xpar int32 inclusive scans of 2^28 elements, for a profiler to pick
@@ -286,132 +580,3 @@ int gpu_profile_scan(void) {
   return 0;
 }
 
-/* ---- --scan-variants: CUB vs every scan variant, one run --------------------------- */
-
-int gpu_scan_variants_run(int quick) {
-  cudaDeviceProp prop;
-  GB_CUDA(cudaGetDeviceProperties(&prop, 0));
-  const size_t max_n = quick ? (1u << 24) : (1u << 30);
-  const int reps = quick ? 5 : 9;
-  printf("scan variants: %s, %d SMs; CUB InclusiveSum vs xpar inclusive sum (int32, float, "
-         "double), events, "
-         "2 warm-ups, median of %d\n", prop.name, prop.multiProcessorCount, reps);
-
-  xpar__cuda_state *st = NULL;
-  xpar__exec ex = queued_exec_on_default_stream(&st);
-  const xpar__cuda_scan_tuning saved = st->scan_tuning;
-
-  for (int v = 0; v < XPAR_CUDA_SCAN_VARIANTS; v++) {
-    int regs = 0, local = 0, block = 0, per_sm = 0;
-    if (xpar__cuda_scan_variant_resources(v, &regs, &local, &block, &per_sm) == 0)
-      printf("  %-7s int32-sum kernel: block %4d, %d registers, %d local bytes, %d blocks/SM "
-             "resident\n", xpar__cuda_scan_variant_name(v), block, regs, local, per_sm);
-  }
-
-  char *in = NULL, *out = NULL, *ref = NULL;
-  GB_CUDA(cudaMalloc(&in, max_n * 8)); /* 8 bytes: the double rows */
-  GB_CUDA(cudaMalloc(&out, max_n * 8));
-  GB_CUDA(cudaMalloc(&ref, max_n * 8));
-  CompareResult *cmp = NULL;
-  GB_CUDA(cudaMalloc(&cmp, sizeof(CompareResult)));
-  size_t temp_bytes = 0, t1 = 0, t2 = 0;
-  cub::DeviceScan::InclusiveSum(NULL, temp_bytes, (const int *)in, (int *)out, (int64_t)max_n);
-  cub::DeviceScan::InclusiveSum(NULL, t1, (const float *)in, (float *)out, (int64_t)max_n);
-  cub::DeviceScan::InclusiveSum(NULL, t2, (const double *)in, (double *)out, (int64_t)max_n);
-  temp_bytes = std::max(temp_bytes, std::max(t1, t2));
-  void *temp = NULL;
-  GB_CUDA(cudaMalloc(&temp, temp_bytes));
-
-  /* The configurations: each variant with its defaults, and v5 with tickets. */
-  struct Config {
-    const char *name;
-    xpar__cuda_scan_tuning tuning;
-  };
-  std::vector<Config> configs;
-  configs.push_back({"v3", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V3)});
-  configs.push_back({"v4", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V4)});
-  configs.push_back({"v5", xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5)});
-  {
-    /* v5's shape with v4's tile order (tickets), to keep the price of the ticket visible */
-    xpar__cuda_scan_tuning t = xpar__cuda_scan_tuning_for(XPAR_CUDA_SCAN_V5);
-    t.tile_order = XPAR_CUDA_TILES_TICKET;
-    configs.push_back({"v5 tickets", t});
-  }
-
-
-  int failures = 0;
-  printf("\n%-16s %-6s %-5s %9s %9s %6s %s\n", "variant", "dtype", "N", "ms", "GB/s", "vs CUB",
-         "check vs CUB");
-  const std::vector<size_t> sizes =
-      quick ? std::vector<size_t>{1u << 22, 1u << 24}
-            : std::vector<size_t>{1u << 20, 1u << 24, 1u << 28, 1u << 30};
-  std::vector<std::string> table;
-  /* dt: 0 int32, 1 float, 2 double */
-  for (int dt = 0; dt < 3; dt++) {
-    if (dt == 0)
-      fill_random<<<1024, 256>>>((uint32_t *)in, max_n, 2468u);
-    else if (dt == 1)
-      fill_unit_floats<<<1024, 256>>>((float *)in, max_n);
-    else
-      fill_unit_doubles<<<1024, 256>>>((double *)in, max_n);
-    GB_CUDA(cudaDeviceSynchronize());
-    const char *dname = dt == 2 ? "double" : dt ? "float" : "int32";
-    const xpar_dtype xdt = dt == 2 ? XPAR_DOUBLE : dt ? XPAR_FLOAT : XPAR_INT32;
-    const double bytes_per_item = dt == 2 ? 16.0 : 8.0; /* read + write */
-    for (size_t n : sizes) {
-      const int lg = (int)(log2((double)n) + 0.5);
-      size_t tb = temp_bytes;
-      auto cub_run = [&] {
-        if (dt == 2)
-          cub::DeviceScan::InclusiveSum(temp, tb, (const double *)in, (double *)ref, (int64_t)n);
-        else if (dt)
-          cub::DeviceScan::InclusiveSum(temp, tb, (const float *)in, (float *)ref, (int64_t)n);
-        else
-          cub::DeviceScan::InclusiveSum(temp, tb, (const int *)in, (int *)ref, (int64_t)n);
-      };
-      const double cub_ms = median_ms(cub_run, 2, reps);
-      GB_CUDA(cudaDeviceSynchronize()); /* ref holds CUB's result */
-      char line[256];
-      snprintf(line, sizeof line, "%-16s %-6s 2^%-3d %9.3f %9.0f %6.3f %s", "CUB", dname, lg,
-               cub_ms, bytes_per_item * n / cub_ms / 1e6, 1.0, "-");
-      puts(line);
-      table.push_back(line);
-      for (const Config &c : configs) {
-        st->scan_tuning = c.tuning;
-        GB_CUDA(cudaMemset(out, 0xA5, n * (dt == 2 ? 8 : 4)));
-        const double ms = median_ms(
-            [&] { GB_XPAR(B.scan(&ex, xdt, XPAR_SUM, XPAR_INCLUSIVE, NULL, in, out, n)); }, 2, reps);
-        const CompareResult h = compare_with(out, ref, n, dt, cmp, prop.multiProcessorCount);
-        char verdict[96];
-        if (h.bad) {
-          snprintf(verdict, sizeof verdict, "MISMATCH %llu elements, first at %llu", h.bad,
-                   h.first);
-          failures++;
-        } else if (dt) {
-          snprintf(verdict, sizeof verdict, "ok (max rel diff %.1e)", h.max_rel_e9 * 1e-9);
-        } else {
-          snprintf(verdict, sizeof verdict, "ok (exact)");
-        }
-        snprintf(line, sizeof line, "%-16s %-6s 2^%-3d %9.3f %9.0f %6.3f %s", c.name, dname, lg,
-                 ms, bytes_per_item * n / ms / 1e6, cub_ms / ms, verdict);
-        puts(line);
-        fflush(stdout);
-        table.push_back(line);
-      }
-    }
-  }
-  st->scan_tuning = saved;
-  printf("\nSCANVAR table (ratio = CUB time / variant time; GB/s = bytes read + written)\n");
-  printf("SCANVAR %-16s %-6s %-5s %9s %9s %6s %s\n", "variant", "dtype", "N", "ms", "GB/s",
-         "vs CUB", "check vs CUB");
-  for (const std::string &l : table) printf("SCANVAR %s\n", l.c_str());
-  printf("SCANVAR %s\n", failures ? "FAILED (a variant differs from CUB)" : "all variants match CUB");
-
-  B.state_destroy(st);
-  cudaFree(temp);
-  cudaFree(cmp);
-  cudaFree(in);
-  cudaFree(out);
-  cudaFree(ref);
-  return failures ? 1 : 0;
-}

@@ -21,6 +21,6 @@ SECTIONS=(--section SpeedOfLight --section Occupancy --section LaunchStats --sec
 if [ "${SKIP_NCU:-0}" != 1 ] && command -v ncu >/dev/null; then
   timeout 120 ncu "${SECTIONS[@]}" -k regex:DeviceScanKernel -s 1 -c 1 "$BENCH" --profile-scan \
     >"$OUT/ncu-cub.txt" 2>&1; echo "ncu cub rc $?"
-  timeout 120 ncu "${SECTIONS[@]}" -k regex:scan_occupancy -s 1 -c 1 "$BENCH" --profile-scan \
+  timeout 120 ncu "${SECTIONS[@]}" -k regex:scan_kernel -s 1 -c 1 "$BENCH" --profile-scan \
     >"$OUT/ncu-xpar.txt" 2>&1; echo "ncu xpar rc $?"
 fi

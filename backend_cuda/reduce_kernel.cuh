@@ -1,0 +1,235 @@
+/*
+ * The reduce kernel (device_reduce.cu has the layers and the entry points): sources,
+ * thread / block / device layers and the host side, templated so that the bench's reduce
+ * sweep (bench/cub/gpu_timing.cu) instantiates the same code with other load counts.
+ */
+#ifndef XPAR_BACKEND_CUDA_REDUCE_KERNEL_CUH
+#define XPAR_BACKEND_CUDA_REDUCE_KERNEL_CUH
+
+#include <string.h>
+
+#include "cuda_ops.h"
+#include "cuda_state.cuh"
+#include "dtype_ops.cuh"
+#include "launch_shape.cuh"
+#include "thread_load.cuh"
+#include "warp_block.cuh"
+
+namespace xpar_cuda {
+namespace {
+
+struct ReduceParams {
+  size_t n;
+  size_t head;    /* scalar elements before the first 16-byte boundary */
+  size_t vectors; /* whole 16-byte vectors after the head */
+  void *partials; /* gridDim.x accumulators (unused with one block) */
+  unsigned int *ticket;
+  void *result; /* device-visible: pinned mapped slot or the caller's */
+  /* Small synchronous calls with the result on the host: the kernel writes the result
+   * as stamped words into the pinned mapped slot (below), and the host spins on them
+   * instead of synchronising the stream (run_reduce).  NULL otherwise. */
+  unsigned long long *stamped;
+  unsigned int seq;
+};
+
+/*
+ * The result of a small synchronous call, for a host that spins on it: two 8-byte words,
+ * each [seq:32 | 32 bits of the value] (low half, then high half; the high word is 0 for
+ * 4-byte results).  Each word is written with one st.relaxed.sys.u64 and read by the host
+ * with one aligned 8-byte atomic load: single-copy atomic on both sides, so a word whose
+ * stamp is this call's carries this call's half of the value.  The host accepts the
+ * result only when both stamps match, so no fence orders the two words (the
+ * __threadfence_system() + flag that stood here cost a system-scope round trip before
+ * the flag could leave the GPU).
+ */
+template <class Acc> __device__ __forceinline__ void write_stamped(const ReduceParams &p, Acc v) {
+  unsigned long long bits = 0;
+  memcpy(&bits, &v, sizeof v);
+  const unsigned long long stamp = (unsigned long long)p.seq << 32;
+  const unsigned long long w0 = stamp | (bits & 0xffffffffull), w1 = stamp | (bits >> 32);
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p.stamped), "l"(w0) : "memory");
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p.stamped + 1), "l"(w1) : "memory");
+}
+
+/* The result: stamped for a spinning host, else a plain store (device pointer, or the
+ * pinned slot that the host reads after the stream synchronisation). */
+template <class Acc> __device__ __forceinline__ void write_result(const ReduceParams &p, Acc v) {
+  if (p.stamped)
+    write_stamped(p, v);
+  else
+    *static_cast<Acc *>(p.result) = v;
+}
+
+/* What a plain reduce reads: x[i], converted to the accumulator type
+ * (int32 -> int64 etc. for reduce_sum_wide; the identity otherwise). */
+template <class T, class Acc> struct ArraySource {
+  using Loaded = Pack16<T>;
+  static constexpr int per_vector = Pack16<T>::count;
+  const T *x;
+  __device__ __forceinline__ Acc scalar(size_t i) const { return (Acc)__ldg(x + i); }
+  __device__ __forceinline__ Loaded vector(size_t head, size_t v) const {
+    Loaded l;
+    l.raw = load16_readonly(x + head + v * per_vector);
+    return l;
+  }
+  __device__ __forceinline__ Acc element(const Loaded &l, int e) const { return (Acc)l.e[e]; }
+};
+
+/* What dot reads: x[i] * y[i], multiplied exactly as the CPU does (no FMA). */
+template <class T> struct DotSource {
+  struct Loaded {
+    Pack16<T> a, b;
+  };
+  static constexpr int per_vector = Pack16<T>::count;
+  const T *x;
+  const T *y;
+  __device__ __forceinline__ T scalar(size_t i) const {
+    return Arith<T>::mul(__ldg(x + i), __ldg(y + i));
+  }
+  __device__ __forceinline__ Loaded vector(size_t head, size_t v) const {
+    Loaded l;
+    l.a.raw = load16_readonly(x + head + v * per_vector);
+    l.b.raw = load16_readonly(y + head + v * per_vector);
+    return l;
+  }
+  __device__ __forceinline__ T element(const Loaded &l, int e) const {
+    return Arith<T>::mul(l.a.e[e], l.b.e[e]);
+  }
+};
+
+/* Thread layer: this thread's elements, in element order, one accumulator. */
+template <class Op, class Src, unsigned LOADS>
+__device__ __forceinline__ typename Op::Type thread_accumulate(const Src &src,
+                                                               const ReduceParams &p) {
+  using Acc = typename Op::Type;
+  constexpr unsigned loads = LOADS;
+  constexpr int per_vector = Src::per_vector;
+  const size_t thread = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  Acc acc = Op::identity();
+
+  if (thread == 0)
+    for (size_t i = 0; i < p.head; ++i) acc = Op::apply(acc, src.scalar(i));
+
+  size_t v = thread;
+  for (; v + (loads - 1) * stride < p.vectors; v += loads * stride) {
+    typename Src::Loaded batch[loads];
+#pragma unroll
+    for (unsigned u = 0; u < loads; ++u) batch[u] = src.vector(p.head, v + u * stride);
+#pragma unroll
+    for (unsigned u = 0; u < loads; ++u)
+#pragma unroll
+      for (int e = 0; e < per_vector; ++e) acc = Op::apply(acc, src.element(batch[u], e));
+  }
+  for (; v < p.vectors; v += stride) {
+    const typename Src::Loaded one = src.vector(p.head, v);
+#pragma unroll
+    for (int e = 0; e < per_vector; ++e) acc = Op::apply(acc, src.element(one, e));
+  }
+
+  for (size_t i = p.head + p.vectors * per_vector + thread; i < p.n; i += stride)
+    acc = Op::apply(acc, src.scalar(i));
+  return acc;
+}
+
+template <class Op, class Src, unsigned LOADS>
+__global__ void __launch_bounds__(tuning::max_block) reduce_kernel(Src src, ReduceParams p) {
+  using Acc = typename Op::Type;
+  __shared__ Acc warp_scratch[32];
+  __shared__ int is_last_block;
+
+  const Acc mine = thread_accumulate<Op, Src, LOADS>(src, p);
+  const Acc block_total = block_reduce<Op>(mine, blockDim.x, warp_scratch);
+
+  if (gridDim.x == 1) { /* the block's partial is the result: no extra step */
+    if (threadIdx.x == 0) write_result(p, block_total);
+    return;
+  }
+
+  /* Last-block step: publish the partial, fence, draw a ticket. */
+  Acc *partials = static_cast<Acc *>(p.partials);
+  if (threadIdx.x == 0) {
+    store_cg(partials + blockIdx.x, block_total);
+    __threadfence();
+    const unsigned ticket = atomicAdd(p.ticket, 1u);
+    is_last_block = ticket == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last_block) return;
+  __threadfence(); /* every other block's partial is visible past this */
+
+  /* Combine in block order: thread t takes partials t, t + blockDim, ...; the
+   * block tree then combines the threads; no identity is folded in. */
+  Acc acc = Op::identity();
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) {
+    const Acc part = load_cg(partials + i);
+    acc = i == threadIdx.x ? part : Op::apply(acc, part);
+  }
+  const unsigned valid = gridDim.x < blockDim.x ? gridDim.x : blockDim.x;
+  const Acc total = block_reduce<Op>(acc, valid, warp_scratch);
+  if (threadIdx.x == 0) {
+    *p.ticket = 0; /* ready for the next reduce on this state */
+    write_result(p, total);
+  }
+}
+
+/* Host side of every reduce-shaped call; LOADS: 16-byte loads in flight per thread (the
+ * bench's reduce sweep instantiates others). */
+template <class Op, class Src, unsigned LOADS = tuning::reduce_vectors_per_thread>
+xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSplit split,
+                       void *result, const char *name) {
+  using Acc = typename Op::Type;
+  xpar__cuda_state *st = ex->cuda;
+  XPAR__FORWARD(xpar__cuda_begin(st, name));
+  const int on_device = ex->result_on_device;
+  if (n == 0 && !on_device) {
+    const Acc identity = Op::identity();
+    memcpy(result, &identity, sizeof identity);
+    return XPAR_OK;
+  }
+  XPAR__FORWARD(xpar__cuda_ensure_control(st));
+
+  auto kernel = reduce_kernel<Op, Src, LOADS>;
+  xpar__cuda_shape shape;
+  XPAR__FORWARD(xpar__cuda_choose_shape(
+      ex, st, XPAR_CUDA_FAMILY_REDUCE, (const void *)kernel, n,
+      LOADS * (unsigned)Src::per_vector, &shape));
+  if (shape.grid > 1)
+    XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, (size_t)shape.grid * sizeof(Acc),
+                                         "reduce partials", NULL));
+
+  ReduceParams p;
+  p.n = n;
+  p.head = split.head;
+  p.vectors = split.vectors;
+  p.partials = st->reduce_partials.ptr;
+  p.ticket = st->reduce_ticket;
+  p.result = on_device ? result : st->result_device;
+  /* A small call with its result on the host waits for the kernel's flag
+   * rather than for the stream: cudaStreamSynchronize alone costs about as
+   * much as the whole kernel at this size (bench/cub/NOTES.md, small N). */
+  const bool spin = !on_device && n <= tuning::reduce_spin_max_n;
+  p.stamped = NULL;
+  p.seq = 0;
+  if (spin) p.stamped = xpar__cuda_next_stamped_result(st, &p.seq);
+  kernel<<<shape.grid, shape.block, 0, st->stream>>>(src, p);
+  XPAR__FORWARD(xpar__cuda_check_launch(st, name));
+
+  if (on_device) {
+    if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
+    return XPAR_OK;
+  }
+  if (spin && xpar__cuda_spin_for_stamped(st, p.seq, result, sizeof(Acc))) return XPAR_OK;
+  XPAR__FORWARD(xpar__cuda_sync(st, name));
+  /* The kernel wrote the pinned slot directly; the sync made it visible. */
+  if (spin)
+    xpar__cuda_read_stamped(st, result, sizeof(Acc));
+  else
+    memcpy(result, (const void *)st->result_host, sizeof(Acc));
+  return XPAR_OK;
+}
+
+} // namespace
+} // namespace xpar_cuda
+
+#endif /* XPAR_BACKEND_CUDA_REDUCE_KERNEL_CUH */

@@ -1,0 +1,274 @@
+/*
+ * The scan kernel: inclusive / exclusive scan (sum, min, max) in one pass with decoupled
+ * look-back (Merrill & Garland, as CUB's DeviceScan), templated on the operator and on a
+ * tuning (launch_shape.cuh's ScanTuning<4> / <8>; bench/cub/scan_sweep.cu instantiates
+ * other shapes from the same code).
+ *
+ * Layers (as CUB's AgentScan: ConsumeTile over BlockScan over WarpScan):
+ *   thread      K 16-byte vectors per thread in registers (thread_load.cuh)
+ *   warp/block  block_scan.cuh: warp totals -> warp offsets, items scanned in registers
+ *   device      scan_tile_status.cuh: status words, the look-back
+ *   tile        consume_tile below: ONE tile body for both paths
+ *
+ * Tiles.  A tile is blockDim.x x ITEMS elements.  Warp w owns the contiguous chunk
+ * [w * 32 * ITEMS, ...) of the tile; inside it the warp walks K vectors in striped order
+ * (vector k of lane l is vector k * lanes + l of the chunk), so every warp-wide access is
+ * fully coalesced and, on the aligned path, 16 bytes per lane.  Each thread reads all of
+ * its items before it writes any, and only its own items: in-place scans are safe.
+ * Partial or unaligned tiles keep the K x V register layout with bounds-checked scalar
+ * accesses, so the register shape (and budget) is that of the vector path.
+ *
+ * consume_tile, per tile:
+ *  1. load; thread total; block_warp_offsets (barrier 1): warp offsets, block total
+ *  2. look-back path: lane 0 of warp 0 publishes the block total AT ONCE (tile 0: its
+ *     inclusive prefix, init op total).  One-block path: the prefix is the carry, known
+ *     now, and seeds the local scan
+ *  3. every warp scans its items in registers from its seed (thread_scan_items)
+ *  4. look-back path: warp 0 looks back, publishes the inclusive prefix (and, in ticket
+ *     order, draws the next tile); barrier 2; prefix op local value.  Warp 0's own local
+ *     scan (3) gave the predecessors time before its first poll
+ *  5. store.  One-block path: barrier; the last thread's running value is the carry
+ * One block (grid = 1: cuda-serial, 1 x N overrides, small n) needs no look-back: the
+ * block walks the tiles in order and carries the running value into the next tile,
+ * starting from init; with block = 1 every item is folded one after the other from the
+ * carry: the CPU serial loop, operation for operation (tests/test_serial_exact.c).
+ * The look-back path applies the prefix after the local scan (re-associated: float
+ * results differ from the serial loop in the last bits, as CUB's do).
+ */
+#ifndef XPAR_BACKEND_CUDA_SCAN_KERNEL_CUH
+#define XPAR_BACKEND_CUDA_SCAN_KERNEL_CUH
+
+#include "block_scan.cuh"
+#include "scan_tile_status.cuh"
+
+namespace xpar_cuda {
+namespace {
+
+template <class T> struct ScanShared {
+  T warp_totals[32];
+  T prefix; /* look-back path: the tile's exclusive prefix; one block: the carry */
+  size_t next_tile;
+};
+
+template <class T, int VECTORS> constexpr int scan_items_per_thread() {
+  return (int)(VECTORS * (tuning::vector_bytes / sizeof(T)));
+}
+
+template <class Op, class Tn, bool VECTOR, bool ONE_BLOCK>
+__device__ __forceinline__ void consume_tile(const ScanParams &p,
+                                             ScanShared<typename Op::Type> &sh, size_t tile) {
+  using T = typename Op::Type;
+  constexpr int V = (int)(tuning::vector_bytes / sizeof(T));
+  constexpr int K = Tn::vectors;
+  constexpr int ITEMS = K * V;
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned warp = threadIdx.x >> 5;
+  const unsigned lanes = warp_lanes();
+  const T *in = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  const size_t chunk = tile * (size_t)blockDim.x * ITEMS + (size_t)warp * 32u * ITEMS;
+
+  /* 1. load everything first (in-place safety) */
+  T x[K][V];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const size_t at = chunk + ((size_t)k * lanes + lane) * V;
+    if constexpr (VECTOR) {
+      Pack16<T> pack;
+      pack.raw = load16(in + at);
+#pragma unroll
+      for (int e = 0; e < V; ++e) x[k][e] = pack.e[e];
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e) x[k][e] = at + e < p.n ? in[at + e] : Op::identity();
+    }
+  }
+  T warp_offset, block_total;
+  block_warp_offsets<Op>(thread_total<Op>(x), sh.warp_totals, &warp_offset, &block_total);
+
+  /* 2. the seed of the local scan; publish the aggregate at once */
+  const bool has_prefix = tile > 0 || p.has_init; /* uniform */
+  T seed = warp_offset;
+  if constexpr (ONE_BLOCK) {
+    if (has_prefix) seed = warp == 0 ? sh.prefix : Op::apply(sh.prefix, warp_offset);
+  } else {
+    if (threadIdx.x == 0)
+      publish<T>(p, tile, tile == 0 && p.has_init ? Op::apply(scan_init<T>(p), block_total)
+                                                  : block_total,
+                 tile == 0 ? kStatusInclusive : kStatusAggregate);
+  }
+
+  /* 3. local scan in registers */
+  const T running = thread_scan_items<Op>(x, seed, p.exclusive != 0);
+
+  /* 4. the prefix from the predecessors */
+  if constexpr (!ONE_BLOCK) {
+    if (warp == 0) {
+      if (tile > 0) {
+        const T prefix = look_back<Op, Tn::window>(p, tile, lane, lanes);
+        if (lane == 0) {
+          publish<T>(p, tile, Op::apply(prefix, block_total), kStatusInclusive);
+          sh.prefix = prefix;
+        }
+      } else if (lane == 0) {
+        sh.prefix = scan_init<T>(p);
+      }
+      if (lane == 0 && !p.block_index_tiles)
+        sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
+    }
+    __syncthreads();
+    if (has_prefix) {
+      const T prefix = sh.prefix;
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int e = 0; e < V; ++e) x[k][e] = Op::apply(prefix, x[k][e]);
+    }
+  }
+
+  /* 5. store */
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const size_t at = chunk + ((size_t)k * lanes + lane) * V;
+    if constexpr (VECTOR) {
+      store16<T>(out + at, x[k]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (at + e < p.n) out[at + e] = x[k][e];
+    }
+  }
+  if constexpr (ONE_BLOCK) {
+    /* Every thread has read this tile's carry and warp totals: the next tile may
+     * overwrite them. */
+    __syncthreads();
+    if (threadIdx.x == blockDim.x - 1u) sh.prefix = running;
+  }
+}
+
+template <class Op, class Tn, bool ONE_BLOCK>
+__device__ __forceinline__ void consume_tile_at(const ScanParams &p,
+                                                ScanShared<typename Op::Type> &sh, size_t tile) {
+  using T = typename Op::Type;
+  const size_t tile_items = (size_t)blockDim.x * scan_items_per_thread<T, Tn::vectors>();
+  if (p.vectorized && (tile + 1) * tile_items <= p.n)
+    consume_tile<Op, Tn, true, ONE_BLOCK>(p, sh, tile);
+  else
+    consume_tile<Op, Tn, false, ONE_BLOCK>(p, sh, tile);
+}
+
+/* TUNED: compiled for Tn::block threads and Tn::min_blocks resident blocks per SM, the
+ * look-back path only (grid > 1); otherwise for any block up to max_block, both paths
+ * (one block: small n, cuda-serial; launch-shape overrides).  The one-block path in the
+ * tuned kernel cost it registers: int32 sum spill stores 228 B instead of 76 (ptxas). */
+template <class Op, class Tn, bool TUNED>
+__global__ void __launch_bounds__(TUNED ? Tn::block : tuning::max_block,
+                                  TUNED ? Tn::min_blocks : 1) scan_kernel(ScanParams p) {
+  using T = typename Op::Type;
+  __shared__ ScanShared<T> sh;
+  if (!TUNED && gridDim.x == 1) {
+    if (threadIdx.x == 0) sh.prefix = scan_init<T>(p);
+    for (size_t tile = 0; tile < p.num_tiles; ++tile)
+      consume_tile_at<Op, Tn, true>(p, sh, tile);
+    /* Every store of the block is done (the tile's last barrier).  A release store at
+     * system scope: the block's stores (ordered before this thread's by the barrier) are
+     * visible to the host before the flag is. */
+    if (p.done_flag && threadIdx.x == 0)
+      asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p.done_flag), "r"(p.seq)
+                   : "memory");
+    return;
+  }
+  if (p.block_index_tiles) {
+    if (blockIdx.x < p.num_tiles) consume_tile_at<Op, Tn, false>(p, sh, blockIdx.x);
+    return;
+  }
+  if (threadIdx.x == 0) sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
+  __syncthreads();
+  size_t tile = sh.next_tile;
+  while (tile < p.num_tiles) {
+    consume_tile_at<Op, Tn, false>(p, sh, tile);
+    tile = sh.next_tile; /* written before the tile's second barrier */
+  }
+}
+
+/* The generic kernel's shape: any block up to max_block must launch, i.e. 64 registers
+ * per thread; 4 vectors per thread fit them without spills (8 spilled 600 B, ptxas). */
+template <class Tn> struct GenericScanTuning {
+  static constexpr unsigned block = tuning::max_block;
+  static constexpr int vectors = Tn::vectors < 4 ? Tn::vectors : 4;
+  static constexpr unsigned min_blocks = 1;
+  static constexpr int window = Tn::window;
+};
+
+/* The look-back's sleeps (ScanTuning's by default; the bench sweeps and checks others). */
+struct ScanDelays {
+  unsigned first_poll_ns, poll_ns, min_grid;
+  template <class Tn> static ScanDelays of() {
+    return {Tn::first_poll_delay_ns, Tn::poll_delay_ns, Tn::delay_min_grid};
+  }
+};
+
+/* One scan of n > 0 elements with tuning Tn, from the carry-in *init (NULL: none). */
+template <class Op, class Tn>
+xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar *init,
+                        const void *in, void *out, size_t n, const ScanDelays &delays) {
+  using T = typename Op::Type;
+  using Gn = GenericScanTuning<Tn>;
+  constexpr int TUNED_ITEMS = scan_items_per_thread<T, Tn::vectors>();
+  constexpr int GENERIC_ITEMS = scan_items_per_thread<T, Gn::vectors>();
+  xpar__cuda_state *st = ex->cuda;
+  /* The tuned kernel runs the look-back path at Tn's block; everything else (one block,
+   * cuda-serial, block overrides) the generic kernel, each with its own tile size. */
+  const bool tuned_block = !ex->serial && (ex->block == 0 || ex->block == Tn::block);
+  xpar__cuda_shape shape;
+  XPAR__FORWARD(xpar__cuda_choose_shape(
+      ex, st, sizeof(T) == 4 ? XPAR_CUDA_FAMILY_SCAN4 : XPAR_CUDA_FAMILY_SCAN8,
+      (const void *)scan_kernel<Op, Tn, true>, n,
+      (unsigned)(tuned_block ? TUNED_ITEMS : GENERIC_ITEMS), &shape));
+  const bool tuned = tuned_block && shape.grid > 1;
+  void (*kernel)(ScanParams) = tuned ? scan_kernel<Op, Tn, true> : scan_kernel<Op, Gn, false>;
+  const size_t tile_items = (size_t)shape.block * (tuned ? TUNED_ITEMS : GENERIC_ITEMS);
+  const size_t num_tiles = n / tile_items + (n % tile_items != 0);
+
+  ScanParams p;
+  memset(&p, 0, sizeof p);
+  p.in = in;
+  p.out = out;
+  p.n = n;
+  p.num_tiles = num_tiles;
+  p.exclusive = exclusive;
+  p.vectorized = aligned_to(in, 16) && aligned_to(out, 16);
+  scan_params_set_init<Op>(&p, init);
+  /* A synchronous call of one tile waits for the kernel's flag, not for the stream
+   * (device_reduce.cu has the why; bench/cub/NOTES.md the figures). */
+  const bool spin = shape.grid == 1 && !ex->nowait && n <= tile_items;
+  if (shape.grid > 1) {
+    XPAR__FORWARD(scan_prepare_tile_status(st, num_tiles, TileWord<T>::bytes, &p));
+    p.block_index_tiles = shape.grid >= num_tiles;
+    if (shape.grid >= delays.min_grid) {
+      p.first_poll_delay_ns = delays.first_poll_ns;
+      p.poll_delay_ns = delays.poll_ns;
+    }
+  } else if (spin) {
+    XPAR__FORWARD(xpar__cuda_ensure_control(st));
+    p.done_flag = xpar__cuda_next_done_flag(st, &p.seq);
+  }
+  kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);
+  XPAR__FORWARD(xpar__cuda_check_launch(st, "scan"));
+  if (shape.grid > 1 && !p.block_index_tiles) st->scan_tile_base += num_tiles + shape.grid;
+  if (ex->nowait) return XPAR_OK;
+  if (spin && xpar__cuda_spin_for_flag(st, p.seq)) return XPAR_OK;
+  return xpar__cuda_sync(st, "scan");
+}
+
+template <class Op>
+xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar *init,
+                        const void *in, void *out, size_t n) {
+  using Tn = tuning::ScanTuning<sizeof(typename Op::Type)>;
+  return scan_launch<Op, Tn>(ex, exclusive, init, in, out, n, ScanDelays::of<Tn>());
+}
+
+} // namespace
+} // namespace xpar_cuda
+
+#endif /* XPAR_BACKEND_CUDA_SCAN_KERNEL_CUH */
