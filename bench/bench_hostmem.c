@@ -50,3 +50,38 @@ void bench_free_pinned(void *p) {
   (void)p;
 #endif
 }
+
+/* Device memory and copies for the regret bench's device-resident data and
+ * its "copy to the host, then a plain loop" alternatives. */
+void *bench_alloc_device(size_t bytes, char *why, size_t why_size) {
+#if defined(BENCH_HAVE_CUDART)
+  void *p = NULL;
+  cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+  if (e == cudaSuccess) return p;
+  snprintf(why, why_size, "cudaMalloc(%zu): %s", bytes, cudaGetErrorName(e));
+  (void)cudaGetLastError();
+  return NULL;
+#else
+  (void)bytes;
+  snprintf(why, why_size, "xpar-bench was built without the CUDA runtime");
+  return NULL;
+#endif
+}
+
+void bench_free_device(void *p) {
+#if defined(BENCH_HAVE_CUDART)
+  if (p) cudaFree(p);
+#else
+  (void)p;
+#endif
+}
+
+int bench_copy(void *dst, const void *src, size_t bytes) {
+#if defined(BENCH_HAVE_CUDART)
+  /* cudaMemcpyDefault: unified addressing tells the direction; synchronous */
+  return cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess;
+#else
+  memcpy(dst, src, bytes);
+  return 1;
+#endif
+}
