@@ -33,10 +33,31 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+/* On a machine of at least this many cores, xpar's default team leaves one
+ * core free when the runtime's default would take them all (bench/NOTES.md,
+ * issue 12: a team as large as the machine stalls for whole scheduler slices,
+ * 4-12 ms, whenever any other thread -- the CUDA runtime's, the
+ * application's, the kernel's -- wants a core; memory bandwidth is saturated
+ * well before the last core).  Below it, one core is too large a share to
+ * give away.  An explicit OMP_NUM_THREADS or xpar_context_set_num_threads is
+ * taken as asked.  xpar never changes the application's OpenMP settings: the
+ * team size goes into num_threads clauses only. */
+#ifndef XPAR__CPU_SPARE_CORE_FROM
+#define XPAR__CPU_SPARE_CORE_FROM 8
+#endif
+
 #if defined(XPAR_HAVE_OPENMP)
 #include <omp.h>
+#include <stdlib.h>
 #define XPAR__CPU_PRAGMA(x) _Pragma(#x)
-static inline int xpar__cpu_default_threads(void) { return omp_get_max_threads(); }
+static inline int xpar__cpu_default_threads(void) {
+  int t = omp_get_max_threads();
+  if (t < XPAR__CPU_SPARE_CORE_FROM || t != omp_get_num_procs()) return t;
+  /* asked once: whether the application set the team size itself */
+  static int env_set = -1;
+  if (env_set < 0) env_set = getenv("OMP_NUM_THREADS") != NULL;
+  return env_set ? t : t - 1;
+}
 static inline int xpar__cpu_thread_num(void) { return omp_get_thread_num(); }
 static inline int xpar__cpu_team_threads(void) { return omp_get_num_threads(); }
 #else

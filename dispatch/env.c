@@ -62,8 +62,8 @@ static xpar_status bad_env(const char *name, const char *value, const char *expe
  * op's variable overrides it. */
 static const char *const op_env_words[XPAR_OP_COUNT_ + 1] = {"REDUCE", "SCAN", "AXPY", "ADD",
                                                               "FILL", "DOT", "ALL"};
-static const char *const kind_env_words[XPAR_THRESHOLD_COUNT_] = {"OPENMP", "GPU", "GPU_PINNED",
-                                                                  "GPU_PAGEABLE"};
+static const char *const kind_env_words[XPAR_THRESHOLD_COUNT_] = {
+    "OPENMP", "GPU", "GPU_PINNED", "GPU_PAGEABLE", "GPU_DEVICE_ONLY"};
 
 static xpar_status apply_thresholds(xpar_context *ctx) {
   const int order[XPAR_OP_COUNT_ + 1] = {XPAR_OP_COUNT_, 0, 1, 2, 3, 4, 5};

@@ -17,7 +17,7 @@
 #define PROFILE_MAGIC "xpar-profile 1"
 
 static const char *const kind_words[XPAR_THRESHOLD_COUNT_] = {"openmp", "gpu", "gpu_pinned",
-                                                              "gpu_pageable"};
+                                                              "gpu_pageable", "gpu_device_only"};
 
 typedef struct machine_id {
   char cpu[128];

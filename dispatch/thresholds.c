@@ -21,6 +21,13 @@
  *    "at 2^22: cpu 395 us, gpu 664 us"; the crossover sweep of the same day
  *    saw uint32 scans from pinned memory cross at 2^26, anchors.md 2^25, a
  *    single-dtype observation the calibration did not confirm).
+ *  - GPU_DEVICE_ONLY_DATA (issue 12): below it, data valid only on the
+ *    device is copied to the host and run on the CPU.  Provisional values
+ *    from issue 12's outside measurement on the H100 machine (device data,
+ *    2^8..2^10: CUDA 11-13 us per call, a copy to the host plus a serial loop
+ *    10-11 us; a kernel launch + synchronise alone 8.8 us, a 4-byte D2H copy
+ *    6.6 us, anchors.md): reduce and dot 2^11 (4-byte) / 2^10 (8-byte), a
+ *    scan copies in and out: 2^9 / 2^8; `xpar-bench calibrate` measures it.
  */
 #include "context.h"
 
@@ -29,21 +36,21 @@
 
 /* [op][kind] for 4-byte and for 8-byte dtypes. */
 static const size_t default_4byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    /*                OPENMP  GPU_DEVICE  GPU_PINNED  GPU_PAGEABLE */
-    [XPAR_OP_REDUCE] = {POW2(17), POW2(20), NEVER, NEVER},
-    [XPAR_OP_SCAN] = {POW2(14), POW2(17), NEVER, NEVER},
-    [XPAR_OP_AXPY] = {POW2(15), POW2(18), NEVER, NEVER},
-    [XPAR_OP_ADD] = {POW2(15), POW2(19), NEVER, NEVER},
-    [XPAR_OP_FILL] = {POW2(15), POW2(19), NEVER, NEVER},
-    [XPAR_OP_DOT] = {POW2(14), POW2(19), NEVER, NEVER},
+    /*                OPENMP  GPU_DEVICE  GPU_PINNED  GPU_PAGEABLE  GPU_DEVICE_ONLY */
+    [XPAR_OP_REDUCE] = {POW2(17), POW2(20), NEVER, NEVER, POW2(11)},
+    [XPAR_OP_SCAN] = {POW2(14), POW2(17), NEVER, NEVER, POW2(9)},
+    [XPAR_OP_AXPY] = {POW2(15), POW2(18), NEVER, NEVER, POW2(8)},
+    [XPAR_OP_ADD] = {POW2(15), POW2(19), NEVER, NEVER, POW2(8)},
+    [XPAR_OP_FILL] = {POW2(15), POW2(19), NEVER, NEVER, POW2(9)},
+    [XPAR_OP_DOT] = {POW2(14), POW2(19), NEVER, NEVER, POW2(10)},
 };
 static const size_t default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    [XPAR_OP_REDUCE] = {POW2(14), POW2(20), NEVER, NEVER},
-    [XPAR_OP_SCAN] = {POW2(13), POW2(18), NEVER, NEVER},
-    [XPAR_OP_AXPY] = {POW2(14), POW2(17), NEVER, NEVER},
-    [XPAR_OP_ADD] = {POW2(14), POW2(18), NEVER, NEVER},
-    [XPAR_OP_FILL] = {POW2(14), POW2(19), NEVER, NEVER},
-    [XPAR_OP_DOT] = {POW2(13), POW2(18), NEVER, NEVER},
+    [XPAR_OP_REDUCE] = {POW2(14), POW2(20), NEVER, NEVER, POW2(10)},
+    [XPAR_OP_SCAN] = {POW2(13), POW2(18), NEVER, NEVER, POW2(8)},
+    [XPAR_OP_AXPY] = {POW2(14), POW2(17), NEVER, NEVER, POW2(7)},
+    [XPAR_OP_ADD] = {POW2(14), POW2(18), NEVER, NEVER, POW2(7)},
+    [XPAR_OP_FILL] = {POW2(14), POW2(19), NEVER, NEVER, POW2(8)},
+    [XPAR_OP_DOT] = {POW2(13), POW2(18), NEVER, NEVER, POW2(9)},
 };
 
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]) {

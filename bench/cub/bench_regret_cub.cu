@@ -26,7 +26,9 @@
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
+extern "C" {
 #include "bench.h"
+}
 
 namespace {
 

@@ -197,15 +197,20 @@ typedef enum xpar_tier {
  *                    and in sync) or managed: no transfer either way.
  *  GPU_PINNED_DATA   CPU -> GPU for pinned host data (transfers included).
  *  GPU_PAGEABLE_DATA CPU -> GPU for pageable host data (transfers included).
- * Data that is valid only on the device (raw device pointers, mapped arrays
- * written by the GPU since) runs on the GPU in AUTO: moving it would cost
- * more than any kernel.
+ *  GPU_DEVICE_ONLY_DATA  CPU -> GPU when some operand is valid only on the
+ *                    device (raw device pointers, mapped arrays written by
+ *                    the GPU since): below it AUTO copies the data to the
+ *                    host and back and runs the CPU tier (for a tiny call
+ *                    the copies cost less than a kernel launch and its
+ *                    synchronisation); from it on the call stays on the GPU.
+ *                    0: device-only data always stays on the GPU.
  */
 typedef enum xpar_threshold {
   XPAR_THRESHOLD_OPENMP = 0,
   XPAR_THRESHOLD_GPU_DEVICE_DATA = 1,
   XPAR_THRESHOLD_GPU_PINNED_DATA = 2,
   XPAR_THRESHOLD_GPU_PAGEABLE_DATA = 3,
+  XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA = 4,
   XPAR_THRESHOLD_COUNT_
 } xpar_threshold;
 
