@@ -78,6 +78,18 @@ void bench_free_device(void *p) {
 
 int bench_copy(void *dst, const void *src, size_t bytes) {
 #if defined(BENCH_HAVE_CUDART)
+  /* Without a usable CUDA runtime (no driver, no device) there is no device
+   * memory: every pointer is host memory.  Asked once. */
+  static int have_gpu = -1;
+  if (have_gpu < 0) {
+    int count = 0;
+    have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    (void)cudaGetLastError();
+  }
+  if (!have_gpu) {
+    memcpy(dst, src, bytes);
+    return 1;
+  }
   /* cudaMemcpyDefault: unified addressing tells the direction; synchronous */
   return cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess;
 #else

@@ -840,8 +840,12 @@ int bench_cmd_regret(int argc, char **argv) {
         }
         rg_arrays ar;
         char why[160] = "";
-        if (!alloc_arrays(res, nmax * es, op->has_array_output, &ar, why, sizeof why) ||
-            !bench_copy(ar.x, ref.x, nmax * es)) {
+        int ok = alloc_arrays(res, nmax * es, op->has_array_output, &ar, why, sizeof why);
+        if (ok && !bench_copy(ar.x, ref.x, nmax * es)) {
+          snprintf(why, sizeof why, "copying the data in failed");
+          ok = 0;
+        }
+        if (!ok) {
           fprintf(stderr, "xpar-bench regret: %s %s %s: %s\n", op->name, xpar_dtype_name(dt),
                   res_names[res], why);
           free_arrays(res, &ar);

@@ -21,6 +21,7 @@
  */
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -92,7 +93,8 @@ bool run(xpar_op op, const void *x, void *out, void *result, size_t n, bool on_d
     if (e != cudaSuccess) return fail(e, "cub::DeviceReduce::Sum", why, why_size);
     e = cudaStreamSynchronize(cache.stream);
     if (e != cudaSuccess) return fail(e, "cudaStreamSynchronize", why, why_size);
-    *static_cast<T *>(result) = *static_cast<volatile T *>(cache.h_result);
+    T v = *static_cast<volatile T *>(cache.h_result);
+    std::memcpy(result, &v, sizeof v); /* result: a byte buffer, maybe unaligned */
     return true;
   }
   T *dst = static_cast<T *>(out);
