@@ -28,19 +28,31 @@ size_t bench_mem_available(void) {
   return kib * 1024;
 }
 
-void *bench_alloc_pinned(size_t bytes, char *why, size_t why_size) {
+/* cudaMallocHost (pinned) or cudaMalloc (device); NULL with the reason. */
+static void *cuda_alloc(int pinned, size_t bytes, char *why, size_t why_size) {
 #if defined(BENCH_HAVE_CUDART)
   void *p = NULL;
-  cudaError_t e = cudaMallocHost(&p, bytes ? bytes : 1);
+  cudaError_t e = pinned ? cudaMallocHost(&p, bytes ? bytes : 1) : cudaMalloc(&p, bytes ? bytes : 1);
   if (e == cudaSuccess) return p;
-  snprintf(why, why_size, "cudaMallocHost(%zu): %s", bytes, cudaGetErrorName(e));
+  snprintf(why, why_size, "%s(%zu): %s", pinned ? "cudaMallocHost" : "cudaMalloc", bytes,
+           cudaGetErrorName(e));
   (void)cudaGetLastError(); /* not sticky: clear it */
   return NULL;
 #else
-  (void)bytes;
+  (void)pinned, (void)bytes;
   snprintf(why, why_size, "xpar-bench was built without the CUDA runtime");
   return NULL;
 #endif
+}
+
+void *bench_alloc_pinned(size_t bytes, char *why, size_t why_size) {
+  return cuda_alloc(1, bytes, why, why_size);
+}
+
+/* Device memory: the regret bench's device-resident data and the
+ * calibration of the device-only threshold. */
+void *bench_alloc_device(size_t bytes, char *why, size_t why_size) {
+  return cuda_alloc(0, bytes, why, why_size);
 }
 
 void bench_free_pinned(void *p) {
@@ -48,23 +60,6 @@ void bench_free_pinned(void *p) {
   if (p) cudaFreeHost(p);
 #else
   (void)p;
-#endif
-}
-
-/* Device memory and copies for the regret bench's device-resident data and
- * its "copy to the host, then a plain loop" alternatives. */
-void *bench_alloc_device(size_t bytes, char *why, size_t why_size) {
-#if defined(BENCH_HAVE_CUDART)
-  void *p = NULL;
-  cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
-  if (e == cudaSuccess) return p;
-  snprintf(why, why_size, "cudaMalloc(%zu): %s", bytes, cudaGetErrorName(e));
-  (void)cudaGetLastError();
-  return NULL;
-#else
-  (void)bytes;
-  snprintf(why, why_size, "xpar-bench was built without the CUDA runtime");
-  return NULL;
 #endif
 }
 
