@@ -68,12 +68,14 @@ static void usage(FILE *f) {
              "  --block B           calls per turn (default 50)\n"
              "  --cuda              initialise the CUDA runtime first (its host threads)\n"
              "  --bandwidth         also medians at 2^26 for teams P, P-1, P/2\n"
+             "  --time-limit S      at most S seconds of probing in all (shared by the N;\n"
+             "                      an N whose share runs out reports the calls made)\n"
              "  --csv FILE          one row per variant x N\n");
 }
 
 int bench_cmd_stalls(int argc, char **argv) {
   const char *opname = "reduce", *dtname = "int32", *exps = "10,14,18,22", *csv_path = NULL;
-  long calls = 2000, block = 50;
+  long calls = 2000, block = 50, limit_s = 0;
   int cuda = 0, bandwidth = 0;
   for (int i = 0; i < argc; ++i) {
     const char *a = argv[i];
@@ -98,6 +100,7 @@ int bench_cmd_stalls(int argc, char **argv) {
     else if (strcmp(a, "--csv") == 0) csv_path = v;
     else if (strcmp(a, "--calls") == 0) ok = bench_parse_long(v, 10, 10000000, &calls);
     else if (strcmp(a, "--block") == 0) ok = bench_parse_long(v, 1, 1000000, &block);
+    else if (strcmp(a, "--time-limit") == 0) ok = bench_parse_long(v, 1, 100000, &limit_s);
     else ok = 0;
     if (!ok) {
       fprintf(stderr, "xpar-bench stalls: bad option or value: %s\n", a);
@@ -138,9 +141,10 @@ int bench_cmd_stalls(int argc, char **argv) {
               xpar_last_error_detail());
       return 1;
     }
-  int max_e = 0;
+  int max_e = 0, nexps = 0;
   for (const char *p = exps; *p;) {
     long e = strtol(p, (char **)&p, 10);
+    nexps++;
     if (e > max_e) max_e = (int)e;
     if (*p == ',') ++p;
     else if (*p) break;
@@ -159,15 +163,18 @@ int bench_cmd_stalls(int argc, char **argv) {
   if (!t) return 1;
   printf("%-5s %-13s %7s %10s %10s %10s %10s %8s %8s\n", "n", "variant", "threads", "p50", "p90",
          "p99", "max", ">1ms", ">10xp50");
-  for (const char *p = exps; *p;) {
+  double t_probe = bench_now_s();
+  int ei = 0;
+  for (const char *p = exps; *p; ++ei) {
     long e = strtol(p, (char **)&p, 10);
     if (*p == ',') ++p;
+    double deadline = t_probe + (double)limit_s * (ei + 1) / nexps;
     bench_case v = bench_case_prefix(&c, (size_t)1 << e);
     long done[V_COUNT] = {0};
     int flip = 0;
     for (int i = 0; i < 4; ++i) op->run(tr[i].ctx, &v); /* warm-up */
     op->baseline(&v, P);
-    while (done[0] < calls) {
+    while (done[0] < calls && !(limit_s > 0 && done[0] > 0 && bench_now_s() > deadline)) {
       for (int k = 0; k < V_COUNT; ++k) {
         for (long b = 0; b < block && done[k] < calls; ++b) {
           double t0 = bench_now_s();
@@ -189,21 +196,22 @@ int bench_cmd_stalls(int argc, char **argv) {
     }
     for (int k = 0; k < V_COUNT; ++k) {
       double *s = &t[(size_t)k * calls];
-      qsort(s, (size_t)calls, sizeof *s, cmp_double);
-      double p50 = pct(s, (int)calls, 0.5);
+      long m = done[k]; /* fewer than --calls when the time limit cut it short */
+      qsort(s, (size_t)m, sizeof *s, cmp_double);
+      double p50 = pct(s, (int)m, 0.5);
       int over1 = 0, over10 = 0;
-      for (long i = 0; i < calls; ++i) over1 += s[i] > 1e-3, over10 += s[i] > 10 * p50;
+      for (long i = 0; i < m; ++i) over1 += s[i] > 1e-3, over10 += s[i] > 10 * p50;
       static const char *const thr[V_COUNT] = {"P", "default", "P/2", "P,P/2", "P", "P-1"};
       char nb[12];
       snprintf(nb, sizeof nb, "2^%ld", e);
-      printf("%-5s %-13s %7s %8.2fus %8.2fus %8.2fus %8.2fus %8d %8d\n", nb, v_names[k], thr[k],
-             p50 * 1e6, pct(s, (int)calls, 0.9) * 1e6, pct(s, (int)calls, 0.99) * 1e6,
-             s[calls - 1] * 1e6, over1, over10);
+      printf("%-5s %-13s %7s %8.2fus %8.2fus %8.2fus %8.2fus %8d %8d%s\n", nb, v_names[k],
+             thr[k], p50 * 1e6, pct(s, (int)m, 0.9) * 1e6, pct(s, (int)m, 0.99) * 1e6,
+             s[m - 1] * 1e6, over1, over10, m < calls ? " (time limit: fewer calls)" : "");
       if (csv)
         fprintf(csv, "%s,%s,%s,%s,%d,%ld,%s,%s,%ld,%.3f,%.3f,%.3f,%.3f,%d,%d\n", op->name, dtname,
-                wait ? wait : "", bind ? bind : "", cuda, e, v_names[k], thr[k], calls, p50 * 1e6,
-                pct(s, (int)calls, 0.9) * 1e6, pct(s, (int)calls, 0.99) * 1e6,
-                s[calls - 1] * 1e6, over1, over10);
+                wait ? wait : "", bind ? bind : "", cuda, e, v_names[k], thr[k], m, p50 * 1e6,
+                pct(s, (int)m, 0.9) * 1e6, pct(s, (int)m, 0.99) * 1e6, s[m - 1] * 1e6, over1,
+                over10);
     }
     fflush(stdout);
   }

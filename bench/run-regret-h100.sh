@@ -57,7 +57,7 @@ probe() { # label, env assignments..., -- , args...
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
   echo "## $label" >>"$OUT/stalls.txt"
-  env "${envs[@]}" timeout 40 "$BIN" stalls --csv "$OUT/stalls.csv" "$@" >>"$OUT/stalls.txt" 2>&1 ||
+  env "${envs[@]}" timeout 40 "$BIN" stalls --time-limit 8 --csv "$OUT/stalls.csv" "$@" >>"$OUT/stalls.txt" 2>&1 ||
     echo "## ($label: exit $?)" >>"$OUT/stalls.txt"
 }
 log "stall probe"
