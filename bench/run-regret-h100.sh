@@ -109,4 +109,4 @@ for label in default profile; do
   sed -n '/^# stall episodes/,$p' "$OUT/regret-$label.txt" 2>/dev/null | grep -v '^#   ' | head -40
 done
 echo "=== stalls (p50/p99 per call) ==="
-grep -E '^(##|2\^(14|18|22) +(xpar-P|xpar-default|plain-P) |# 2\^26)' "$OUT/stalls.txt" | head -60
+grep -E '^(##|2\^(14|22) +(xpar-P|xpar-default|plain-P) |# 2\^26)' "$OUT/stalls.txt" | head -60
