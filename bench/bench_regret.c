@@ -809,6 +809,35 @@ int bench_cmd_regret(int argc, char **argv) {
   int gnuplot = s.o.plot && bench_have_gnuplot();
   s.t_start = bench_now_s();
 
+  /* Each residency's arrays are allocated once, at the largest size any
+   * series needs, and freed only at the end.  Freeing pinned memory and then
+   * allocating device memory can hand the device allocation the freed pinned
+   * addresses (under unified addressing both come from the driver's range);
+   * xpar's page cache still calls those pages host memory, and a small call
+   * on them ran on the CPU and dereferenced device memory (the H100 run of
+   * 2026-11-25 crashed so at the first device series after a pinned one:
+   * see bench/NOTES.md, issue 12).  Stable buffers keep the bench off that
+   * path; the bug itself is xpar's, reported there. */
+  int max_exp_of[8][XPAR_DTYPE_COUNT_];
+  size_t max_bytes = 0;
+  int any_out = 0;
+  for (int oi = 0; bench_op_at(oi) && oi < 8; ++oi)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
+      const bench_op *op = bench_op_at(oi);
+      max_exp_of[oi][t] = -1;
+      if (!bench_list_has(s.o.ops, op->name) ||
+          !bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t)) ||
+          (op->op != XPAR_OP_REDUCE && op->op != XPAR_OP_SCAN))
+        continue;
+      max_exp_of[oi][t] = cap_exp(&s, op, (xpar_dtype)t, s.o.max_exp);
+      size_t b = ((size_t)1 << max_exp_of[oi][t]) * xpar_dtype_size((xpar_dtype)t);
+      if (b > max_bytes) max_bytes = b;
+      any_out |= op->has_array_output;
+    }
+  rg_arrays arrs[R_COUNT];
+  int arr_state[R_COUNT] = {0}; /* 0 not yet allocated, 1 ready, -1 failed */
+  memset(arrs, 0, sizeof arrs);
+
   for (int oi = 0; bench_op_at(oi); ++oi) {
     const bench_op *op = bench_op_at(oi);
     if (!bench_list_has(s.o.ops, op->name)) continue;
@@ -819,7 +848,7 @@ int bench_cmd_regret(int argc, char **argv) {
     for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
       xpar_dtype dt = (xpar_dtype)t;
       if (!bench_list_has(s.o.dtypes, xpar_dtype_name(dt)) || out_of_time(&s)) continue;
-      int max_exp = cap_exp(&s, op, dt, s.o.max_exp);
+      int max_exp = max_exp_of[oi][t];
       size_t nmax = (size_t)1 << max_exp, es = xpar_dtype_size(dt);
       /* master data and the reference: the plain serial loop over all of it
        * (a scan's prefix is the scan of the prefix) */
@@ -838,9 +867,12 @@ int bench_cmd_regret(int argc, char **argv) {
                     res_names[res], s.dev.usable ? " runtime in the bench" : "");
           continue;
         }
-        rg_arrays ar;
         char why[160] = "";
-        int ok = alloc_arrays(res, nmax * es, op->has_array_output, &ar, why, sizeof why);
+        if (arr_state[res] == 0)
+          arr_state[res] = alloc_arrays(res, max_bytes, any_out, &arrs[res], why, sizeof why) ? 1 : -1;
+        rg_arrays ar = arrs[res];
+        int ok = arr_state[res] == 1;
+        if (!ok && !why[0]) snprintf(why, sizeof why, "its arrays could not be allocated");
         if (ok && !bench_copy(ar.x, ref.x, nmax * es)) {
           snprintf(why, sizeof why, "copying the data in failed");
           ok = 0;
@@ -848,7 +880,6 @@ int bench_cmd_regret(int argc, char **argv) {
         if (!ok) {
           fprintf(stderr, "xpar-bench regret: %s %s %s: %s\n", op->name, xpar_dtype_name(dt),
                   res_names[res], why);
-          free_arrays(res, &ar);
           failures++;
           continue;
         }
@@ -870,7 +901,6 @@ int bench_cmd_regret(int argc, char **argv) {
           measure_point(&s, sr, &ar, e, ref.out, ref_result, &failures);
         }
         fprintf(stderr, "\r%50s\r", "");
-        free_arrays(res, &ar);
         summarise(sr);
         print_series(stdout, &s, sr);
         csv_series(s.csv, sr);
@@ -881,6 +911,8 @@ int bench_cmd_regret(int argc, char **argv) {
   }
   fclose(s.csv);
   bench_cub_release();
+  for (int res = 0; res < R_COUNT; ++res)
+    if (arr_state[res] != 0) free_arrays(res, &arrs[res]);
 
   if (s.o.plot && gnuplot && nsw > 1) {
     const char *b[MAX_SERIES];
