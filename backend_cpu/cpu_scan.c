@@ -172,7 +172,8 @@ static const scan_kernels scan_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_COUNT_] =
 
 /* The OpenMP tier: see the comment at the top of the file. */
 static void scan_parallel(xpar_dtype t, xpar_reduction op, const xpar__scalar *init,
-                          const void *in, void *out, size_t n, int team, int exclusive) {
+                          const void *in, void *out, size_t n, int region, int team,
+                          int exclusive) {
   xpar__cpu_chunk_reduce_fn reduce;
   xpar__cpu_combine_fn combine;
   xpar__cpu_reduce_kernels(t, op, &reduce, &combine);
@@ -180,17 +181,21 @@ static void scan_parallel(xpar_dtype t, xpar_reduction op, const xpar__scalar *i
   size_t per_thread = XPAR__CPU_SCAN_BLOCK_BYTES / xpar__dtype_size(t);
   xpar__cpu_partial part[2][XPAR__CPU_MAX_THREADS];
 
-  XPAR__CPU_PRAGMA(omp parallel num_threads(team))
+  XPAR__CPU_PRAGMA(omp parallel num_threads(region))
   {
-    int id = xpar__cpu_thread_num(), nt = xpar__cpu_team_threads();
+    /* Threads past the parts (see xpar__cpu_region_size) take empty slices:
+     * every thread of the region must still meet every barrier. */
+    int id = xpar__cpu_thread_num(), nt = xpar__cpu_parts_in_region(team);
     size_t block = per_thread * (size_t)nt;
     xpar__scalar carry = *init;
     int parity = 0;
     for (size_t b0 = 0; b0 < n; b0 += block, parity ^= 1) {
       size_t b1 = (n - b0 < block) ? n : b0 + block;
-      size_t lo, hi;
-      xpar__cpu_split(b0, b1, id, nt, &lo, &hi);
-      reduce(in, NULL, lo, hi, &part[parity][id].v);
+      size_t lo = b1, hi = b1;
+      if (id < nt) {
+        xpar__cpu_split(b0, b1, id, nt, &lo, &hi);
+        reduce(in, NULL, lo, hi, &part[parity][id].v);
+      }
       XPAR__CPU_PRAGMA(omp barrier)
       xpar__scalar offset = carry;
       for (int u = 0; u < nt; ++u) {
@@ -216,6 +221,6 @@ xpar_status xpar__cpu_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op
   if (team <= 1)
     scan_table[t][op].chunk(in, out, 0, n, &start, exclusive);
   else
-    scan_parallel(t, op, &start, in, out, n, team, exclusive);
+    scan_parallel(t, op, &start, in, out, n, xpar__cpu_region_size(ex), team, exclusive);
   return XPAR_OK;
 }

@@ -8,10 +8,9 @@
  * per variant and N, for the suspects one process can vary:
  *
  *   xpar-P        xpar's OpenMP tier with a team of P = omp_get_num_procs()
- *                 (xpar_context_set_num_threads; the team size before
- *                 issue 12)
- *   xpar-default  xpar's OpenMP tier with its default team (after issue 12:
- *                 P - 1 on machines of >= 8 cores, see cpu_internal.h)
+ *                 (xpar_context_set_num_threads)
+ *   xpar-default  xpar's OpenMP tier with its default team (the runtime's
+ *                 default, omp_get_max_threads(); cpu_internal.h)
  *   xpar-half     a team of P / 2
  *   xpar-alt      the team size changing every call (P, then P / 2)
  *   plain-P       a plain `#pragma omp parallel for reduction`, P threads
