@@ -21,13 +21,28 @@
  *    "at 2^22: cpu 395 us, gpu 664 us"; the crossover sweep of the same day
  *    saw uint32 scans from pinned memory cross at 2^26, anchors.md 2^25, a
  *    single-dtype observation the calibration did not confirm).
- *  - GPU_DEVICE_ONLY_DATA (issue 12): below it, data valid only on the
- *    device is copied to the host and run on the CPU.  Provisional values
- *    from issue 12's outside measurement on the H100 machine (device data,
- *    2^8..2^10: CUDA 11-13 us per call, a copy to the host plus a serial loop
- *    10-11 us; a kernel launch + synchronise alone 8.8 us, a 4-byte D2H copy
- *    6.6 us, anchors.md): reduce and dot 2^11 (4-byte) / 2^10 (8-byte), a
- *    scan copies in and out: 2^9 / 2^8; `xpar-bench calibrate` measures it.
+ *  - GPU_DEVICE_ONLY_DATA (issue 12): below it, a synchronous call on data
+ *    valid only on the device is copied to the host and run on the CPU.
+ *
+ * Reduce and scan rows (issue 12): `xpar-bench calibrate --ops reduce,scan
+ * --dtypes int32,float,double` on the lent H100 machine, 2026-11-25 (16-core
+ * host; the SIMD integer scan of issue 12 in the serial tier; the OpenMP
+ * tier's teams still varied with n in that build), bench/NOTES.md, issue 12:
+ *  - OPENMP: reduce 2^17 (int32, float), 2^15 (double); scan 2^14 (float,
+ *    double), 2^15 for int32 -- its one-thread SIMD scan runs twice as fast
+ *    as the float chain, so a region pays later: int_scan_openmp below.
+ *  - GPU_DEVICE_DATA: reduce 2^20 (int32, float), 2^19 (double); scan 2^18
+ *    (int32), 2^17 (float, double).
+ *  - GPU_PINNED / GPU_PAGEABLE: never, again (one exception, scan float from
+ *    pinned memory at 2^26: 9.98 vs 11.1 ms, a single-dtype observation).
+ *  - GPU_DEVICE_ONLY_DATA: copies + CPU against launch + sync are near-ties
+ *    at every small N (reduce 9.4-10.8 us either way, scan 17-20 us), so the
+ *    crossings are soft: reduce 2^9 (float; int32 tied at 2^4: 10.3 vs 10.0
+ *    us), 2^8 (double); scan 2^8 (float; int32 tied at 2^4), 2^4 (double:
+ *    the GPU is faster from 16 elements).  The regret run with the older
+ *    2^11 agrees for int32 reduce (CPU 10.7-11.3 us vs GPU 10.9-11.0 us at
+ *    2^7..2^9, GPU faster from 2^10).  Other ops were not measured: 0, the
+ *    rule before issue 12 (device-only data stays on the GPU).
  */
 #include "context.h"
 
@@ -37,21 +52,25 @@
 /* [op][kind] for 4-byte and for 8-byte dtypes. */
 static const size_t default_4byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     /*                OPENMP  GPU_DEVICE  GPU_PINNED  GPU_PAGEABLE  GPU_DEVICE_ONLY */
-    [XPAR_OP_REDUCE] = {POW2(17), POW2(20), NEVER, NEVER, POW2(11)},
-    [XPAR_OP_SCAN] = {POW2(14), POW2(17), NEVER, NEVER, POW2(9)},
-    [XPAR_OP_AXPY] = {POW2(15), POW2(18), NEVER, NEVER, POW2(8)},
-    [XPAR_OP_ADD] = {POW2(15), POW2(19), NEVER, NEVER, POW2(8)},
-    [XPAR_OP_FILL] = {POW2(15), POW2(19), NEVER, NEVER, POW2(9)},
-    [XPAR_OP_DOT] = {POW2(14), POW2(19), NEVER, NEVER, POW2(10)},
+    [XPAR_OP_REDUCE] = {POW2(17), POW2(20), NEVER, NEVER, POW2(9)},
+    [XPAR_OP_SCAN] = {POW2(14), POW2(17), NEVER, NEVER, POW2(8)},
+    [XPAR_OP_AXPY] = {POW2(15), POW2(18), NEVER, NEVER, 0},
+    [XPAR_OP_ADD] = {POW2(15), POW2(19), NEVER, NEVER, 0},
+    [XPAR_OP_FILL] = {POW2(15), POW2(19), NEVER, NEVER, 0},
+    [XPAR_OP_DOT] = {POW2(14), POW2(19), NEVER, NEVER, 0},
 };
 static const size_t default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    [XPAR_OP_REDUCE] = {POW2(14), POW2(20), NEVER, NEVER, POW2(10)},
-    [XPAR_OP_SCAN] = {POW2(13), POW2(18), NEVER, NEVER, POW2(8)},
-    [XPAR_OP_AXPY] = {POW2(14), POW2(17), NEVER, NEVER, POW2(7)},
-    [XPAR_OP_ADD] = {POW2(14), POW2(18), NEVER, NEVER, POW2(7)},
-    [XPAR_OP_FILL] = {POW2(14), POW2(19), NEVER, NEVER, POW2(8)},
-    [XPAR_OP_DOT] = {POW2(13), POW2(18), NEVER, NEVER, POW2(9)},
+    [XPAR_OP_REDUCE] = {POW2(15), POW2(19), NEVER, NEVER, POW2(8)},
+    [XPAR_OP_SCAN] = {POW2(14), POW2(17), NEVER, NEVER, POW2(4)},
+    [XPAR_OP_AXPY] = {POW2(14), POW2(17), NEVER, NEVER, 0},
+    [XPAR_OP_ADD] = {POW2(14), POW2(18), NEVER, NEVER, 0},
+    [XPAR_OP_FILL] = {POW2(14), POW2(19), NEVER, NEVER, 0},
+    [XPAR_OP_DOT] = {POW2(13), POW2(18), NEVER, NEVER, 0},
 };
+/* 4-byte integer scans (int32, uint32): OPENMP and GPU_DEVICE_DATA, where
+ * they differ from float's (see above); 8-byte integer scans were not
+ * measured and keep the 8-byte row. */
+static const size_t int_scan_4byte_openmp = POW2(15), int_scan_4byte_gpu = POW2(18);
 
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]) {
   for (int op = 0; op < XPAR_OP_COUNT_; op++)
@@ -59,4 +78,8 @@ void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_T
       for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
         t[op][dt][k] = xpar__dtype_size((xpar_dtype)dt) == 8 ? default_8byte[op][k]
                                                             : default_4byte[op][k];
+  t[XPAR_OP_SCAN][XPAR_INT32][XPAR_THRESHOLD_OPENMP] = int_scan_4byte_openmp;
+  t[XPAR_OP_SCAN][XPAR_UINT32][XPAR_THRESHOLD_OPENMP] = int_scan_4byte_openmp;
+  t[XPAR_OP_SCAN][XPAR_INT32][XPAR_THRESHOLD_GPU_DEVICE_DATA] = int_scan_4byte_gpu;
+  t[XPAR_OP_SCAN][XPAR_UINT32][XPAR_THRESHOLD_GPU_DEVICE_DATA] = int_scan_4byte_gpu;
 }
