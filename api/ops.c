@@ -1,10 +1,12 @@
 /*
- * Public operations: validate every argument (nothing is written when
- * anything is wrong), then hand one xpar__call to dispatch.
+ * Public operations: through the context's door (api.h), validate every
+ * argument (nothing is written when anything is wrong), then hand one
+ * xpar__call to dispatch, with the facts computed here once (bytes per
+ * array, the result's dtype).
  */
 #include <string.h>
 
-#include "dispatch.h"
+#include "api.h"
 
 static xpar_status check_dtype(xpar_dtype dtype, size_t n, size_t *bytes) {
   XPAR__RETURN_IF(!xpar__dtype_valid(dtype), XPAR_ERR_INVALID_ENUM, "unknown dtype %d",
@@ -58,57 +60,78 @@ static xpar_status check_reduction(xpar_reduction op) {
   return XPAR_OK;
 }
 
-static xpar_status run(xpar_context *ctx, const xpar__call *c) {
-  xpar_status st = xpar__dispatch(ctx, c);
-  xpar__ctx_leave(ctx);
-  return st;
+/* The call as dispatch gets it, every field written once: a designated
+ * initializer would zero the whole struct first (the 16-byte init copy
+ * included), which the N = 128 call pays for in stores.  `init` is left
+ * unwritten: has_init says whether it holds anything. */
+XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size_t bytes,
+                                    const void *x, const void *y, void *out, int nowait) {
+  xpar__call c;
+  c.op = op;
+  c.wide = 0;
+  c.dtype = dtype;
+  c.red = XPAR_SUM;
+  c.kind = XPAR_INCLUSIVE;
+  c.result_dtype = dtype;
+  c.n = n;
+  c.bytes = bytes;
+  c.x = x;
+  c.y = y;
+  c.out = out;
+  c.scalar = NULL;
+  c.result = NULL;
+  c.has_init = 0;
+  c.nowait = nowait;
+  return c;
 }
 
-#define ENTER(ctx) XPAR__FORWARD(xpar__ctx_enter(ctx))
-/* Validation failed: release the context and return the status. */
+/* Validation failed: the decision record says the call did not run (the
+ * door leaves the context). */
 #define CHECK(expr)                         \
   do {                                      \
     xpar_status s_ = (expr);                \
     if (s_ != XPAR_OK) {                    \
       ctx->last.tier = XPAR_TIER_NONE;      \
-      xpar__ctx_leave(ctx);                 \
       return s_;                            \
     }                                       \
   } while (0)
 
-static xpar_status reduce_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op, int wide,
-                               const void *in, size_t n, void *result, int nowait) {
-  ENTER(ctx);
+XPAR__HOT_INLINE xpar_status reduce_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                            int wide, const void *in, size_t n, void *result,
+                                            int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
   CHECK(check_array("in", in, n, bytes, dtype));
-  CHECK(check_result(result, wide ? xpar__wide_dtype(dtype) : dtype, nowait));
-  xpar__call c = {.op = XPAR_OP_REDUCE, .wide = wide, .dtype = dtype, .red = op, .n = n,
-                  .x = in, .result = result, .nowait = nowait};
-  return run(ctx, &c);
+  const xpar_dtype result_dtype = wide ? xpar__wide_dtype(dtype) : dtype;
+  CHECK(check_result(result, result_dtype, nowait));
+  xpar__call c = call_of(XPAR_OP_REDUCE, dtype, n, bytes, in, NULL, NULL, nowait);
+  c.result_dtype = result_dtype;
+  c.wide = wide;
+  c.red = op;
+  c.result = result;
+  return xpar__dispatch(ctx, &c);
 }
 
 XPAR_API xpar_status xpar_reduce(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                  const void *in, size_t n, void *result) {
-  return reduce_impl(ctx, dtype, op, 0, in, n, result, 0);
+  XPAR__THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, op, 0, in, n, result, 0));
 }
 
 XPAR_API xpar_status xpar_reduce_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                         const void *in, size_t n, void *device_result) {
-  return reduce_impl(ctx, dtype, op, 0, in, n, device_result, 1);
+  XPAR__THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, op, 0, in, n, device_result, 1));
 }
 
 XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, const void *in,
                                           size_t n, void *result) {
-  return reduce_impl(ctx, dtype, XPAR_SUM, 1, in, n, result, 0);
+  XPAR__THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, XPAR_SUM, 1, in, n, result, 0));
 }
 
 /* xpar_scan is scan_init with init = NULL (the identity): one path for both. */
-static xpar_status scan_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
-                             xpar_scan_kind kind, const void *init, const void *in, void *out,
-                             size_t n, int with_init, int nowait) {
-  ENTER(ctx);
+XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                          xpar_scan_kind kind, const void *init, const void *in,
+                                          void *out, size_t n, int with_init, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
@@ -121,43 +144,43 @@ static xpar_status scan_impl(xpar_context *ctx, xpar_dtype dtype, xpar_reduction
   CHECK(check_array("in", in, n, bytes, dtype));
   CHECK(check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
-  xpar__call c = {.op = XPAR_OP_SCAN, .dtype = dtype, .red = op, .kind = kind, .n = n,
-                  .x = in, .out = out, .nowait = nowait};
+  xpar__call c = call_of(XPAR_OP_SCAN, dtype, n, bytes, in, NULL, out, nowait);
+  c.red = op;
+  c.kind = kind;
   /* Copied here, so that no layer below (nor queued GPU work) holds a pointer
    * to the caller's scalar.  n = 0 reads nothing: init may be NULL then. */
   if (with_init && n > 0) {
     memcpy(c.init.bytes, init, xpar__dtype_size(dtype));
     c.has_init = 1;
   }
-  return run(ctx, &c);
+  return xpar__dispatch(ctx, &c);
 }
 
 XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  return scan_impl(ctx, dtype, op, kind, NULL, in, out, n, 0, 0);
+  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, NULL, in, out, n, 0, 0));
 }
 
 XPAR_API xpar_status xpar_scan_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                       xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  return scan_impl(ctx, dtype, op, kind, NULL, in, out, n, 0, 1);
+  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, NULL, in, out, n, 0, 1));
 }
 
 XPAR_API xpar_status xpar_scan_init(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                     xpar_scan_kind kind, const void *init, const void *in,
                                     void *out, size_t n) {
-  return scan_impl(ctx, dtype, op, kind, init, in, out, n, 1, 0);
+  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, init, in, out, n, 1, 0));
 }
 
 XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
                                            xpar_reduction op, xpar_scan_kind kind,
                                            const void *init, const void *in, void *out,
                                            size_t n) {
-  return scan_impl(ctx, dtype, op, kind, init, in, out, n, 1, 1);
+  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, init, in, out, n, 1, 1));
 }
 
-static xpar_status axpy_impl(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
-                             const void *x, void *y, size_t n, int nowait) {
-  ENTER(ctx);
+XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
+                                          const void *x, void *y, size_t n, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !alpha ? xpar__fail(XPAR_ERR_NULL_POINTER, "alpha is NULL (n = %zu)", n)
@@ -165,24 +188,23 @@ static xpar_status axpy_impl(xpar_context *ctx, xpar_dtype dtype, const void *al
   CHECK(check_array("x", x, n, bytes, dtype));
   CHECK(check_array("y", y, n, bytes, dtype));
   CHECK(check_alias("x", x, "y", y, bytes));
-  xpar__call c = {.op = XPAR_OP_AXPY, .dtype = dtype, .n = n, .x = x, .out = y,
-                  .scalar = alpha, .nowait = nowait};
-  return run(ctx, &c);
+  xpar__call c = call_of(XPAR_OP_AXPY, dtype, n, bytes, x, NULL, y, nowait);
+  c.scalar = alpha;
+  return xpar__dispatch(ctx, &c);
 }
 
 XPAR_API xpar_status xpar_axpy(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                const void *x, void *y, size_t n) {
-  return axpy_impl(ctx, dtype, alpha, x, y, n, 0);
+  XPAR__THROUGH_CONTEXT(ctx, axpy_entered(ctx, dtype, alpha, x, y, n, 0));
 }
 
 XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                       const void *x, void *y, size_t n) {
-  return axpy_impl(ctx, dtype, alpha, x, y, n, 1);
+  XPAR__THROUGH_CONTEXT(ctx, axpy_entered(ctx, dtype, alpha, x, y, n, 1));
 }
 
-static xpar_status add_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
-                            void *z, size_t n, int nowait) {
-  ENTER(ctx);
+XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                         const void *y, void *z, size_t n, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_array("x", x, n, bytes, dtype));
@@ -190,63 +212,60 @@ static xpar_status add_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, 
   CHECK(check_array("z", z, n, bytes, dtype));
   CHECK(check_alias("x", x, "z", z, bytes));
   CHECK(check_alias("y", y, "z", z, bytes));
-  xpar__call c = {.op = XPAR_OP_ADD, .dtype = dtype, .n = n, .x = x, .y = y, .out = z,
-                  .nowait = nowait};
-  return run(ctx, &c);
+  xpar__call c = call_of(XPAR_OP_ADD, dtype, n, bytes, x, y, z, nowait);
+  return xpar__dispatch(ctx, &c);
 }
 
 XPAR_API xpar_status xpar_add(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
                               void *z, size_t n) {
-  return add_impl(ctx, dtype, x, y, z, n, 0);
+  XPAR__THROUGH_CONTEXT(ctx, add_entered(ctx, dtype, x, y, z, n, 0));
 }
 
 XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, void *z, size_t n) {
-  return add_impl(ctx, dtype, x, y, z, n, 1);
+  XPAR__THROUGH_CONTEXT(ctx, add_entered(ctx, dtype, x, y, z, n, 1));
 }
 
-static xpar_status fill_impl(xpar_context *ctx, xpar_dtype dtype, const void *value, void *out,
-                             size_t n, int nowait) {
-  ENTER(ctx);
+XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, const void *value,
+                                          void *out, size_t n, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
                         : XPAR_OK);
   CHECK(check_array("out", out, n, bytes, dtype));
-  xpar__call c = {.op = XPAR_OP_FILL, .dtype = dtype, .n = n, .out = out, .scalar = value,
-                  .nowait = nowait};
-  return run(ctx, &c);
+  xpar__call c = call_of(XPAR_OP_FILL, dtype, n, bytes, NULL, NULL, out, nowait);
+  c.scalar = value;
+  return xpar__dispatch(ctx, &c);
 }
 
 XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *value, void *out,
                                size_t n) {
-  return fill_impl(ctx, dtype, value, out, n, 0);
+  XPAR__THROUGH_CONTEXT(ctx, fill_entered(ctx, dtype, value, out, n, 0));
 }
 
 XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const void *value,
                                       void *out, size_t n) {
-  return fill_impl(ctx, dtype, value, out, n, 1);
+  XPAR__THROUGH_CONTEXT(ctx, fill_entered(ctx, dtype, value, out, n, 1));
 }
 
-static xpar_status dot_impl(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
-                            size_t n, void *result, int nowait) {
-  ENTER(ctx);
+XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
+                                         const void *y, size_t n, void *result, int nowait) {
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_array("x", x, n, bytes, dtype));
   CHECK(check_array("y", y, n, bytes, dtype));
   CHECK(check_result(result, dtype, nowait));
-  xpar__call c = {.op = XPAR_OP_DOT, .dtype = dtype, .n = n, .x = x, .y = y, .result = result,
-                  .nowait = nowait};
-  return run(ctx, &c);
+  xpar__call c = call_of(XPAR_OP_DOT, dtype, n, bytes, x, y, NULL, nowait);
+  c.result = result;
+  return xpar__dispatch(ctx, &c);
 }
 
 XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
                               size_t n, void *result) {
-  return dot_impl(ctx, dtype, x, y, n, result, 0);
+  XPAR__THROUGH_CONTEXT(ctx, dot_entered(ctx, dtype, x, y, n, result, 0));
 }
 
 XPAR_API xpar_status xpar_dot_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, size_t n, void *device_result) {
-  return dot_impl(ctx, dtype, x, y, n, device_result, 1);
+  XPAR__THROUGH_CONTEXT(ctx, dot_entered(ctx, dtype, x, y, n, device_result, 1));
 }

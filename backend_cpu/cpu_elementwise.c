@@ -1,14 +1,13 @@
 /*
- * CPU elementwise ops (axpy, add, fill) and dot, serial and OpenMP tiers.
+ * CPU elementwise ops (axpy, add, fill), serial and OpenMP tiers.
  *
  * Serial formulas (cuda-serial matches them bit for bit):
  *   axpy  y[i] = alpha*x[i] + y[i]        (no FMA contraction)
  *   add   z[i] = x[i] + y[i]
- *   dot   acc = 0; acc = acc + x[i]*y[i]
  * Elementwise results do not depend on the order of elements, so both tiers
  * compute exactly the same values; the OpenMP tier splits [0, n) into one
- * contiguous static chunk per thread.  dot's OpenMP tier is the lane-wise
- * chunk reduction of cpu_reduce.c.
+ * contiguous static chunk per thread.  dot is a reduction: cpu_reduce.c, as
+ * on the GPU (device_reduce.cu).
  *
  * Aliasing: axpy allows x == y, add allows z == x and/or z == y.  Each case
  * gets its own loop whose pointers are restrict-qualified, so every loop
@@ -93,33 +92,6 @@ typedef struct ew_args {
     ctype v;                                                                               \
     memcpy(&v, a->s.bytes, sizeof v);                                                      \
     for (size_t i = lo; i < hi; ++i) z[i] = v;                                             \
-  }                                                                                        \
-  static void dot_serial_##e(const void *xv, const void *yv, size_t n, void *result) {     \
-    const ctype *x = (const ctype *)xv, *y = (const ctype *)yv;                            \
-    ctype acc = (ctype)0;                                                                  \
-    for (size_t i = 0; i < n; ++i) acc = xpar__cpu_sum_##e(acc, xpar__cpu_mul_##e(x[i], y[i])); \
-    memcpy(result, &acc, sizeof acc);                                                      \
-  }                                                                                        \
-  static void dot_chunk_##e(const void *xv, const void *yv, size_t lo, size_t hi,          \
-                            xpar__scalar *out) {                                           \
-    const ctype *x = (const ctype *)xv, *y = (const ctype *)yv;                            \
-    ctype lane[XPAR__CPU_LANES];                                                           \
-    for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = (ctype)0;                          \
-    size_t i = lo;                                                                         \
-    for (; hi - i >= XPAR__CPU_LANES; i += XPAR__CPU_LANES)                                \
-      for (int j = 0; j < XPAR__CPU_LANES; ++j)                                            \
-        lane[j] = xpar__cpu_sum_##e(lane[j], xpar__cpu_mul_##e(x[i + j], y[i + j]));       \
-    ctype acc = lane[0];                                                                   \
-    for (int j = 1; j < XPAR__CPU_LANES; ++j) acc = xpar__cpu_sum_##e(acc, lane[j]);       \
-    for (; i < hi; ++i) acc = xpar__cpu_sum_##e(acc, xpar__cpu_mul_##e(x[i], y[i]));       \
-    memcpy(out->bytes, &acc, sizeof acc);                                                  \
-  }                                                                                        \
-  static void dot_combine_##e(xpar__scalar *acc, const xpar__scalar *x) {                  \
-    ctype p, q;                                                                            \
-    memcpy(&p, acc->bytes, sizeof p);                                                      \
-    memcpy(&q, x->bytes, sizeof q);                                                        \
-    p = xpar__cpu_sum_##e(p, q);                                                           \
-    memcpy(acc->bytes, &p, sizeof p);                                                      \
   }
 XPAR_DTYPE_MAP(XPAR__CPU_EW_KERNELS_)
 #undef XPAR__CPU_EW_KERNELS_
@@ -128,15 +100,11 @@ typedef struct ew_kernels {
   xpar__cpu_range_fn axpy_distinct, axpy_same;
   xpar__cpu_range_fn add_distinct, add_z_is_x, add_z_is_y, add_all_same;
   xpar__cpu_range_fn fill;
-  void (*dot_serial)(const void *x, const void *y, size_t n, void *result);
-  xpar__cpu_chunk_reduce_fn dot_chunk;
-  xpar__cpu_combine_fn dot_combine;
 } ew_kernels;
 
 #define XPAR__CPU_EWROW_(e, ctype, name, size)                                                \
   [XPAR_##e] = {axpy_distinct_##e, axpy_same_##e,  add_distinct_##e, add_z_is_x_##e,          \
-                add_z_is_y_##e,    add_all_same_##e, fill_##e,       dot_serial_##e,          \
-                dot_chunk_##e,     dot_combine_##e},
+                add_z_is_y_##e,    add_all_same_##e, fill_##e},
 static const ew_kernels ew_table[XPAR_DTYPE_COUNT_] = {XPAR_DTYPE_MAP(XPAR__CPU_EWROW_)};
 #undef XPAR__CPU_EWROW_
 
@@ -180,17 +148,5 @@ xpar_status xpar__cpu_fill(const xpar__exec *ex, xpar_dtype t, const void *value
   ew_args a = {.x = NULL, .y = NULL, .z = out};
   memcpy(a.s.bytes, value, xpar__dtype_size(t));
   xpar__cpu_parallel_for(ex, n, ew_table[t].fill, &a);
-  return XPAR_OK;
-}
-
-xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
-                          void *result) {
-  XPAR__CPU_CHECK_DTYPE_(t, "dot");
-  const ew_kernels *k = &ew_table[t];
-  if (ex->serial)
-    k->dot_serial(x, y, n, result);
-  else
-    xpar__cpu_parallel_reduce(ex, x, y, n, k->dot_chunk, k->dot_combine, result,
-                              xpar__dtype_size(t));
   return XPAR_OK;
 }

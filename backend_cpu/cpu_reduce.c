@@ -1,6 +1,6 @@
 /*
  * CPU reduce (sum / min / max) and reduce_sum_wide, serial and OpenMP tiers,
- * plus the parallel-reduce driver that dot shares.
+ * the parallel-reduce driver, and dot (a reduction of products).
  *
  * Serial tier: one accumulator, element order, the exact formulas that the
  * GPU's cuda-serial mode reproduces bit for bit:
@@ -184,5 +184,62 @@ xpar_status xpar__cpu_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const 
   else
     xpar__cpu_parallel_reduce(ex, in, NULL, n, k->chunk, k->combine, result,
                               xpar__dtype_size(xpar__wide_dtype(t)));
+  return XPAR_OK;
+}
+
+/* ---- dot: the reduction of products (device_reduce.cu on the GPU) ----------
+ * Serial tier: acc = 0; acc = acc + x[i]*y[i] (cuda-serial matches it bit for
+ * bit); OpenMP tier: the lane-wise chunk reduction above, over products. */
+
+#define XPAR__CPU_DOT_KERNELS_(e, ctype, name, size)                                         \
+  static void dot_serial_##e(const void *xv, const void *yv, size_t n, void *result) {     \
+    const ctype *x = (const ctype *)xv, *y = (const ctype *)yv;                            \
+    ctype acc = (ctype)0;                                                                  \
+    for (size_t i = 0; i < n; ++i) acc = xpar__cpu_sum_##e(acc, xpar__cpu_mul_##e(x[i], y[i])); \
+    memcpy(result, &acc, sizeof acc);                                                      \
+  }                                                                                        \
+  static void dot_chunk_##e(const void *xv, const void *yv, size_t lo, size_t hi,          \
+                            xpar__scalar *out) {                                           \
+    const ctype *x = (const ctype *)xv, *y = (const ctype *)yv;                            \
+    ctype lane[XPAR__CPU_LANES];                                                           \
+    for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = (ctype)0;                          \
+    size_t i = lo;                                                                         \
+    for (; hi - i >= XPAR__CPU_LANES; i += XPAR__CPU_LANES)                                \
+      for (int j = 0; j < XPAR__CPU_LANES; ++j)                                            \
+        lane[j] = xpar__cpu_sum_##e(lane[j], xpar__cpu_mul_##e(x[i + j], y[i + j]));       \
+    ctype acc = lane[0];                                                                   \
+    for (int j = 1; j < XPAR__CPU_LANES; ++j) acc = xpar__cpu_sum_##e(acc, lane[j]);       \
+    for (; i < hi; ++i) acc = xpar__cpu_sum_##e(acc, xpar__cpu_mul_##e(x[i], y[i]));       \
+    memcpy(out->bytes, &acc, sizeof acc);                                                  \
+  }                                                                                        \
+  static void dot_combine_##e(xpar__scalar *acc, const xpar__scalar *x) {                  \
+    ctype p, q;                                                                            \
+    memcpy(&p, acc->bytes, sizeof p);                                                      \
+    memcpy(&q, x->bytes, sizeof q);                                                        \
+    p = xpar__cpu_sum_##e(p, q);                                                           \
+    memcpy(acc->bytes, &p, sizeof p);                                                      \
+  }
+XPAR_DTYPE_MAP(XPAR__CPU_DOT_KERNELS_)
+#undef XPAR__CPU_DOT_KERNELS_
+
+typedef struct dot_kernels {
+  void (*serial)(const void *x, const void *y, size_t n, void *result);
+  xpar__cpu_chunk_reduce_fn chunk;
+  xpar__cpu_combine_fn combine;
+} dot_kernels;
+
+#define XPAR__CPU_DOTROW_(e, ctype, name, size) \
+  [XPAR_##e] = {dot_serial_##e, dot_chunk_##e, dot_combine_##e},
+static const dot_kernels dot_table[XPAR_DTYPE_COUNT_] = {XPAR_DTYPE_MAP(XPAR__CPU_DOTROW_)};
+#undef XPAR__CPU_DOTROW_
+
+xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
+                          void *result) {
+  XPAR__RETURN_IF(!xpar__dtype_valid(t), XPAR_ERR_INTERNAL, "cpu dot: bad dtype %d", (int)t);
+  const dot_kernels *k = &dot_table[t];
+  if (ex->serial)
+    k->serial(x, y, n, result);
+  else
+    xpar__cpu_parallel_reduce(ex, x, y, n, k->chunk, k->combine, result, xpar__dtype_size(t));
   return XPAR_OK;
 }

@@ -145,7 +145,7 @@ static void free_buffer(xpar__cuda_buffer *buf) {
  * scratch is handed out right before its launch and so is never in use by
  * the call in progress when another buffer grows. */
 static void release_idle_buffers(xpar__cuda_state *st, const xpar__cuda_buffer *keep) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < XPAR__OPERAND_SLOTS; i++)
     if (&st->staging[i] != keep && st->staging_stamp[i] != st->counters.launches + 1)
       free_buffer(&st->staging[i]);
   if (&st->reduce_partials != keep) free_buffer(&st->reduce_partials);
@@ -267,7 +267,7 @@ extern "C" void xpar__cuda_state_destroy(struct xpar__cuda_state *st) {
   if (cudaSetDevice(st->device) == cudaSuccess) {
     cudaStreamSynchronize(st->stream);
     release_idle_buffers(st, NULL);
-    for (int i = 0; i < 3; i++) free_buffer(&st->staging[i]);
+    for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) free_buffer(&st->staging[i]);
     if (st->control_block) cudaFree(st->control_block);
     if (st->result_host) cudaFreeHost(st->result_host);
     if (st->own_stream) cudaStreamDestroy(st->own_stream);
@@ -290,7 +290,7 @@ extern "C" xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *
 extern "C" xpar_status xpar__cuda_release_cache(struct xpar__cuda_state *st) {
   XPAR__FORWARD(xpar__cuda_begin(st, "release_cache"));
   XPAR__FORWARD(xpar__cuda_sync(st, "release_cache (finishing queued work)"));
-  for (int i = 0; i < 3; i++) free_buffer(&st->staging[i]);
+  for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) free_buffer(&st->staging[i]);
   release_idle_buffers(st, NULL);
   return XPAR_OK;
 }
@@ -329,7 +329,7 @@ extern "C" xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t byte
      * cache may go before the mapping is refused. */
     (void)cudaGetLastError();
     XPAR__FORWARD(xpar__cuda_sync(st, "alloc (finishing queued work)"));
-    for (int i = 0; i < 3; i++) free_buffer(&st->staging[i]);
+    for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) free_buffer(&st->staging[i]);
     release_idle_buffers(st, NULL);
     err = cudaMalloc(&p, bytes ? bytes : 1);
   }
@@ -347,8 +347,9 @@ extern "C" void xpar__cuda_free(struct xpar__cuda_state *st, void *p) {
 
 extern "C" xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot, size_t bytes,
                                           void **out) {
-  if (slot < 0 || slot > 2)
-    return xpar__fail(XPAR_ERR_INTERNAL, "staging slot %d out of range 0..2", slot);
+  if (slot < 0 || slot >= XPAR__OPERAND_SLOTS)
+    return xpar__fail(XPAR_ERR_INTERNAL, "staging slot %d out of range 0..%d", slot,
+                      XPAR__OPERAND_SLOTS - 1);
   XPAR__FORWARD(xpar__cuda_begin(st, "staging"));
   char what[48];
   snprintf(what, sizeof what, "staging slot %d", slot);

@@ -95,8 +95,8 @@ struct xpar__cuda_state {
   /* Dispatch's operand staging slots, and for each the launch count + 1 at
    * which it was last handed out: equal to launches + 1 while the call that
    * asked for it has not launched its kernel yet (it is in use). */
-  struct xpar__cuda_buffer staging[3];
-  unsigned long long staging_stamp[3];
+  struct xpar__cuda_buffer staging[XPAR__OPERAND_SLOTS];
+  unsigned long long staging_stamp[XPAR__OPERAND_SLOTS];
 
   /* Pinned, host-mapped result slot (64 bytes): the reduce's last block
    * writes the result straight into host memory (offset 0) and, on a small

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 namespace xpar_cuda {
 

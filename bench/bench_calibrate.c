@@ -43,7 +43,10 @@ enum { K_DEV, K_PIN, K_PAGE, K_COUNT };
 static const xpar_threshold k_threshold[K_COUNT] = {XPAR_THRESHOLD_GPU_DEVICE_DATA,
                                                     XPAR_THRESHOLD_GPU_PINNED_DATA,
                                                     XPAR_THRESHOLD_GPU_PAGEABLE_DATA};
-static const char *const k_names[K_COUNT] = {"gpu", "gpu_pinned", "gpu_pageable"};
+/* Profile keys of the thresholds, from the public map (xpar.h). */
+#define CAL_KEY_(e, key, env, data) key,
+static const char *const thr_names[XPAR_THRESHOLD_COUNT_] = {XPAR_THRESHOLD_MAP(CAL_KEY_)};
+#undef CAL_KEY_
 
 typedef struct cal_opts {
   const char *ops, *dtypes, *out;
@@ -260,7 +263,7 @@ static void sweep_gpu(cal_state *s, const bench_op *op, xpar_dtype t) {
     s->r.measured[op->op][t][k_threshold[k]] = 1;
     s->r.thr[op->op][t][k_threshold[k]] = exp_value(x[k].result);
     char b[16];
-    printf("%-7s %-7s %-13s %-7s", op->name, xpar_dtype_name(t), k_names[k],
+    printf("%-7s %-7s %-13s %-7s", op->name, xpar_dtype_name(t), thr_names[k_threshold[k]],
            bench_exp_str(x[k].result, b, sizeof b));
     if (x[k].at_exp > 0)
       printf("  (at 2^%d: cpu %.3g us, gpu %.3g us)\n", x[k].at_exp, x[k].t_first * 1e6,
@@ -323,8 +326,6 @@ static int mkdir_p(const char *file) {
   return bench_mkdir_p(d);
 }
 
-static const char *const thr_names[XPAR_THRESHOLD_COUNT_] = {"openmp", "gpu", "gpu_pinned",
-                                                             "gpu_pageable", "gpu_device_only"};
 
 /* Load the profile into a fresh context; check every threshold and that a
  * decision record quotes "(profile)". */

@@ -25,13 +25,18 @@
 #ifndef XPAR_DISPATCH_BACKEND_H
 #define XPAR_DISPATCH_BACKEND_H
 
-#include "internal.h"
+#include "base/base.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct xpar__cuda_state; /* per-context GPU state, owned by backend_cuda/ */
+
+/** Array operands of one call, at most: x, y and out (add: x, y, z).  Each
+ *  has its staging slot, on the host (dispatch) and on the device (the
+ *  backend's `staging`). */
+#define XPAR__OPERAND_SLOTS 3
 
 /** Per-call execution settings handed to a backend. */
 typedef struct xpar__exec {
@@ -94,7 +99,7 @@ typedef struct xpar__backend {
   /** Device allocation for mappings (cudaMalloc); not for per-call scratch. */
   xpar_status (*alloc)(struct xpar__cuda_state *st, size_t bytes, void **out);
   void (*free)(struct xpar__cuda_state *st, void *p);
-  /** Device staging buffer `slot` (0..2) of at least `bytes`, cached in the
+  /** Device staging buffer `slot` (< XPAR__OPERAND_SLOTS) of at least `bytes`, cached in the
    *  state and grown when needed (never shrunk or freed per call).  Used by
    *  dispatch to hold host operands of a GPU call. */
   xpar_status (*staging)(struct xpar__cuda_state *st, int slot, size_t bytes, void **out);

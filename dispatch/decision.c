@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context.h"
+#include "state.h"
 
 static int fmt_count(char *buf, size_t size, size_t v) {
   if (v == XPAR_NEVER) return snprintf(buf, size, "never");
@@ -10,15 +10,6 @@ static int fmt_count(char *buf, size_t size, size_t v) {
 }
 
 static const char *const source_names[] = {"default", "profile", "env", "api"};
-
-static const char *data_phrase(xpar_threshold kind) {
-  switch (kind) {
-    case XPAR_THRESHOLD_GPU_PINNED_DATA: return "pinned host data";
-    case XPAR_THRESHOLD_GPU_PAGEABLE_DATA: return "pageable host data";
-    case XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA: return "data valid only on the device";
-    default: return "device data";
-  }
-}
 
 void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) {
   char thr[32];
@@ -35,7 +26,7 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   fmt_count(thr, sizeof thr, d->gpu_threshold);
   /* With a cached (unverified) pinned/pageable kind, n is below both GPU
    * thresholds for host data: the smaller one is quoted, for host data. */
-  const char *kind = d->host_kind_hint ? "host data" : data_phrase(d->gpu_kind);
+  const char *kind = d->host_kind_hint ? "host data" : xpar__threshold_data(d->gpu_kind);
   const char *gsrc = source_names[d->gpu_source];
   const char *osrc = source_names[d->openmp_source];
   switch (d->gpu_rule) {
@@ -88,12 +79,32 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   if (d->bytes_to_device || d->bytes_to_host)
     XPAR__APPEND_("; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
                   d->bytes_to_host);
+  /* Where the built-in defaults it quoted were measured (thresholds.c's
+   * data), last: a full record loses this first. */
+  const xpar__provenance *from[2] = {NULL, NULL};
+  int gpu_quoted = d->gpu_rule == XPAR__GPU_BELOW || d->gpu_rule == XPAR__GPU_AT_OR_ABOVE ||
+                   d->gpu_rule == XPAR__GPU_WANTED_UNUSABLE;
+  int openmp_quoted = d->cpu_rule == XPAR__CPU_BELOW_OPENMP ||
+                      d->cpu_rule == XPAR__CPU_AT_OR_ABOVE_OPENMP;
+  if (gpu_quoted && d->gpu_source == XPAR__SRC_DEFAULT)
+    from[0] = xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind, NULL);
+  if (openmp_quoted && d->openmp_source == XPAR__SRC_DEFAULT)
+    from[1] = xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP, NULL);
+  if (from[1] == from[0]) from[1] = NULL;
+  for (int i = 0; i < 2; i++)
+    if (from[i] && used < size) {
+      XPAR__APPEND_("; default measured ");
+      if (used < size) {
+        int w = xpar__provenance_format(from[i], buf + used, size - used);
+        if (w > 0) used += (size_t)w;
+      }
+    }
 #undef XPAR__APPEND_
 }
 
 void xpar__decision_log(const xpar__decision_raw *d) {
   char reason[256];
   xpar__decision_format(d, reason, sizeof reason);
-  fprintf(stderr, "xpar: %s %s n=%zu -> %s: %s\n", xpar_op_name(d->op), xpar_dtype_name(d->dtype),
-          d->n, xpar_tier_name(d->tier), reason);
+  fprintf(stderr, "xpar: %s %s n=%zu -> %s: %s\n", xpar__op_name(d->op),
+          xpar__dtype_name(d->dtype), d->n, xpar__tier_name(d->tier), reason);
 }

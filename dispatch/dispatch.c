@@ -13,7 +13,6 @@
 #include "trace.h"
 
 enum { ROLE_READ = 1, ROLE_WRITE = 2 };
-#define MAX_OPERANDS 3
 
 typedef struct operand {
   xpar__operand where;
@@ -21,7 +20,7 @@ typedef struct operand {
 } operand;
 
 typedef struct plan {
-  operand ops[MAX_OPERANDS];
+  operand ops[XPAR__OPERAND_SLOTS];
   int count;
   operand result;   /* nowait reduce/dot: where the scalar result goes */
   int has_result_operand;
@@ -54,7 +53,7 @@ static size_t host_gpu_threshold(const xpar_context *ctx, const xpar__call *c) {
 }
 
 static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
-  size_t bytes = c->n * xpar__dtype_size(c->dtype);
+  const size_t bytes = c->bytes;
   p->count = 0;
   p->has_result_operand = 0;
   /* Only AUTO's choice between the CPU and the GPU depends on whether host
@@ -68,9 +67,8 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
     XPAR__FORWARD(add_operand(ctx, p, c->out, bytes,
                               c->op == XPAR_OP_AXPY ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
   if (c->result && c->nowait) {
-    xpar_dtype rt = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
-    XPAR__FORWARD(
-        xpar__classify(ctx, c->result, xpar__dtype_size(rt), p->exact, &p->result.where));
+    XPAR__FORWARD(xpar__classify(ctx, c->result, xpar__dtype_size(c->result_dtype), p->exact,
+                                 &p->result.where));
     p->result.role = ROLE_WRITE;
     p->has_result_operand = 1;
   }
@@ -103,7 +101,7 @@ static xpar__exec cpu_exec(const xpar_context *ctx, xpar_tier tier) {
   return ex;
 }
 
-/* ---- policy: the facts for xpar__decide (policy.c) ------------------------- */
+/* ---- policy: the facts for xpar__decide (policy.h) ------------------------- */
 
 static int context_gpu_usable(void *ctx, const char **why_not) {
   return xpar__gpu_usable((xpar_context *)ctx, why_not);
@@ -189,7 +187,7 @@ static xpar_status host_staging(xpar_context *ctx, int slot, size_t bytes, void 
 static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan *p,
                               xpar_tier tier, xpar__decision_raw *d) {
   const xpar__backend *g = xpar__gpu_backend();
-  void *ptrs[MAX_OPERANDS];
+  void *ptrs[XPAR__OPERAND_SLOTS];
   XPAR__FORWARD(xpar__gpu_drain(ctx));
   /* Device operands are copied through the context's GPU state: make sure
    * it exists (a call forced onto the CPU may be the context's first). */
@@ -236,7 +234,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   }
   if (p->has_result_operand) {
     if (result_on_device) {
-      size_t rb = xpar__dtype_size(c->wide ? xpar__wide_dtype(c->dtype) : c->dtype);
+      size_t rb = xpar__dtype_size(c->result_dtype);
       XPAR__FORWARD(g->copy(ctx->cuda, c->result, &local_result, rb, XPAR__HOST_TO_DEVICE));
       XPAR__FORWARD(g->wait(ctx->cuda));
       d->bytes_to_device += rb;
@@ -252,7 +250,7 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   const xpar__backend *g = xpar__gpu_backend();
   struct xpar__cuda_state *st;
   XPAR__FORWARD(xpar__gpu_state(ctx, &st));
-  void *ptrs[MAX_OPERANDS];
+  void *ptrs[XPAR__OPERAND_SLOTS];
   int host_outputs = 0;
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
@@ -335,7 +333,7 @@ static int cached_host_page(xpar_context *ctx, const void *p) {
 /*
  * The common case in a tight loop: arrays in host memory, nothing mapped or
  * queued, and a call that stays on the CPU.  The decision is xpar__decide's
- * (policy.c), fed the facts the page cache gives (which pinned/pageable kind
+ * (policy.h), fed the facts the page cache gives (which pinned/pageable kind
  * a cached page has does not matter below both GPU thresholds for host data,
  * see page_cache.h), without building a plan.  Returns 0 (nothing done) when the general path must take
  * the call.
@@ -407,7 +405,7 @@ xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
      * GPU.  Nothing was written before the failure. */
     if (st == XPAR_ERR_DEVICE_OUT_OF_MEMORY && ctx->backend == XPAR_BACKEND_AUTO &&
         ctx->offload == XPAR_OFFLOAD_DEFAULT && host_reachable(&p)) {
-      snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar_last_error_detail());
+      snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
       xpar__clear_error();
       xpar__policy_facts f = call_facts(ctx, c);
       f.gpu_failed = ctx->fallback_why;

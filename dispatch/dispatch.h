@@ -2,7 +2,7 @@
 #ifndef XPAR_DISPATCH_DISPATCH_H
 #define XPAR_DISPATCH_DISPATCH_H
 
-#include "context.h"
+#include "state.h"
 
 typedef struct xpar__call {
   xpar_op op;
@@ -10,7 +10,11 @@ typedef struct xpar__call {
   xpar_dtype dtype;
   xpar_reduction red;     /* reduce, scan */
   xpar_scan_kind kind;    /* scan */
+  xpar_dtype result_dtype; /* reduce, dot: the scalar result's dtype (the wide
+                              dtype for xpar_reduce_sum_wide); beside the enums,
+                              where it fills what would be padding */
   size_t n;
+  size_t bytes;           /* n * the dtype's size: every array operand's size  */
   const void *x;          /* first input (reduce, scan, axpy, add, dot)      */
   const void *y;          /* second input (add, dot); axpy's y is `out`      */
   void *out;              /* array output (scan, axpy's y, add's z, fill)    */

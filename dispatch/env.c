@@ -7,9 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "context.h"
+#include "state.h"
 
 int xpar__parse_count(const char *s, size_t *out) {
   if (!s || !*s) return -1;
@@ -41,37 +40,22 @@ int xpar__parse_count(const char *s, size_t *out) {
   return 0;
 }
 
-static const char *const backend_words[XPAR_BACKEND_COUNT_] = {"auto", "cpu", "serial", "cuda",
-                                                               "cuda-serial"};
-static const char *const offload_words[XPAR_OFFLOAD_COUNT_] = {"default", "disabled",
-                                                               "mandatory"};
-
-/* Index of s in words (case-insensitive, exact), or -1. */
-static int word_index(const char *s, const char *const *words, int count) {
-  for (int i = 0; i < count; i++)
-    if (strcasecmp(s, words[i]) == 0) return i;
-  return -1;
-}
-
 static xpar_status bad_env(const char *name, const char *value, const char *expected) {
   return xpar__fail(XPAR_ERR_INVALID_ENV, "%s=\"%s\" is invalid: expected %s", name, value,
                     expected);
 }
 
-/* Threshold variables: XPAR_<OP>_<KIND>_THRESHOLD. ALL first, so a specific
- * op's variable overrides it. */
-static const char *const op_env_words[XPAR_OP_COUNT_ + 1] = {"REDUCE", "SCAN", "AXPY", "ADD",
-                                                              "FILL", "DOT", "ALL"};
-static const char *const kind_env_words[XPAR_THRESHOLD_COUNT_] = {
-    "OPENMP", "GPU", "GPU_PINNED", "GPU_PAGEABLE", "GPU_DEVICE_ONLY"};
-
+/* Threshold variables: XPAR_<OP>_<KIND>_THRESHOLD, spelt from the op and
+ * threshold maps (xpar.h).  ALL first, so a specific op's variable overrides
+ * it. */
 static xpar_status apply_thresholds(xpar_context *ctx) {
-  const int order[XPAR_OP_COUNT_ + 1] = {XPAR_OP_COUNT_, 0, 1, 2, 3, 4, 5};
   for (int i = 0; i <= XPAR_OP_COUNT_; i++) {
-    int op = order[i];
+    int op = i == 0 ? XPAR_OP_COUNT_ : i - 1; /* XPAR_OP_COUNT_: ALL */
     for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++) {
       char name[64];
-      snprintf(name, sizeof name, "XPAR_%s_%s_THRESHOLD", op_env_words[op], kind_env_words[k]);
+      snprintf(name, sizeof name, "XPAR_%s_%s_THRESHOLD",
+               op == XPAR_OP_COUNT_ ? "ALL" : xpar__op_env((xpar_op)op),
+               xpar__threshold_env((xpar_threshold)k));
       const char *v = getenv(name);
       if (!v) continue;
       size_t n;
@@ -89,16 +73,22 @@ static xpar_status apply_thresholds(xpar_context *ctx) {
   return XPAR_OK;
 }
 
+/* The accepted words, for the error message: from the maps. */
+#define XPAR__WORD_(e, name) " " name
+static const char backend_words[] = "one of" XPAR_BACKEND_MAP(XPAR__WORD_);
+static const char offload_words[] = "one of" XPAR_OFFLOAD_MAP(XPAR__WORD_);
+#undef XPAR__WORD_
+
 xpar_status xpar__env_apply_policy(xpar_context *ctx) {
   const char *v;
   if ((v = getenv("XPAR_BACKEND")) != NULL) {
-    int i = word_index(v, backend_words, XPAR_BACKEND_COUNT_);
-    if (i < 0) return bad_env("XPAR_BACKEND", v, "auto, cpu, serial, cuda or cuda-serial");
+    int i = xpar__backend_index(v);
+    if (i < 0) return bad_env("XPAR_BACKEND", v, backend_words);
     ctx->backend = (xpar_backend)i;
   }
   if ((v = getenv("XPAR_OFFLOAD")) != NULL) {
-    int i = word_index(v, offload_words, XPAR_OFFLOAD_COUNT_);
-    if (i < 0) return bad_env("XPAR_OFFLOAD", v, "default, disabled or mandatory");
+    int i = xpar__offload_index(v);
+    if (i < 0) return bad_env("XPAR_OFFLOAD", v, offload_words);
     ctx->offload = (xpar_offload)i;
   }
   if ((v = getenv("XPAR_VERBOSE")) != NULL) {

@@ -1,6 +1,9 @@
 /* The context's view of the GPU: probed once, state created on first use. */
 #include <stdio.h>
-#include "context.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
 
 /* A test double registered in place of the CUDA backend (tests/test_policy.c,
  * which links the library's objects); never set by the library itself. */
@@ -64,4 +67,21 @@ xpar_status xpar__gpu_drain(xpar_context *ctx) {
   if (!ctx->gpu_pending || !ctx->cuda) return XPAR_OK;
   ctx->gpu_pending = 0;
   return xpar__gpu_backend()->wait(ctx->cuda);
+}
+
+xpar_status xpar__device_query(xpar_device_info *out) {
+  memset(out, 0, sizeof *out);
+  out->device = -1;
+  const xpar__backend *g = xpar__gpu_backend();
+  if (!g) {
+    snprintf(out->reason, sizeof out->reason, "built without CUDA");
+    return XPAR_OK;
+  }
+  int device = -1;
+  const char *env = getenv("XPAR_DEVICE");
+  size_t d;
+  if (env && xpar__parse_count(env, &d) == 0 && d <= 1024) device = (int)d;
+  XPAR__FORWARD(g->query(device, out));
+  out->built_with_cuda = 1;
+  return XPAR_OK;
 }

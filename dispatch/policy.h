@@ -9,7 +9,7 @@
 #ifndef XPAR_DISPATCH_POLICY_H
 #define XPAR_DISPATCH_POLICY_H
 
-#include "context.h"
+#include "state.h"
 
 typedef struct xpar__policy_facts {
   xpar_backend backend;

@@ -12,12 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "state.h"
 
 #define PROFILE_MAGIC "xpar-profile 1"
-
-static const char *const kind_words[XPAR_THRESHOLD_COUNT_] = {"openmp", "gpu", "gpu_pinned",
-                                                              "gpu_pageable", "gpu_device_only"};
+#define XPAR__KEY_(e, key, env, data) " " key
+#define THRESHOLD_KEYS XPAR_THRESHOLD_MAP(XPAR__KEY_)
 
 typedef struct machine_id {
   char cpu[128];
@@ -62,24 +61,6 @@ static void this_machine(xpar_context *ctx, machine_id *m, int want_gpu) {
     if (xpar__gpu_backend()->query(ctx->device, &info) == XPAR_OK && info.usable)
       snprintf(m->gpu, sizeof m->gpu, "%s", info.name);
   }
-}
-
-static int word_index(const char *s, const char *const *words, int count) {
-  for (int i = 0; i < count; i++)
-    if (strcmp(s, words[i]) == 0) return i;
-  return -1;
-}
-
-static int op_index(const char *s) {
-  for (int i = 0; i < XPAR_OP_COUNT_; i++)
-    if (strcmp(s, xpar_op_name((xpar_op)i)) == 0) return i;
-  return -1;
-}
-
-static int dtype_index(const char *s) {
-  for (int i = 0; i < XPAR_DTYPE_COUNT_; i++)
-    if (strcmp(s, xpar_dtype_name((xpar_dtype)i)) == 0) return i;
-  return -1;
 }
 
 /* Parse the whole file into `prof` and its machine key; error names the line. */
@@ -140,11 +121,11 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
     XPAR__RETURN_IF(got != 4, XPAR_ERR_PROFILE,
                     "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\", found \"%.60s\"",
                     path, lineno, line);
-    int o = op_index(op), t = dtype_index(dt), k = word_index(kind, kind_words, XPAR_THRESHOLD_COUNT_);
+    int o = xpar__op_index(op), t = xpar__dtype_index(dt), k = xpar__threshold_index(kind);
     XPAR__RETURN_IF(o < 0, XPAR_ERR_PROFILE, "%s:%d: unknown op \"%s\"", path, lineno, op);
     XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%s\"", path, lineno, dt);
     XPAR__RETURN_IF(k < 0, XPAR_ERR_PROFILE,
-                    "%s:%d: unknown threshold \"%s\" (openmp, gpu, gpu_pinned, gpu_pageable)",
+                    "%s:%d: unknown threshold \"%s\" (one of" THRESHOLD_KEYS ")",
                     path, lineno, kind);
     size_t n;
     XPAR__RETURN_IF(xpar__parse_count(value, &n) != 0, XPAR_ERR_PROFILE,
@@ -166,7 +147,7 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
 /* One notice per process is enough: every context would repeat it. */
 static atomic_int notice_printed;
 
-static xpar_status load(xpar_context *ctx, const char *path, int *applied) {
+xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied) {
   unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   size_t values[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   memset(have, 0, sizeof have);
@@ -199,9 +180,7 @@ static xpar_status load(xpar_context *ctx, const char *path, int *applied) {
   return XPAR_OK;
 }
 
-XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size) {
-  xpar__clear_error();
-  XPAR__RETURN_IF(!buf, XPAR_ERR_NULL_POINTER, "buf is NULL");
+xpar_status xpar__profile_default_path(char *buf, size_t size) {
   const char *cache = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
   char path[4096];
@@ -254,24 +233,15 @@ xpar_status xpar__profile_load_default(xpar_context *ctx) {
   if (env) {
     XPAR__RETURN_IF(!env[0], XPAR_ERR_INVALID_ENV, "XPAR_PROFILE is empty; expected a file path");
     if (access(env, F_OK) != 0 && errno == ENOENT) return profile_not_written_yet(env);
-    return load(ctx, env, &applied); /* other failures to open: load() says why */
+    return xpar__profile_load(ctx, env, &applied); /* other failures to open: load() says why */
   }
   char path[4096];
-  if (xpar_profile_default_path(path, sizeof path) != XPAR_OK) {
+  if (xpar__profile_default_path(path, sizeof path) != XPAR_OK) {
     xpar__clear_error(); /* no home: simply no default profile */
     return XPAR_OK;
   }
   if (access(path, F_OK) != 0) return XPAR_OK;
-  return load(ctx, path, &applied);
-}
-
-XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int *applied) {
-  XPAR__FORWARD(xpar__ctx_enter(ctx));
-  int ok = 0;
-  xpar_status st = path ? load(ctx, path, &ok) : xpar__fail(XPAR_ERR_NULL_POINTER, "path is NULL");
-  if (applied && st == XPAR_OK) *applied = ok;
-  xpar__ctx_leave(ctx);
-  return st;
+  return xpar__profile_load(ctx, path, &applied);
 }
 
 /* mkdir -p of path's parent directory. */
@@ -290,13 +260,7 @@ static void make_parent_dirs(const char *path) {
   mkdir(dir, 0755);
 }
 
-XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
-  XPAR__FORWARD(xpar__ctx_enter(ctx));
-  xpar_status st = XPAR_OK;
-  if (!path) {
-    st = xpar__fail(XPAR_ERR_NULL_POINTER, "path is NULL");
-    goto out;
-  }
+xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
   machine_id here;
   this_machine(ctx, &here, ctx->offload != XPAR_OFFLOAD_DISABLED);
   make_parent_dirs(path);
@@ -304,16 +268,15 @@ XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "w");
-  if (!f) {
-    st = xpar__fail(XPAR_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-    goto out;
-  }
+  XPAR__RETURN_IF(!f, XPAR_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
   time_t now = time(NULL);
   struct tm utc;
   char when[32] = "unknown time";
   if (gmtime_r(&now, &utc)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
   fprintf(f, "# xpar calibration profile (format: docs/profile.md)\n" PROFILE_MAGIC "\n");
   fprintf(f, "cpu: %s\ncores: %ld\ngpu: %s\n", here.cpu, here.cores, here.gpu);
+  /* The profile's provenance: this machine (the keys above), now, and the
+   * program that measured it. */
   fprintf(f, "written: %s by %s (xpar %d.%d.%d)\n", when, program_invocation_short_name,
           XPAR_VERSION_MAJOR, XPAR_VERSION_MINOR, XPAR_VERSION_PATCH);
   fprintf(f, "# <op> <dtype> <threshold> <elements|never>: n >= value takes the faster-for-large-n side\n"
@@ -327,24 +290,34 @@ XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path) {
         unsigned char source = ctx->threshold_source[o][t][k];
         if (source != XPAR__SRC_PROFILE && source != XPAR__SRC_API) continue;
         size_t v = ctx->thresholds[o][t][k];
-        if (v == XPAR_NEVER)
-          fprintf(f, "%s %s %s never\n", xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t),
-                  kind_words[k]);
+        /* What it overrides, and where that was measured (thresholds.c's
+         * data), as a comment: a reader of the file sees both sides. */
+        char from[256];
+        size_t dflt;
+        xpar__provenance_format(
+            xpar__threshold_default_from((xpar_op)o, (xpar_dtype)t, (xpar_threshold)k, &dflt),
+            from, sizeof from);
+        if (dflt == XPAR_NEVER)
+          fprintf(f, "# built-in default never, measured %s\n", from);
         else
-          fprintf(f, "%s %s %s %zu\n", xpar_op_name((xpar_op)o), xpar_dtype_name((xpar_dtype)t),
-                  kind_words[k], v);
+          fprintf(f, "# built-in default %zu, measured %s\n", dflt, from);
+        fprintf(f, "%s %s %s ", xpar__op_name((xpar_op)o), xpar__dtype_name((xpar_dtype)t),
+                xpar__threshold_key((xpar_threshold)k));
+        if (v == XPAR_NEVER)
+          fprintf(f, "never\n");
+        else
+          fprintf(f, "%zu\n", v);
       }
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) {
     unlink(tmp);
-    st = xpar__fail(XPAR_ERR_IO, "%s: write error", tmp);
-    goto out;
+    return xpar__fail(XPAR_ERR_IO, "%s: write error", tmp);
   }
   if (rename(tmp, path) != 0) {
-    st = xpar__fail(XPAR_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    xpar_status st = xpar__fail(XPAR_ERR_IO, "%s: cannot rename to %s: %s", tmp, path,
+                                strerror(errno));
     unlink(tmp);
+    return st;
   }
-out:
-  xpar__ctx_leave(ctx);
-  return st;
+  return XPAR_OK;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "state.h"
 
 static xpar__mapping *find_mapping(xpar_context *ctx, const void *p) {
   const unsigned char *c = (const unsigned char *)p;
@@ -95,7 +95,7 @@ void xpar__mappings_release_all(xpar_context *ctx) {
   ctx->n_maps = ctx->cap_maps = 0;
 }
 
-/* ---- public mapping API ---------------------------------------------------- */
+/* ---- the mapping operations behind api/mapping.c ------------------------------ */
 
 static xpar__mapping *find_exact(xpar_context *ctx, const void *host) {
   for (size_t i = 0; i < ctx->n_maps; i++)
@@ -103,13 +103,7 @@ static xpar__mapping *find_exact(xpar_context *ctx, const void *host) {
   return NULL;
 }
 
-static xpar_status map_locked(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind) {
-  XPAR__RETURN_IF(!host, XPAR_ERR_NULL_POINTER, "host is NULL");
-  XPAR__RETURN_IF(bytes == 0, XPAR_ERR_INVALID_ARGUMENT, "bytes is 0");
-  XPAR__RETURN_IF((unsigned)kind >= XPAR_MAP_KIND_COUNT_, XPAR_ERR_INVALID_ENUM,
-                  "unknown map kind %d", (int)kind);
-  XPAR__RETURN_IF((uintptr_t)host > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
-                  "host + bytes overflows the address space");
+xpar_status xpar__mapping_add(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind) {
   XPAR__RETURN_IF(ctx->offload == XPAR_OFFLOAD_DISABLED, XPAR_ERR_NO_DEVICE,
                   "offload is disabled: nothing can be mapped");
   const unsigned char *lo = host, *hi = lo + bytes;
@@ -149,10 +143,7 @@ static xpar_status map_locked(xpar_context *ctx, void *host, size_t bytes, xpar_
   return XPAR_OK;
 }
 
-static xpar_status update_locked(xpar_context *ctx, void *host, xpar_update_dir dir) {
-  XPAR__RETURN_IF(!host, XPAR_ERR_NULL_POINTER, "host is NULL");
-  XPAR__RETURN_IF((unsigned)dir >= XPAR_UPDATE_DIR_COUNT_, XPAR_ERR_INVALID_ENUM,
-                  "unknown update direction %d", (int)dir);
+xpar_status xpar__mapping_update(xpar_context *ctx, void *host, xpar_update_dir dir) {
   xpar__mapping *m = find_exact(ctx, host);
   XPAR__RETURN_IF(!m, XPAR_ERR_NOT_MAPPED, "%p is not the start of a mapping", host);
   const xpar__backend *g = xpar__gpu_backend();
@@ -172,10 +163,7 @@ static xpar_status update_locked(xpar_context *ctx, void *host, xpar_update_dir 
   return XPAR_OK;
 }
 
-static xpar_status unmap_locked(xpar_context *ctx, void *host, xpar_unmap_kind kind) {
-  XPAR__RETURN_IF(!host, XPAR_ERR_NULL_POINTER, "host is NULL");
-  XPAR__RETURN_IF((unsigned)kind >= XPAR_UNMAP_KIND_COUNT_, XPAR_ERR_INVALID_ENUM,
-                  "unknown unmap kind %d", (int)kind);
+xpar_status xpar__mapping_remove(xpar_context *ctx, void *host, xpar_unmap_kind kind) {
   xpar__mapping *m = find_exact(ctx, host);
   XPAR__RETURN_IF(!m, XPAR_ERR_NOT_MAPPED, "%p is not the start of a mapping", host);
   const xpar__backend *g = xpar__gpu_backend();
@@ -187,8 +175,7 @@ static xpar_status unmap_locked(xpar_context *ctx, void *host, xpar_unmap_kind k
   return XPAR_OK;
 }
 
-static xpar_status device_ptr_locked(xpar_context *ctx, const void *host, void **out) {
-  XPAR__RETURN_IF(!host || !out, XPAR_ERR_NULL_POINTER, "%s is NULL", host ? "out" : "host");
+xpar_status xpar__mapping_device_ptr(xpar_context *ctx, const void *host, void **out) {
   xpar__mapping *m = find_mapping(ctx, host);
   XPAR__RETURN_IF(!m, XPAR_ERR_NOT_MAPPED, "%p is not inside a mapping", host);
   /* The application's kernels will read it: bring the device copy up to date. */
@@ -197,25 +184,4 @@ static xpar_status device_ptr_locked(xpar_context *ctx, const void *host, void *
   XPAR__FORWARD(xpar__mapping_sync_device(ctx, m, &moved));
   *out = m->device + ((const unsigned char *)host - m->host);
   return XPAR_OK;
-}
-
-#define XPAR__LOCKED_(call)                          \
-  do {                                               \
-    XPAR__FORWARD(xpar__ctx_enter(ctx));             \
-    xpar_status s_ = (call);                         \
-    xpar__ctx_leave(ctx);                            \
-    return s_;                                       \
-  } while (0)
-
-XPAR_API xpar_status xpar_map(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind) {
-  XPAR__LOCKED_(map_locked(ctx, host, bytes, kind));
-}
-XPAR_API xpar_status xpar_update(xpar_context *ctx, void *host, xpar_update_dir dir) {
-  XPAR__LOCKED_(update_locked(ctx, host, dir));
-}
-XPAR_API xpar_status xpar_unmap(xpar_context *ctx, void *host, xpar_unmap_kind kind) {
-  XPAR__LOCKED_(unmap_locked(ctx, host, kind));
-}
-XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host, void **out) {
-  XPAR__LOCKED_(device_ptr_locked(ctx, host, out));
 }

@@ -34,8 +34,8 @@ static nvtxStringHandle_t trace_name(nvtxDomainHandle_t dom, int op, xpar_dtype 
   if (h == 0) {
     char text[64];
     snprintf(text, sizeof text, "%s %s %s",
-             op == TRACE_WIDE ? "reduce_sum_wide" : xpar_op_name((xpar_op)op),
-             xpar_dtype_name(dtype), xpar_tier_name(tier));
+             op == TRACE_WIDE ? "reduce_sum_wide" : xpar__op_name((xpar_op)op),
+             xpar__dtype_name(dtype), xpar__tier_name(tier));
     nvtxStringHandle_t reg = nvtxDomainRegisterStringA(dom, text);
     h = reg ? (uintptr_t)reg : 1;
     atomic_store_explicit(slot, h, memory_order_release);

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "context.h" /* the backend table and xpar__gpu_backend_set_double */
+#include "state.h" /* the backend table and xpar__gpu_backend_set_double */
 
 /* ---- the fake GPU ------------------------------------------------------------- */
 

@@ -144,33 +144,67 @@ typedef enum xpar_scan_kind {
   XPAR_SCAN_KIND_COUNT_
 } xpar_scan_kind;
 
-/** Operations, as used in thresholds and decision records. */
+/*
+ * The enumerations below are generated from one map each (libuv's
+ * UV_HANDLE_TYPE_MAP style), so that every spelling of a value -- its enum,
+ * its name, the word XPAR_* environment variables and calibration profiles
+ * use -- sits in one row and cannot disagree with the others.  Values count
+ * from 0 in row order.
+ */
+
+/** Operations, as used in thresholds and decision records.
+ *  X(ENUM suffix, name and profile key, XPAR_<OP>_<KIND>_THRESHOLD word). */
+#define XPAR_OP_MAP(X)            \
+  X(REDUCE, "reduce", "REDUCE") /* xpar_reduce and xpar_reduce_sum_wide */ \
+  X(SCAN, "scan", "SCAN")         \
+  X(AXPY, "axpy", "AXPY")         \
+  X(ADD, "add", "ADD")            \
+  X(FILL, "fill", "FILL")         \
+  X(DOT, "dot", "DOT")
+
 typedef enum xpar_op {
-  XPAR_OP_REDUCE = 0, /* xpar_reduce and xpar_reduce_sum_wide */
-  XPAR_OP_SCAN = 1,
-  XPAR_OP_AXPY = 2,
-  XPAR_OP_ADD = 3,
-  XPAR_OP_FILL = 4,
-  XPAR_OP_DOT = 5,
+#define XPAR_OP_ENUM_(e, name, env) XPAR_OP_##e,
+  XPAR_OP_MAP(XPAR_OP_ENUM_)
+#undef XPAR_OP_ENUM_
   XPAR_OP_COUNT_
 } xpar_op;
 
-/** Where a context runs its calls. */
+/** Where a context runs its calls.  X(ENUM suffix, name and XPAR_BACKEND
+ *  value (case-insensitive)).
+ *   AUTO         choose per call (default)
+ *   CPU          CPU: serial below its threshold, else OpenMP
+ *   CPU_SERIAL   CPU, one thread, strict element order
+ *   CUDA         GPU
+ *   CUDA_SERIAL  GPU kernels with grid = block = 1 */
+#define XPAR_BACKEND_MAP(X)    \
+  X(AUTO, "auto")              \
+  X(CPU, "cpu")                \
+  X(CPU_SERIAL, "serial")      \
+  X(CUDA, "cuda")              \
+  X(CUDA_SERIAL, "cuda-serial")
+
 typedef enum xpar_backend {
-  XPAR_BACKEND_AUTO = 0,        /* choose per call (default)                 */
-  XPAR_BACKEND_CPU = 1,         /* CPU: serial below its threshold, else OpenMP */
-  XPAR_BACKEND_CPU_SERIAL = 2,  /* CPU, one thread, strict element order     */
-  XPAR_BACKEND_CUDA = 3,        /* GPU                                       */
-  XPAR_BACKEND_CUDA_SERIAL = 4, /* GPU kernels with grid = block = 1         */
+#define XPAR_BACKEND_ENUM_(e, name) XPAR_BACKEND_##e,
+  XPAR_BACKEND_MAP(XPAR_BACKEND_ENUM_)
+#undef XPAR_BACKEND_ENUM_
   XPAR_BACKEND_COUNT_
 } xpar_backend;
 
-/** OpenMP's OMP_TARGET_OFFLOAD, for xpar. */
+/** OpenMP's OMP_TARGET_OFFLOAD, for xpar.  X(ENUM suffix, XPAR_OFFLOAD value
+ *  (case-insensitive)).
+ *   DEFAULT    use the GPU when it pays and is usable
+ *   DISABLED   never touch the GPU (no CUDA call at all)
+ *   MANDATORY  every call runs on the GPU, or fails with XPAR_ERR_NO_DEVICE:
+ *              no silent CPU fallback */
+#define XPAR_OFFLOAD_MAP(X) \
+  X(DEFAULT, "default")     \
+  X(DISABLED, "disabled")   \
+  X(MANDATORY, "mandatory")
+
 typedef enum xpar_offload {
-  XPAR_OFFLOAD_DEFAULT = 0,   /* use the GPU when it pays and is usable      */
-  XPAR_OFFLOAD_DISABLED = 1,  /* never touch the GPU (no CUDA call at all)   */
-  XPAR_OFFLOAD_MANDATORY = 2, /* every call runs on the GPU, or fails with
-                                 XPAR_ERR_NO_DEVICE: no silent CPU fallback  */
+#define XPAR_OFFLOAD_ENUM_(e, name) XPAR_OFFLOAD_##e,
+  XPAR_OFFLOAD_MAP(XPAR_OFFLOAD_ENUM_)
+#undef XPAR_OFFLOAD_ENUM_
   XPAR_OFFLOAD_COUNT_
 } xpar_offload;
 
@@ -178,14 +212,19 @@ typedef enum xpar_offload {
  * The tier that actually ran a call.  CPU_SERIAL is one thread with no
  * parallel region; it follows strict element order (bit-exact with
  * CUDA_SERIAL) when the backend is XPAR_BACKEND_CPU_SERIAL, and otherwise uses
- * the vectorised one-thread kernels of the OpenMP tier.
+ * the vectorised one-thread kernels of the OpenMP tier.  X(ENUM suffix, name).
  */
+#define XPAR_TIER_MAP(X)          \
+  X(NONE, "none") /* no call yet, or the last call failed before running */ \
+  X(CPU_SERIAL, "cpu-serial")     \
+  X(CPU_OPENMP, "cpu-openmp")     \
+  X(CUDA, "cuda")                 \
+  X(CUDA_SERIAL, "cuda-serial")
+
 typedef enum xpar_tier {
-  XPAR_TIER_NONE = 0, /* no call yet, or the last call failed before running */
-  XPAR_TIER_CPU_SERIAL = 1,
-  XPAR_TIER_CPU_OPENMP = 2,
-  XPAR_TIER_CUDA = 3,
-  XPAR_TIER_CUDA_SERIAL = 4,
+#define XPAR_TIER_ENUM_(e, name) XPAR_TIER_##e,
+  XPAR_TIER_MAP(XPAR_TIER_ENUM_)
+#undef XPAR_TIER_ENUM_
   XPAR_TIER_COUNT_
 } xpar_tier;
 
@@ -199,18 +238,27 @@ typedef enum xpar_tier {
  *  GPU_PAGEABLE_DATA CPU -> GPU for pageable host data (transfers included).
  *  GPU_DEVICE_ONLY_DATA  CPU -> GPU when some operand is valid only on the
  *                    device (raw device pointers, mapped arrays written by
- *                    the GPU since): below it AUTO copies the data to the
- *                    host and back and runs the CPU tier (for a tiny call
- *                    the copies cost less than a kernel launch and its
- *                    synchronisation); from it on the call stays on the GPU.
+ *                    the GPU since): below it a synchronous AUTO call copies
+ *                    the data to the host and back and runs the CPU tier (for
+ *                    a tiny call the copies can cost less than a kernel
+ *                    launch and its synchronisation); from it on, and for
+ *                    every queued (nowait) call, it stays on the GPU.
  *                    0: device-only data always stays on the GPU.
+ * X(ENUM suffix, profile key, XPAR_<OP>_<KIND>_THRESHOLD word, the data it
+ * applies to as decision records say it).
  */
+#define XPAR_THRESHOLD_MAP(X)                                               \
+  X(OPENMP, "openmp", "OPENMP", "the CPU")                                  \
+  X(GPU_DEVICE_DATA, "gpu", "GPU", "device data")                           \
+  X(GPU_PINNED_DATA, "gpu_pinned", "GPU_PINNED", "pinned host data")        \
+  X(GPU_PAGEABLE_DATA, "gpu_pageable", "GPU_PAGEABLE", "pageable host data")  \
+  X(GPU_DEVICE_ONLY_DATA, "gpu_device_only", "GPU_DEVICE_ONLY",             \
+    "data valid only on the device")
+
 typedef enum xpar_threshold {
-  XPAR_THRESHOLD_OPENMP = 0,
-  XPAR_THRESHOLD_GPU_DEVICE_DATA = 1,
-  XPAR_THRESHOLD_GPU_PINNED_DATA = 2,
-  XPAR_THRESHOLD_GPU_PAGEABLE_DATA = 3,
-  XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA = 4,
+#define XPAR_THRESHOLD_ENUM_(e, key, env, data) XPAR_THRESHOLD_##e,
+  XPAR_THRESHOLD_MAP(XPAR_THRESHOLD_ENUM_)
+#undef XPAR_THRESHOLD_ENUM_
   XPAR_THRESHOLD_COUNT_
 } xpar_threshold;
 

@@ -1,10 +1,12 @@
 /*
- * The context: policy (backend, offload, thresholds), the GPU state it owns,
- * its mappings and pointer cache, and the record of its last decision.
- * Only dispatch/ and api/ see this struct.
+ * The state dispatch keeps per context -- struct xpar_context: policy
+ * (backend, offload, thresholds), the GPU state it owns, its mappings and
+ * pointer cache, and the record of its last decision -- and the functions of
+ * dispatch/'s modules that read and write it.  Only dispatch/ and api/ see
+ * this struct; api/ includes it, dispatch never includes anything of api/.
  */
-#ifndef XPAR_DISPATCH_CONTEXT_H
-#define XPAR_DISPATCH_CONTEXT_H
+#ifndef XPAR_DISPATCH_STATE_H
+#define XPAR_DISPATCH_STATE_H
 
 #include <stdatomic.h>
 
@@ -95,37 +97,46 @@ struct xpar_context {
   xpar__page_cache page_cache; /* host-page classifications (page_cache.h) */
 
   /* Host copies of device-only operands when a call runs on the CPU. */
-  void *host_staging[3];
-  size_t host_staging_bytes[3];
+  void *host_staging[XPAR__OPERAND_SLOTS];
+  size_t host_staging_bytes[XPAR__OPERAND_SLOTS];
 
   xpar__decision_raw last;
   int calls_run; /* a call has completed on this context (decision text) */
   char fallback_why[192];
 };
 
-/* ---- entering and leaving a context (inline: every call does it) ---------- */
-xpar_status xpar__ctx_busy(void);
-
-/** Clear the detail, refuse a NULL context, and refuse concurrent use of one
- *  context.  The busy check uses plain loads and stores: a locked
- *  read-modify-write would cost more than a whole 128-element call.  Sharing
- *  a context is not supported; this turns most such bugs into
- *  XPAR_ERR_CONTEXT_BUSY instead of silent corruption. */
-static inline xpar_status xpar__ctx_enter(xpar_context *ctx) {
-  xpar__clear_error();
-  if (!ctx) return xpar__fail(XPAR_ERR_NULL_CONTEXT, "the context is NULL");
-  if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) return xpar__ctx_busy();
-  atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
-  return XPAR_OK;
-}
-
-static inline void xpar__ctx_leave(xpar_context *ctx) {
-  atomic_store_explicit(&ctx->busy, 0, memory_order_release);
-}
+/* ---- state.c: the context's lifetime, and settings that reach the GPU ----- */
+/** A new context: defaults, then the environment and the profile (in that
+ *  precedence); NULL in *out on failure. */
+xpar_status xpar__context_new(xpar_context **out);
+/** Wait for queued work, release mappings and GPU state, free the context. */
+xpar_status xpar__context_free(xpar_context *ctx);
+/** Move the context to another device (no mappings allowed). */
+xpar_status xpar__context_set_device(xpar_context *ctx, int device);
+/** Run GPU work on the application's stream (NULL: the context's own). */
+xpar_status xpar__context_set_stream(xpar_context *ctx, void *cuda_stream);
+/** Free the cached GPU and host staging memory. */
+xpar_status xpar__context_release_memory(xpar_context *ctx);
+/** The public decision record of the last call. */
+void xpar__context_last_decision(const xpar_context *ctx, xpar_decision *out);
 
 /* ---- thresholds.c --------------------------------------------------------- */
+/** Where a threshold value was measured, kept as data beside the value: the
+ *  machine, the date (UTC, ISO 8601) and the run (a results file or the
+ *  program that measured it).  Profiles carry theirs in the `written:` line. */
+typedef struct xpar__provenance {
+  const char *machine;
+  const char *date;
+  const char *run;
+} xpar__provenance;
 /** Fill the built-in defaults. */
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]);
+/** The provenance of a built-in default (valid keys only), and its value in
+ *  *value unless NULL.  Read by decision records and the profile writer. */
+const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtype,
+                                                     xpar_threshold k, size_t *value);
+/** "<date>, <machine>, <run>", as snprintf. */
+int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
 
 /* ---- env.c ---------------------------------------------------------------- */
 /** Apply the environment to a fresh context (XPAR_ERR_INVALID_ENV on a bad
@@ -153,6 +164,8 @@ static inline int xpar__gpu_usable(xpar_context *ctx, const char **why_not) {
 xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_state **out);
 /** Wait for queued nowait work if there is any. */
 xpar_status xpar__gpu_drain(xpar_context *ctx);
+/** xpar_device_query: the device XPAR_DEVICE names (or the default one). */
+xpar_status xpar__device_query(xpar_device_info *out);
 
 /* ---- residency.c ---------------------------------------------------------- */
 typedef enum xpar__loc {
@@ -181,10 +194,22 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
 xpar_status xpar__mapping_sync_host(xpar_context *ctx, xpar__mapping *m, size_t *moved);
 xpar_status xpar__mapping_sync_device(xpar_context *ctx, xpar__mapping *m, size_t *moved);
 void xpar__mappings_release_all(xpar_context *ctx);
+/** The mapping operations behind xpar_map, xpar_update, xpar_unmap and
+ *  xpar_mapped_device_ptr (api/ has checked the arguments themselves). */
+xpar_status xpar__mapping_add(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind);
+xpar_status xpar__mapping_update(xpar_context *ctx, void *host, xpar_update_dir dir);
+xpar_status xpar__mapping_remove(xpar_context *ctx, void *host, xpar_unmap_kind kind);
+xpar_status xpar__mapping_device_ptr(xpar_context *ctx, const void *host, void **out);
 
 /* ---- profile.c ------------------------------------------------------------ */
 /** Load the profile named by XPAR_PROFILE or at the default path, if any. */
 xpar_status xpar__profile_load_default(xpar_context *ctx);
+/** The default profile path ($XDG_CACHE_HOME/xpar/profile.txt, ...). */
+xpar_status xpar__profile_default_path(char *buf, size_t size);
+/** Load `path` into ctx; *applied: 0 when written on another machine. */
+xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied);
+/** Write ctx's profile and API thresholds to `path` (atomically). */
+xpar_status xpar__profile_save(xpar_context *ctx, const char *path);
 
 /* ---- decision.c ----------------------------------------------------------- */
 /** Format a decision's reason ("n=1000 below openmp threshold 16384"). */
@@ -192,4 +217,4 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size);
 /** Print the decision to stderr ("xpar: reduce int32 n=1000 -> cpu-serial: ..."). */
 void xpar__decision_log(const xpar__decision_raw *d);
 
-#endif /* XPAR_DISPATCH_CONTEXT_H */
+#endif /* XPAR_DISPATCH_STATE_H */

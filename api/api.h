@@ -1,0 +1,55 @@
+/*
+ * What every public entry point shares: the door into a context.  One
+ * protocol for every public function that uses a context: enter it (clear
+ * the detail message, refuse a NULL context and concurrent use), check the
+ * arguments, hand the work to dispatch, leave.  Functions that only read a
+ * context (getters) take it const and pass xpar__read_door instead.
+ */
+#ifndef XPAR_API_API_H
+#define XPAR_API_API_H
+
+#include <stdatomic.h>
+
+#include "dispatch.h"
+
+xpar_status xpar__ctx_busy(void);
+
+/** Clear the detail, refuse a NULL context, and refuse concurrent use of one
+ *  context.  The busy check uses plain loads and stores: a locked
+ *  read-modify-write would cost more than a whole 128-element call.  Sharing
+ *  a context is not supported; this turns most such bugs into
+ *  XPAR_ERR_CONTEXT_BUSY instead of silent corruption. */
+static inline xpar_status xpar__ctx_enter(xpar_context *ctx) {
+  xpar__clear_error();
+  if (!ctx) return xpar__fail(XPAR_ERR_NULL_CONTEXT, "the context is NULL");
+  if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) return xpar__ctx_busy();
+  atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
+  return XPAR_OK;
+}
+
+static inline void xpar__ctx_leave(xpar_context *ctx) {
+  atomic_store_explicit(&ctx->busy, 0, memory_order_release);
+}
+
+/** The door: enter ctx, evaluate `call` (the arguments' checks, then the
+ *  hand-over to dispatch: a function of the entered context), leave, and
+ *  return its status.  Every public function that uses a context returns
+ *  through it; only xpar_context_destroy enters without leaving (the context
+ *  is gone). */
+#define XPAR__THROUGH_CONTEXT(ctx, call)     \
+  do {                                       \
+    XPAR__FORWARD(xpar__ctx_enter(ctx));     \
+    xpar_status xpar__through_ = (call);     \
+    xpar__ctx_leave(ctx);                    \
+    return xpar__through_;                   \
+  } while (0)
+
+/** The reader's door: clear the detail, refuse a NULL context or out. */
+static inline xpar_status xpar__read_door(const xpar_context *ctx, const void *out) {
+  xpar__clear_error();
+  XPAR__RETURN_IF(!ctx, XPAR_ERR_NULL_CONTEXT, "the context is NULL");
+  XPAR__RETURN_IF(!out, XPAR_ERR_NULL_POINTER, "out is NULL");
+  return XPAR_OK;
+}
+
+#endif /* XPAR_API_API_H */

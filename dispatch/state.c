@@ -1,0 +1,89 @@
+/* The context's lifetime, and the settings that reach its GPU state. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+xpar_status xpar__context_new(xpar_context **out) {
+  *out = NULL;
+  xpar_context *ctx = calloc(1, sizeof *ctx);
+  XPAR__RETURN_IF(!ctx, XPAR_ERR_OUT_OF_MEMORY, "allocating a context (%zu bytes)", sizeof *ctx);
+  ctx->backend = XPAR_BACKEND_AUTO;
+  ctx->offload = XPAR_OFFLOAD_DEFAULT;
+  ctx->device = -1;
+  xpar__thresholds_default(ctx->thresholds);
+  /* Threshold precedence, lowest first: defaults, profile, environment, API. */
+  xpar_status st = xpar__env_apply_policy(ctx);
+  if (st == XPAR_OK) st = xpar__profile_load_default(ctx);
+  if (st == XPAR_OK) st = xpar__env_apply_thresholds(ctx);
+  if (st != XPAR_OK) {
+    free(ctx);
+    return st;
+  }
+  *out = ctx;
+  return XPAR_OK;
+}
+
+static void free_host_staging(xpar_context *ctx) {
+  for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) {
+    free(ctx->host_staging[i]);
+    ctx->host_staging[i] = NULL;
+    ctx->host_staging_bytes[i] = 0;
+  }
+}
+
+xpar_status xpar__context_free(xpar_context *ctx) {
+  xpar_status st = xpar__gpu_drain(ctx);
+  xpar__mappings_release_all(ctx);
+  if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
+  free_host_staging(ctx);
+  free(ctx);
+  return st;
+}
+
+xpar_status xpar__context_set_device(xpar_context *ctx, int device) {
+  XPAR__RETURN_IF(ctx->n_maps, XPAR_ERR_INVALID_ARGUMENT,
+                  "the context has %zu mappings on its current device; unmap them first",
+                  ctx->n_maps);
+  XPAR__FORWARD(xpar__gpu_drain(ctx));
+  if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
+  ctx->cuda = NULL;
+  ctx->device = device;
+  ctx->gpu_known = 0; /* probe the new device on its first use */
+  xpar__page_cache_clear(&ctx->page_cache);
+  return XPAR_OK;
+}
+
+xpar_status xpar__context_set_stream(xpar_context *ctx, void *cuda_stream) {
+  XPAR__RETURN_IF(cuda_stream && !xpar__gpu_backend(), XPAR_ERR_NO_DEVICE,
+                  "a CUDA stream was given, but xpar was built without CUDA");
+  XPAR__FORWARD(xpar__gpu_drain(ctx));
+  if (ctx->cuda) XPAR__FORWARD(xpar__gpu_backend()->set_stream(ctx->cuda, cuda_stream));
+  ctx->user_stream = cuda_stream;
+  return XPAR_OK;
+}
+
+xpar_status xpar__context_release_memory(xpar_context *ctx) {
+  xpar_status st = xpar__gpu_drain(ctx);
+  if (st == XPAR_OK && ctx->cuda) st = xpar__gpu_backend()->release_cache(ctx->cuda);
+  free_host_staging(ctx);
+  return st;
+}
+
+void xpar__context_last_decision(const xpar_context *ctx, xpar_decision *out) {
+  const xpar__decision_raw *d = &ctx->last;
+  memset(out, 0, sizeof *out);
+  out->op = d->op;
+  out->dtype = d->dtype;
+  out->n = d->n;
+  out->tier = d->tier;
+  out->bytes_to_device = d->bytes_to_device;
+  out->bytes_to_host = d->bytes_to_host;
+  if (d->tier == XPAR_TIER_NONE)
+    snprintf(out->reason, sizeof out->reason, "%s",
+             ctx->calls_run ? "the last call failed before running"
+                            : "no call has run on this context yet");
+  else
+    xpar__decision_format(d, out->reason, sizeof out->reason);
+}
