@@ -149,6 +149,9 @@ int bench_timed_call(void *arg);
 /* ---- timing core ---------------------------------------------------------- */
 
 double bench_now_s(void); /* CLOCK_MONOTONIC */
+/** Sort times ascending; the nearest-rank quantile q (0..1) of sorted times. */
+void bench_sort(double *t, int n);
+double bench_quantile(const double *sorted, int n, double q);
 
 typedef struct bench_timing_cfg {
   int fixed_reps;     /* > 0: exactly this many timed reps */

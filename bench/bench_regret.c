@@ -177,18 +177,7 @@ void bench_cub_release(void) {}
 
 /* ---- statistics ------------------------------------------------------------ */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Sorted copy's quantile q (0..1), nearest rank. */
-static double quantile(const double *sorted, int n, double q) {
-  int i = (int)ceil(q * n) - 1;
-  if (i < 0) i = 0;
-  if (i >= n) i = n - 1;
-  return sorted[i];
-}
+#define quantile bench_quantile
 
 static double median_of(const double *sorted, int n) {
   return (n % 2) ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
@@ -408,7 +397,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     if (q->st == P_FAILED) continue;
     const double *t = &samp[(size_t)a * rounds];
     memcpy(sorted, t, (size_t)rounds * sizeof *sorted);
-    qsort(sorted, (size_t)rounds, sizeof *sorted, cmp_double);
+    bench_sort(sorted, rounds);
     q->st = P_OK;
     q->rounds = rounds;
     q->med = median_of(sorted, rounds);

@@ -48,15 +48,7 @@ static int procs(void) {
 #endif
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double pct(const double *sorted, int n, double q) {
-  int i = (int)ceil(q * n) - 1;
-  return sorted[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
+#define pct bench_quantile
 
 static void usage(FILE *f) {
   fprintf(f, "usage: xpar-bench stalls [options]\n"
@@ -196,7 +188,7 @@ int bench_cmd_stalls(int argc, char **argv) {
     for (int k = 0; k < V_COUNT; ++k) {
       double *s = &t[(size_t)k * calls];
       long m = done[k]; /* fewer than --calls when the time limit cut it short */
-      qsort(s, (size_t)m, sizeof *s, cmp_double);
+      bench_sort(s, (int)m);
       double p50 = pct(s, (int)m, 0.5);
       int over1 = 0, over10 = 0;
       for (long i = 0; i < m; ++i) over1 += s[i] > 1e-3, over10 += s[i] > 10 * p50;
@@ -228,7 +220,7 @@ int bench_cmd_stalls(int argc, char **argv) {
         op->run(tr[3].ctx, &v);
         s[r] = bench_now_s() - t0;
       }
-      qsort(s, 15, sizeof *s, cmp_double);
+      bench_sort(s, 15);
       med[i] = s[7];
     }
     double bytes = op->bytes_per_elem * ldexp((double)c.esize, 26);
