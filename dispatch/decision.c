@@ -50,7 +50,15 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
                     why);
       break;
     case XPAR__GPU_MANDATORY: XPAR__APPEND_("offload mandatory"); break;
-    case XPAR__GPU_DEVICE_ONLY: XPAR__APPEND_("data valid only on the device"); break;
+    case XPAR__GPU_DEVICE_ONLY:
+      if (d->gpu_threshold == 0)
+        XPAR__APPEND_("data valid only on the device");
+      else if (d->n < d->gpu_threshold)
+        XPAR__APPEND_("n=%zu below GPU threshold %s (%s) for %s, but a queued (nowait) call "
+                      "stays on the GPU", d->n, thr, gsrc, kind);
+      else
+        XPAR__APPEND_("n=%zu at or above GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
+      break;
     case XPAR__GPU_DISABLED: XPAR__APPEND_("offload disabled"); break;
     case XPAR__GPU_FAILED_FALLBACK:
       XPAR__APPEND_("the GPU failed (%s): fell back to the CPU", why);

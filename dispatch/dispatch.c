@@ -114,6 +114,7 @@ static xpar__policy_facts call_facts(xpar_context *ctx, const xpar__call *c) {
                           .op = c->op,
                           .dtype = c->dtype,
                           .n = c->n,
+                          .nowait = c->nowait,
                           .host_kind_exact = 1,
                           .thresholds = ctx->thresholds[c->op][c->dtype],
                           .sources = ctx->threshold_source[c->op][c->dtype],

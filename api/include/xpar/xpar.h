@@ -243,9 +243,14 @@ typedef enum xpar_tier {
  *                    and in sync) or managed: no transfer either way.
  *  GPU_PINNED_DATA   CPU -> GPU for pinned host data (transfers included).
  *  GPU_PAGEABLE_DATA CPU -> GPU for pageable host data (transfers included).
- * Data that is valid only on the device (raw device pointers, mapped arrays
- * written by the GPU since) runs on the GPU in AUTO: moving it would cost
- * more than any kernel.
+ *  GPU_DEVICE_ONLY_DATA  CPU -> GPU when some operand is valid only on the
+ *                    device (raw device pointers, mapped arrays written by
+ *                    the GPU since): below it a synchronous AUTO call copies
+ *                    the data to the host and back and runs the CPU tier (for
+ *                    a tiny call the copies can cost less than a kernel
+ *                    launch and its synchronisation); from it on, and for
+ *                    every queued (nowait) call, it stays on the GPU.
+ *                    0: device-only data always stays on the GPU.
  * X(ENUM suffix, profile key, XPAR_<OP>_<KIND>_THRESHOLD word, the data it
  * applies to as decision records say it).
  */
@@ -253,7 +258,9 @@ typedef enum xpar_tier {
   X(OPENMP, "openmp", "OPENMP", "the CPU")                                  \
   X(GPU_DEVICE_DATA, "gpu", "GPU", "device data")                           \
   X(GPU_PINNED_DATA, "gpu_pinned", "GPU_PINNED", "pinned host data")        \
-  X(GPU_PAGEABLE_DATA, "gpu_pageable", "GPU_PAGEABLE", "pageable host data")
+  X(GPU_PAGEABLE_DATA, "gpu_pageable", "GPU_PAGEABLE", "pageable host data")  \
+  X(GPU_DEVICE_ONLY_DATA, "gpu_device_only", "GPU_DEVICE_ONLY",             \
+    "data valid only on the device")
 
 typedef enum xpar_threshold {
 #define XPAR_THRESHOLD_ENUM_(e, key, env, data) XPAR_THRESHOLD_##e,
