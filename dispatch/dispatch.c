@@ -349,8 +349,7 @@ static int host_reachable(const plan *p) {
 /* Whether p is known host memory from the page cache (or NULL: n = 0); a
  * miss sends the call down the general path, which classifies and caches. */
 static int cached_host_page(xpar_context *ctx, const void *p) {
-  int pinned;
-  return !p || xpar__page_cache_lookup(&ctx->page_cache, p, &pinned);
+  return !p || xpar__page_cache_lookup(&ctx->page_cache, p);
 }
 
 /*
