@@ -614,13 +614,14 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  *  - a host pointer inside a range mapped with xpar_map() on this context
  *    uses the mapping (its device copy, its validity);
  *  - otherwise, when a GPU is usable, the CUDA runtime is asked what the
- *    pointer is (host pageable, host pinned, device, managed).  Host answers
- *    are cached per 4 KiB page in the context, so repeated small calls on the
- *    same host arrays ask nothing; whether a cached page is pinned is asked
- *    again whenever it decides where a call runs (AUTO at or above the
+ *    pointer is (host pageable, host pinned, device, managed).  Pageable
+ *    answers are cached per 4 KiB page in the context, so repeated small
+ *    calls on the same malloc'd arrays ask nothing; a cached page is asked
+ *    again whenever its kind decides where a call runs (AUTO at or above the
  *    smaller GPU threshold for host data), so memory freed and allocated
- *    again as another kind is classified right.  Device and managed pointers
- *    are asked on every call.  Without a usable GPU (none, no driver, no code for its
+ *    again as another kind is classified right.  Pinned, device and managed
+ *    pointers are asked on every call (freed pinned memory can come back
+ *    from cudaMalloc as device memory).  Without a usable GPU (none, no driver, no code for its
  *    architecture) or with offload disabled, xpar makes no CUDA call and
  *    every pointer is host memory: passing a device pointer then is an error
  *    xpar cannot detect.
