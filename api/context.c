@@ -109,6 +109,42 @@ static xpar_status set_device_entered(xpar_context *ctx, int device) {
   return xpar__context_set_device(ctx, device);
 }
 
+static xpar_status set_reproducible_entered(xpar_context *ctx, int on) {
+  ctx->reproducible = on != 0;
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on) {
+  XPAR__THROUGH_CONTEXT(ctx, set_reproducible_entered(ctx, on));
+}
+
+XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out) {
+  XPAR__FORWARD(xpar__read_door(ctx, out));
+  *out = ctx->reproducible;
+  return XPAR_OK;
+}
+
+static xpar_status set_shadow_entered(xpar_context *ctx, xpar_tier tier, int fail_on_mismatch) {
+  XPAR__RETURN_IF((unsigned)tier >= XPAR_TIER_COUNT_, XPAR_ERR_INVALID_ENUM, "unknown tier %d",
+                  (int)tier);
+  ctx->shadow_tier = tier;
+  ctx->shadow_fail = fail_on_mismatch != 0;
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_context_set_shadow(xpar_context *ctx, xpar_tier tier,
+                                             int fail_on_mismatch) {
+  XPAR__THROUGH_CONTEXT(ctx, set_shadow_entered(ctx, tier, fail_on_mismatch));
+}
+
+XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier *tier,
+                                             int *fail_on_mismatch) {
+  XPAR__FORWARD(xpar__read_door(ctx, tier));
+  *tier = ctx->shadow_tier;
+  if (fail_on_mismatch) *fail_on_mismatch = ctx->shadow_fail;
+  return XPAR_OK;
+}
+
 XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device) {
   XPAR__THROUGH_CONTEXT(ctx, set_device_entered(ctx, device));
 }

@@ -4,6 +4,7 @@
  * pointers are NULL.
  */
 #include "cpu_internal.h"
+#include "cpu_repro.h"
 
 const xpar__backend xpar__cpu_backend = {
     .name = "cpu",
@@ -17,4 +18,6 @@ const xpar__backend xpar__cpu_backend = {
     .launch = xpar__cpu_launch,
     .op_reduce = xpar__cpu_op_reduce,
     .op_scan = xpar__cpu_op_scan,
+    .repro_reduce = xpar__cpu_repro_reduce,
+    .repro_scan = xpar__cpu_repro_scan,
 };

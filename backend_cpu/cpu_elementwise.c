@@ -26,11 +26,14 @@ void xpar__cpu_parallel_for(const xpar__exec *ex, size_t n, xpar__cpu_range_fn f
     fn(args, 0, n);
     return;
   }
-  XPAR__CPU_PRAGMA(omp parallel num_threads(team))
+  XPAR__CPU_PRAGMA(omp parallel num_threads(xpar__cpu_region_size(ex)))
   {
-    size_t lo, hi;
-    xpar__cpu_split(0, n, xpar__cpu_thread_num(), xpar__cpu_team_threads(), &lo, &hi);
-    fn(args, lo, hi);
+    int id = xpar__cpu_thread_num(), parts = xpar__cpu_parts_in_region(team);
+    if (id < parts) { /* the rest of the region has no work (see xpar__cpu_region_size) */
+      size_t lo, hi;
+      xpar__cpu_split(0, n, id, parts, &lo, &hi);
+      fn(args, lo, hi);
+    }
   }
 }
 

@@ -64,15 +64,42 @@ typedef struct xpar__cpu_partial {
   _Alignas(64) xpar__scalar v;
 } xpar__cpu_partial;
 
-/** Threads to request for n elements in the OpenMP tier. */
-static inline int xpar__cpu_team_size(const xpar__exec *ex, size_t n) {
+/** The team every parallel region of the OpenMP tier opens: the context's
+ *  thread count, else the runtime's default (what the application's own
+ *  `omp parallel` gets), whatever n.
+ *
+ *  Why not fewer threads for a small n (bench/NOTES.md, issue 12): libgomp
+ *  keeps one pool, and a region larger than the one before must wake pool
+ *  threads that may have gone to sleep; on the 16-core H100 host a team
+ *  alternating between 16 and 8 took 100-290 us per call at the median
+ *  (6 us at a constant size) and up to 4-10 ms, and an application's
+ *  16-thread loop after xpar's smaller teams had a p99 of 300-400 us.  So
+ *  the region's size never varies with n; threads beyond the useful parts
+ *  (xpar__cpu_parts) get no work, and the chunking -- hence the float
+ *  rounding -- is what it was. */
+static inline int xpar__cpu_region_size(const xpar__exec *ex) {
   int t = (ex->num_threads > 0) ? ex->num_threads : xpar__cpu_default_threads();
   if (t < 1) t = 1;
   if (t > XPAR__CPU_MAX_THREADS) t = XPAR__CPU_MAX_THREADS;
+  return t;
+}
+
+/** Parts (working threads) for n elements in the OpenMP tier: the region's
+ *  size, fewer when a part would get under XPAR__CPU_MIN_PER_THREAD elements;
+ *  1 runs without a parallel region. */
+static inline int xpar__cpu_team_size(const xpar__exec *ex, size_t n) {
+  int t = xpar__cpu_region_size(ex);
   size_t useful = n / XPAR__CPU_MIN_PER_THREAD;
   if (useful < 1) useful = 1;
   if ((size_t)t > useful) t = (int)useful;
   return t;
+}
+
+/** Inside a region: the parts of a team of `parts` wanted, given the threads
+ *  the runtime actually started (it may give fewer). */
+static inline int xpar__cpu_parts_in_region(int parts) {
+  int nt = xpar__cpu_team_threads();
+  return parts < nt ? parts : nt;
 }
 
 /** [lo, hi) of part p of `parts` over [begin, end): contiguous, balanced. */

@@ -29,13 +29,15 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
   if (team <= 1) {
     chunk(a, b, 0, n, &part[0].v);
   } else {
-    XPAR__CPU_PRAGMA(omp parallel num_threads(team))
+    XPAR__CPU_PRAGMA(omp parallel num_threads(xpar__cpu_region_size(ex)))
     {
-      int id = xpar__cpu_thread_num(), nt = xpar__cpu_team_threads();
-      size_t lo, hi;
-      xpar__cpu_split(0, n, id, nt, &lo, &hi);
-      chunk(a, b, lo, hi, &part[id].v);
-      if (id == 0) used = nt;
+      int id = xpar__cpu_thread_num(), parts = xpar__cpu_parts_in_region(team);
+      if (id < parts) { /* the rest of the region has no work (see xpar__cpu_region_size) */
+        size_t lo, hi;
+        xpar__cpu_split(0, n, id, parts, &lo, &hi);
+        chunk(a, b, lo, hi, &part[id].v);
+      }
+      if (id == 0) used = parts;
     }
   }
   xpar__scalar acc = part[0].v;

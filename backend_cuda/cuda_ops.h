@@ -37,6 +37,12 @@ xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const struct xpar_operato
 xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const struct xpar_operator *op,
                                xpar_scan_kind kind, size_t n, const void *in, void *out);
 
+/* reproducible mode (device_repro.cu; docs/reproducible.md) */
+xpar_status xpar__cuda_repro_reduce(const xpar__exec *ex, xpar__repro_kind kind, xpar_dtype t,
+                                    const void *x, const void *y, size_t n, void *result);
+xpar_status xpar__cuda_repro_scan(const xpar__exec *ex, xpar_dtype t, xpar_scan_kind kind,
+                                  const xpar__scalar *init, const void *in, void *out, size_t n);
+
 /* device management (cuda_query.cu, cuda_state.cu) */
 xpar_status xpar__cuda_query(int device, xpar_device_info *out);
 xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out);

@@ -67,6 +67,8 @@ typedef struct bench_op {
   /** The plain OpenMP baseline of this op and reduction, or NULL. */
   void (*baseline)(bench_case *c, int threads);
   const char *baseline_name;
+  /** The plain serial loop of this op (SUM only; threads ignored), or NULL. */
+  void (*serial_baseline)(bench_case *c, int threads);
 } bench_op;
 
 const bench_op *bench_find_op(const char *name);
@@ -147,6 +149,9 @@ int bench_timed_call(void *arg);
 /* ---- timing core ---------------------------------------------------------- */
 
 double bench_now_s(void); /* CLOCK_MONOTONIC */
+/** Sort times ascending; the nearest-rank quantile q (0..1) of sorted times. */
+void bench_sort(double *t, int n);
+double bench_quantile(const double *sorted, int n, double q);
 
 typedef struct bench_timing_cfg {
   int fixed_reps;     /* > 0: exactly this many timed reps */
@@ -183,6 +188,25 @@ size_t bench_mem_available(void);
 /** Pinned host memory (cudaMallocHost), or NULL with the reason in why. */
 void *bench_alloc_pinned(size_t bytes, char *why, size_t why_size);
 void bench_free_pinned(void *p);
+/** Device memory (cudaMalloc), or NULL with the reason in why. */
+void *bench_alloc_device(size_t bytes, char *why, size_t why_size);
+void bench_free_device(void *p);
+/** A synchronous copy between any two of host / pinned / device memory
+ *  (cudaMemcpyDefault; plain memcpy without the CUDA runtime).  1 on success. */
+int bench_copy(void *dst, const void *src, size_t bytes);
+
+/* ---- CUB, the application's GPU alternative (cub/bench_regret_cub.cu) ------ */
+
+/** One synchronous CUB call of reduce-sum (op XPAR_OP_REDUCE: *result, a host
+ *  scalar) or inclusive scan-sum (XPAR_OP_SCAN: out) of n elements of t, as an
+ *  application writes it: x and out are device memory (on_device) or host
+ *  memory, copied in and out around the call (the copies are part of the
+ *  call).  Buffers are cached between calls.  1 on success, else 0 with the
+ *  reason in why. */
+int bench_cub_call(xpar_op op, xpar_dtype t, const void *x, void *out, void *result, size_t n,
+                   int on_device, char *why, size_t why_size);
+/** Free the cached CUB buffers. */
+void bench_cub_release(void);
 
 /* ---- results and writers -------------------------------------------------- */
 
@@ -235,11 +259,13 @@ int bench_list_has(const char *list, const char *name);
 int bench_cmd_crossover(int argc, char **argv);
 int bench_cmd_calibrate(int argc, char **argv);
 int bench_cmd_overhead(int argc, char **argv);
+int bench_cmd_regret(int argc, char **argv);
+int bench_cmd_stalls(int argc, char **argv);
 
 /* ---- plots (bench_plot.c) -------------------------------------------------- */
 
 #define BENCH_MAX_EXP 40
-#define BENCH_PLOT_MAX_SERIES 6
+#define BENCH_PLOT_MAX_SERIES 8
 #define BENCH_PLOT_MAX_MARKS 4
 
 /* One chart: time per call against N = 2^e, log-log, one curve per tier,

@@ -14,6 +14,10 @@
  *     ones (`gpu_pageable`), transfers included.  The CPU computes just as
  *     fast on the host copy of mapped or pinned arrays as on pageable ones.
  *
+ *  3. device-only data (cudaMalloc'd arrays) over 2^4..2^18: AUTO's CPU
+ *     choice with the copies to the host and back (threshold
+ *     `gpu_device_only`) against a GPU launch + synchronise.
+ *
  * A crossing is the first N from which the second side stays faster.  The
  * serial -> OpenMP sweep is cheap and runs the whole range; a CPU -> GPU
  * sweep stops once the crossing is confirmed at the next two sizes.  "never" is declared early when,
@@ -74,6 +78,7 @@ typedef struct cal_state {
   int gpu_ok, pinned_ok;
   void *x, *y, *out;    /* pageable, cap elements of 8 bytes */
   void *px, *py, *pout; /* pinned */
+  void *dx, *dy, *dout; /* device (cudaMalloc), CAL_DEVONLY_HI elements of 8 bytes */
   size_t cap;           /* elements */
   cal_result r;
 } cal_state;
@@ -266,6 +271,46 @@ static void sweep_gpu(cal_state *s, const bench_op *op, xpar_dtype t) {
     else
       printf("  (GPU not faster up to 2^%d)\n", e - 1);
   }
+}
+
+/* Device-only data (issue 12): a tiny call on cudaMalloc'd arrays either
+ * launches (AUTO's GPU side: launch + synchronise, the result copied back)
+ * or copies the arrays to the host, runs AUTO's CPU choice and copies the
+ * output back (what the CPU backend does with device pointers).  Measured
+ * as such, both through xpar, over 2^4..2^CAL_DEVONLY_HI; the threshold is
+ * the first N from which the GPU stays faster ("never" cannot happen: the
+ * copies grow with N, the launch does not). */
+#define CAL_DEVONLY_LO 4
+#define CAL_DEVONLY_HI 18
+static void sweep_device_only(cal_state *s, const bench_op *op, xpar_dtype t) {
+  crossing x;
+  memset(&x, 0, sizeof x);
+  size_t es = xpar_dtype_size(t);
+  /* the device arrays hold the pageable data's first elements */
+  size_t bytes = ((size_t)1 << CAL_DEVONLY_HI) * es;
+  if (!bench_copy(s->dx, s->x, bytes) || !bench_copy(s->dy, s->y, bytes)) {
+    printf("%-7s %-7s gpu_device_only  (copy to the device failed: kept)\n", op->name,
+           xpar_dtype_name(t));
+    return;
+  }
+  int e;
+  for (e = CAL_DEVONLY_LO; e <= CAL_DEVONLY_HI && !x.done; ++e) {
+    bench_case c;
+    bench_case_view(&c, op, t, (size_t)1 << e, s->dx, s->dy, s->dout);
+    double tc = time_on(s, s->cpu, op, &c, 0), tg = time_on(s, s->gpu, op, &c, 0);
+    crossing_step(&x, e, tc, tg, 0);
+  }
+  crossing_finish(&x);
+  s->r.measured[op->op][t][XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA] = 1;
+  s->r.thr[op->op][t][XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA] = exp_value(x.result);
+  char b[16];
+  printf("%-7s %-7s %-13s %-7s", op->name, xpar_dtype_name(t), "gpu_device_only",
+         bench_exp_str(x.result, b, sizeof b));
+  if (x.at_exp > 0)
+    printf("  (at 2^%d: copies + cpu %.3g us, gpu %.3g us)\n", x.at_exp, x.t_first * 1e6,
+           x.t_second * 1e6);
+  else
+    printf("  (GPU not faster up to 2^%d)\n", e - 1);
 }
 
 /* ---- profile ------------------------------------------------------------------ */
@@ -484,6 +529,11 @@ int bench_cmd_calibrate(int argc, char **argv) {
     s.py = s.px ? bench_alloc_pinned(s.cap * 8, why, sizeof why) : NULL;
     s.pout = s.py ? bench_alloc_pinned(s.cap * 8, why, sizeof why) : NULL;
     s.pinned_ok = s.pout != NULL;
+    size_t dbytes = ((size_t)1 << CAL_DEVONLY_HI) * 8;
+    s.dx = bench_alloc_device(dbytes, why, sizeof why);
+    s.dy = s.dx ? bench_alloc_device(dbytes, why, sizeof why) : NULL;
+    s.dout = s.dy ? bench_alloc_device(dbytes, why, sizeof why) : NULL;
+    if (!s.dout) printf("# no device memory (%s): gpu_device_only keeps its defaults\n", why);
     if (!s.pinned_ok)
       printf("# no pinned host memory (%s): gpu_pinned keeps its defaults\n", why);
     else
@@ -540,6 +590,7 @@ int bench_cmd_calibrate(int argc, char **argv) {
     }
     sweep_openmp(&s, op, t);
     if (s.gpu_ok) sweep_gpu(&s, op, t);
+    if (s.gpu_ok && s.dout && s.cap >= ((size_t)1 << CAL_DEVONLY_HI)) sweep_device_only(&s, op, t);
     fflush(stdout);
     fprintf(stderr, "[calibrate] %s %s done in %.1f s (%.0f s in all)\n", op->name,
             xpar_dtype_name(t), bench_now_s() - t0, bench_now_s() - t_all);
@@ -577,5 +628,8 @@ int bench_cmd_calibrate(int argc, char **argv) {
   bench_free_pinned(s.px);
   bench_free_pinned(s.py);
   bench_free_pinned(s.pout);
+  bench_free_device(s.dx);
+  bench_free_device(s.dy);
+  bench_free_device(s.dout);
   return ok ? 0 : 1;
 }

@@ -28,19 +28,31 @@ size_t bench_mem_available(void) {
   return kib * 1024;
 }
 
-void *bench_alloc_pinned(size_t bytes, char *why, size_t why_size) {
+/* cudaMallocHost (pinned) or cudaMalloc (device); NULL with the reason. */
+static void *cuda_alloc(int pinned, size_t bytes, char *why, size_t why_size) {
 #if defined(BENCH_HAVE_CUDART)
   void *p = NULL;
-  cudaError_t e = cudaMallocHost(&p, bytes ? bytes : 1);
+  cudaError_t e = pinned ? cudaMallocHost(&p, bytes ? bytes : 1) : cudaMalloc(&p, bytes ? bytes : 1);
   if (e == cudaSuccess) return p;
-  snprintf(why, why_size, "cudaMallocHost(%zu): %s", bytes, cudaGetErrorName(e));
+  snprintf(why, why_size, "%s(%zu): %s", pinned ? "cudaMallocHost" : "cudaMalloc", bytes,
+           cudaGetErrorName(e));
   (void)cudaGetLastError(); /* not sticky: clear it */
   return NULL;
 #else
-  (void)bytes;
+  (void)pinned, (void)bytes;
   snprintf(why, why_size, "xpar-bench was built without the CUDA runtime");
   return NULL;
 #endif
+}
+
+void *bench_alloc_pinned(size_t bytes, char *why, size_t why_size) {
+  return cuda_alloc(1, bytes, why, why_size);
+}
+
+/* Device memory: the regret bench's device-resident data and the
+ * calibration of the device-only threshold. */
+void *bench_alloc_device(size_t bytes, char *why, size_t why_size) {
+  return cuda_alloc(0, bytes, why, why_size);
 }
 
 void bench_free_pinned(void *p) {
@@ -48,5 +60,35 @@ void bench_free_pinned(void *p) {
   if (p) cudaFreeHost(p);
 #else
   (void)p;
+#endif
+}
+
+void bench_free_device(void *p) {
+#if defined(BENCH_HAVE_CUDART)
+  if (p) cudaFree(p);
+#else
+  (void)p;
+#endif
+}
+
+int bench_copy(void *dst, const void *src, size_t bytes) {
+#if defined(BENCH_HAVE_CUDART)
+  /* Without a usable CUDA runtime (no driver, no device) there is no device
+   * memory: every pointer is host memory.  Asked once. */
+  static int have_gpu = -1;
+  if (have_gpu < 0) {
+    int count = 0;
+    have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    (void)cudaGetLastError();
+  }
+  if (!have_gpu) {
+    memcpy(dst, src, bytes);
+    return 1;
+  }
+  /* cudaMemcpyDefault: unified addressing tells the direction; synchronous */
+  return cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess;
+#else
+  memcpy(dst, src, bytes);
+  return 1;
 #endif
 }

@@ -319,6 +319,10 @@ static const struct {
      "serial/OpenMP/CUDA/AUTO per op x dtype x location; crossovers, AUTO's efficiency, plots"},
     {"calibrate", bench_cmd_calibrate, "measure this machine's thresholds; write a profile"},
     {"overhead", bench_cmd_overhead, "per-call cost of xpar at N = 128 against inline loops"},
+    {"regret", bench_cmd_regret,
+     "AUTO against every alternative (tiers, plain loops, CUB) per residency x op x dtype x N"},
+    {"stalls", bench_cmd_stalls,
+     "probe OpenMP stall episodes: per-call p50/p99/max by team size, wait, CUDA threads"},
 };
 
 static void usage_all(FILE *f) {

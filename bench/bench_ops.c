@@ -190,6 +190,54 @@ BENCH_DISPATCH_BASELINE_(scan)
 #define BENCH_PLAIN(opname) NULL
 #endif
 
+/* ---- plain serial loops (SUM only): what an application writes without
+ * OpenMP.  -O3 vectorises the integer reduce; the float reduce and every
+ * scan stay element-order dependency chains, as written. ------------------- */
+
+#define BENCH_SERIAL_LOOPS_(e, ctype, name, size)                                          \
+  static void plain_serial_reduce_##e(bench_case *c, int threads) {                        \
+    (void)threads;                                                                         \
+    const ctype *x = (const ctype *)c->x;                                                  \
+    BENCH_ACC(ctype, size) s = 0;                                                          \
+    for (size_t i = 0; i < c->n; ++i) s += (BENCH_ACC(ctype, size))x[i];                   \
+    ctype r = (ctype)s;                                                                    \
+    memcpy(c->result, &r, sizeof r);                                                       \
+  }                                                                                        \
+  static void plain_serial_scan_##e(bench_case *c, int threads) {                          \
+    (void)threads;                                                                         \
+    const ctype *x = (const ctype *)c->x;                                                  \
+    ctype *out = (ctype *)c->out;                                                          \
+    BENCH_ACC(ctype, size) s = 0;                                                          \
+    if (c->kind == XPAR_EXCLUSIVE)                                                         \
+      for (size_t i = 0; i < c->n; ++i) {                                                  \
+        BENCH_ACC(ctype, size) v = (BENCH_ACC(ctype, size))x[i];                           \
+        out[i] = (ctype)s;                                                                 \
+        s += v;                                                                            \
+      }                                                                                    \
+    else                                                                                   \
+      for (size_t i = 0; i < c->n; ++i) {                                                  \
+        s += (BENCH_ACC(ctype, size))x[i];                                                 \
+        out[i] = (ctype)s;                                                                 \
+      }                                                                                    \
+  }
+XPAR_DTYPE_MAP(BENCH_SERIAL_LOOPS_)
+#undef BENCH_SERIAL_LOOPS_
+
+#define BENCH_SERIAL_CASE_reduce(e, ctype, name, size) \
+  case XPAR_##e: plain_serial_reduce_##e(c, threads); break;
+#define BENCH_SERIAL_CASE_scan(e, ctype, name, size) \
+  case XPAR_##e: plain_serial_scan_##e(c, threads); break;
+#define BENCH_DISPATCH_SERIAL_(opname)                                     \
+  static void plain_serial_##opname(bench_case *c, int threads) {          \
+    switch (c->dtype) {                                                    \
+      XPAR_DTYPE_MAP(BENCH_SERIAL_CASE_##opname)                           \
+      default: break;                                                      \
+    }                                                                      \
+  }
+BENCH_DISPATCH_SERIAL_(reduce)
+BENCH_DISPATCH_SERIAL_(scan)
+#undef BENCH_DISPATCH_SERIAL_
+
 /* ---- one call through the public API ------------------------------------- */
 
 static xpar_status run_reduce(xpar_context *ctx, bench_case *c) {
@@ -215,12 +263,13 @@ static xpar_status run_dot(xpar_context *ctx, bench_case *c) {
 
 /* Traffic per element in element sizes: what the floor time is made of. */
 static const bench_op ops[] = {
-    {"reduce", XPAR_OP_REDUCE, 0, 1.0, run_reduce, BENCH_PLAIN(reduce), "plain-reduce"},
-    {"scan", XPAR_OP_SCAN, 1, 2.0, run_scan, BENCH_PLAIN(scan), "plain-2pass"},
-    {"axpy", XPAR_OP_AXPY, 1, 3.0, run_axpy, NULL, NULL},
-    {"add", XPAR_OP_ADD, 1, 3.0, run_add, NULL, NULL},
-    {"fill", XPAR_OP_FILL, 1, 1.0, run_fill, NULL, NULL},
-    {"dot", XPAR_OP_DOT, 0, 2.0, run_dot, BENCH_PLAIN(dot), "plain-reduce"},
+    {"reduce", XPAR_OP_REDUCE, 0, 1.0, run_reduce, BENCH_PLAIN(reduce), "plain-reduce",
+     plain_serial_reduce},
+    {"scan", XPAR_OP_SCAN, 1, 2.0, run_scan, BENCH_PLAIN(scan), "plain-2pass", plain_serial_scan},
+    {"axpy", XPAR_OP_AXPY, 1, 3.0, run_axpy, NULL, NULL, NULL},
+    {"add", XPAR_OP_ADD, 1, 3.0, run_add, NULL, NULL, NULL},
+    {"fill", XPAR_OP_FILL, 1, 1.0, run_fill, NULL, NULL, NULL},
+    {"dot", XPAR_OP_DOT, 0, 2.0, run_dot, BENCH_PLAIN(dot), "plain-reduce", NULL},
 };
 
 const bench_op *bench_op_at(int i) {

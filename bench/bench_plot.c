@@ -12,8 +12,8 @@
 
 #include "bench.h"
 
-static const char *const colors[BENCH_PLOT_MAX_SERIES] = {"#1f77b4", "#2ca02c", "#d62728",
-                                                          "#000000", "#9467bd", "#8c564b"};
+static const char *const colors[BENCH_PLOT_MAX_SERIES] = {
+    "#1f77b4", "#2ca02c", "#d62728", "#000000", "#9467bd", "#8c564b", "#ff7f0e", "#17becf"};
 
 int bench_have_gnuplot(void) {
   static int cached = -1;

@@ -4,6 +4,7 @@
  * the MEDIAN (OpenMP wake-ups on a VM produce millisecond outliers that
  * would dominate a mean).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -18,6 +19,13 @@ double bench_now_s(void) {
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+void bench_sort(double *t, int n) { qsort(t, (size_t)n, sizeof *t, cmp_double); }
+
+double bench_quantile(const double *sorted, int n, double q) {
+  int i = (int)ceil(q * n) - 1;
+  return sorted[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
 /* Time k back-to-back calls; the sample is the time per call. */

@@ -26,6 +26,7 @@
 #define XPAR_DISPATCH_BACKEND_H
 
 #include "base/base.h"
+#include "repro_spec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +52,7 @@ typedef struct xpar__exec {
   unsigned block;
   int nowait;       /* CUDA: return once queued; do not synchronise the stream  */
   int result_on_device; /* reduce/dot: `result` is device-accessible memory     */
+  int reproducible; /* float sums, dots, sum scans: dispatch calls repro_* instead */
 } xpar__exec;
 
 /** What a pointer is, as the CUDA runtime sees it. */
@@ -99,6 +101,16 @@ typedef struct xpar__backend {
                            const void *in, void *result);
   xpar_status (*op_scan)(const xpar__exec *ex, const struct xpar_operator *op,
                          xpar_scan_kind kind, size_t n, const void *in, void *out);
+
+  /* ---- reproducible mode (docs/reproducible.md): float and double only ----
+   * The summation order of the specification, the same bits on every tier
+   * and launch shape.  repro_reduce: kind SUM (result of dtype t), WIDE
+   * (result double for float, else t) or DOT (y used only by DOT).
+   * repro_scan: sum scans only (min/max scans are exact in any order). */
+  xpar_status (*repro_reduce)(const xpar__exec *ex, xpar__repro_kind kind, xpar_dtype t,
+                              const void *x, const void *y, size_t n, void *result);
+  xpar_status (*repro_scan)(const xpar__exec *ex, xpar_dtype t, xpar_scan_kind kind,
+                            const xpar__scalar *init, const void *in, void *out, size_t n);
 
   /* ---- device management (NULL for the CPU backend) ---- */
   /** Process-wide probe of `device` (-1 = the default device): fills out

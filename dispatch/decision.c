@@ -50,7 +50,15 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
                     why);
       break;
     case XPAR__GPU_MANDATORY: XPAR__APPEND_("offload mandatory"); break;
-    case XPAR__GPU_DEVICE_ONLY: XPAR__APPEND_("data valid only on the device"); break;
+    case XPAR__GPU_DEVICE_ONLY:
+      if (d->gpu_threshold == 0)
+        XPAR__APPEND_("data valid only on the device");
+      else if (d->n < d->gpu_threshold)
+        XPAR__APPEND_("n=%zu below GPU threshold %s (%s) for %s, but a queued (nowait) call "
+                      "stays on the GPU", d->n, thr, gsrc, kind);
+      else
+        XPAR__APPEND_("n=%zu at or above GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
+      break;
     case XPAR__GPU_DISABLED: XPAR__APPEND_("offload disabled"); break;
     case XPAR__GPU_FAILED_FALLBACK:
       XPAR__APPEND_("the GPU failed (%s): fell back to the CPU", why);
@@ -77,6 +85,21 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
   if (d->bytes_to_device || d->bytes_to_host)
     XPAR__APPEND_("; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
                   d->bytes_to_host);
+  if (d->reproducible) XPAR__APPEND_("; reproducible mode");
+  switch (d->shadow_state) {
+    case XPAR__SHADOW_OFF: break;
+    case XPAR__SHADOW_MATCH:
+      XPAR__APPEND_("; shadow %s: match", xpar__tier_name(d->shadow_tier));
+      break;
+    case XPAR__SHADOW_MISMATCH:
+      XPAR__APPEND_("; shadow %s: MISMATCH %s", xpar__tier_name(d->shadow_tier),
+                    d->shadow_detail ? d->shadow_detail : "");
+      break;
+    case XPAR__SHADOW_NOT_RUN:
+      XPAR__APPEND_("; shadow %s: not run (%s)", xpar__tier_name(d->shadow_tier),
+                    d->shadow_detail ? d->shadow_detail : "");
+      break;
+  }
   /* Where the built-in defaults it quoted were measured (thresholds.c's
    * data), last: a full record loses this first. */
   const xpar__provenance *from[2] = {NULL, NULL};

@@ -119,7 +119,8 @@ static xpar__exec cpu_exec(const xpar_context *ctx, xpar_tier tier) {
   xpar__exec ex = {
       .serial = ctx->backend == XPAR_BACKEND_CPU_SERIAL ||
                 ctx->backend == XPAR_BACKEND_CUDA_SERIAL,
-      .num_threads = tier == XPAR_TIER_CPU_SERIAL ? 1 : ctx->num_threads};
+      .num_threads = tier == XPAR_TIER_CPU_SERIAL ? 1 : ctx->num_threads,
+      .reproducible = ctx->reproducible};
   return ex;
 }
 
@@ -135,6 +136,7 @@ static xpar__policy_facts call_facts(xpar_context *ctx, const xpar__call *c) {
                           .op = c->op,
                           .dtype = c->dtype,
                           .n = c->n,
+                          .nowait = c->nowait,
                           .host_kind_exact = 1,
                           .thresholds = call_thresholds(ctx, c),
                           .sources = call_sources(ctx, c),
@@ -208,8 +210,29 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
 
 /* ---- running on a backend ------------------------------------------------- */
 
-static xpar_status run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                          const void *x, const void *y, void *out, void *result) {
+/* Reproducible mode covers the float sums whose rounding depends on the
+ * order: sum, wide sum, dot and sum scans of float and double. */
+static int repro_applies(const xpar__exec *ex, const xpar__call *c) {
+  return ex->reproducible && (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE) &&
+         (c->op == XPAR_OP_DOT || (c->red == XPAR_SUM && (c->op == XPAR_OP_REDUCE ||
+                                                          c->op == XPAR_OP_SCAN)));
+}
+
+static xpar_status run_repro(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                             const void *x, const void *y, void *out, void *result) {
+  XPAR__RETURN_IF(!b->repro_reduce || !b->repro_scan, XPAR_ERR_NOT_SUPPORTED,
+                  "the %s backend has no reproducible mode", b->name);
+  if (c->op == XPAR_OP_SCAN)
+    return b->repro_scan(ex, c->dtype, c->kind, c->has_init ? &c->init : NULL, x, out, c->n);
+  xpar__repro_kind k = c->op == XPAR_OP_DOT ? XPAR__REPRO_DOT
+                       : c->wide            ? XPAR__REPRO_WIDE
+                                            : XPAR__REPRO_SUM;
+  return b->repro_reduce(ex, k, c->dtype, x, y, c->n, result);
+}
+
+xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                         const void *x, const void *y, void *out, void *result) {
+  if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
   switch (c->op) {
     case XPAR_OP_REDUCE:
       return c->wide ? b->reduce_sum_wide(ex, c->dtype, x, c->n, result)
@@ -300,8 +323,9 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   if (c->kernel)
     XPAR__FORWARD(run_kernel(&xpar__cpu_backend, &ex, c, p, ptrs));
   else
-    XPAR__FORWARD(run_op(&xpar__cpu_backend, &ex, c, resolved(p, ptrs, c->x),
-                         resolved(p, ptrs, c->y), (void *)resolved(p, ptrs, c->out), result));
+    XPAR__FORWARD(xpar__run_op(&xpar__cpu_backend, &ex, c, resolved(p, ptrs, c->x),
+                               resolved(p, ptrs, c->y), (void *)resolved(p, ptrs, c->out),
+                               result));
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
     if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
@@ -378,12 +402,13 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
                    .grid = ctx->launch_grid,
                    .block = ctx->launch_block,
                    .nowait = host_outputs || returns_early,
-                   .result_on_device = result_on_device};
+                   .result_on_device = result_on_device,
+                   .reproducible = ctx->reproducible};
   if (c->kernel)
     XPAR__FORWARD(run_kernel(g, &ex, c, p, ptrs));
   else
-    XPAR__FORWARD(run_op(g, &ex, c, resolved(p, ptrs, c->x), resolved(p, ptrs, c->y),
-                         (void *)resolved(p, ptrs, c->out), result));
+    XPAR__FORWARD(xpar__run_op(g, &ex, c, resolved(p, ptrs, c->x), resolved(p, ptrs, c->y),
+                               (void *)resolved(p, ptrs, c->out), result));
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
     if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
@@ -411,8 +436,7 @@ static int host_reachable(const plan *p) {
 /* Whether p is known host memory from the page cache (or NULL: n = 0); a
  * miss sends the call down the general path, which classifies and caches. */
 static int cached_host_page(xpar_context *ctx, const void *p) {
-  int pinned;
-  return !p || xpar__page_cache_lookup(&ctx->page_cache, p, &pinned);
+  return !p || xpar__page_cache_lookup(&ctx->page_cache, p);
 }
 
 /*
@@ -453,12 +477,14 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   d->bytes_to_device = d->bytes_to_host = 0;
   d->why = NULL;
   d->kernel = NULL;
+  d->reproducible = ctx->reproducible;
+  d->shadow_state = XPAR__SHADOW_OFF;
   xpar_tier tier;
   if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
       tier == XPAR_TIER_CUDA_SERIAL)
     return 0;
   xpar__exec ex = cpu_exec(ctx, tier);
-  *st = run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
+  *st = xpar__run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
   if (*st == XPAR_OK) {
     d->tier = tier;
     ctx->calls_run = 1;
@@ -467,12 +493,13 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   return 1;
 }
 
-xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *c) {
+xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   xpar_status st;
   if (host_fast_path(ctx, c, &st)) return st;
 
   xpar__decision_raw *d = &ctx->last;
   memset(d, 0, sizeof *d);
+  d->reproducible = ctx->reproducible;
   d->op = c->op;
   d->dtype = c->dtype;
   d->n = c->n;

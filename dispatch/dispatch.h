@@ -50,7 +50,23 @@ typedef struct xpar__call {
   const xpar__kernel_call *kernel; /* xpar_launch; NULL for the built-in ops */
 } xpar__call;
 
-/** Decide where the call runs, move what must move, run it, record why. */
-xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *call);
+/** The call on its primary tier only (dispatch.c). */
+xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *call);
+/** The call on its primary tier, then on ctx->shadow_tier, compared (shadow.c). */
+xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *call);
+
+/** Decide where the call runs, move what must move, run it, record why.
+ *  With shadow mode on (shadow.c) the call also runs on the shadow tier and
+ *  the two results are compared; off, that costs one branch. */
+static inline xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *call) {
+  if (ctx->shadow_tier != XPAR_TIER_NONE) return xpar__dispatch_shadowed(ctx, call);
+  return xpar__dispatch_primary(ctx, call);
+}
+
+/** Run one call's operation on backend b with pointers it can reach: the
+ *  reproducible entries when ex->reproducible covers the call, else the
+ *  ordinary ones. */
+xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                         const void *x, const void *y, void *out, void *result);
 
 #endif

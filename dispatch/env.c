@@ -96,6 +96,28 @@ xpar_status xpar__env_apply_policy(xpar_context *ctx) {
     else if (strcmp(v, "1") == 0) ctx->verbose = 1;
     else return bad_env("XPAR_VERBOSE", v, "0 or 1");
   }
+  if ((v = getenv("XPAR_REPRODUCIBLE")) != NULL) {
+    if (strcmp(v, "0") == 0) ctx->reproducible = 0;
+    else if (strcmp(v, "1") == 0) ctx->reproducible = 1;
+    else return bad_env("XPAR_REPRODUCIBLE", v, "0 or 1");
+  }
+  if ((v = getenv("XPAR_SHADOW")) != NULL) {
+    /* The tiers by their xpar_tier_name, "off" for none. */
+    if (strcasecmp(v, "off") == 0) {
+      ctx->shadow_tier = XPAR_TIER_NONE;
+    } else {
+      int i = XPAR_TIER_CPU_SERIAL;
+      while (i < XPAR_TIER_COUNT_ && strcasecmp(v, xpar__tier_name((xpar_tier)i)) != 0) i++;
+      if (i == XPAR_TIER_COUNT_)
+        return bad_env("XPAR_SHADOW", v, "off, cpu-serial, cpu-openmp, cuda or cuda-serial");
+      ctx->shadow_tier = (xpar_tier)i;
+    }
+  }
+  if ((v = getenv("XPAR_SHADOW_FAIL")) != NULL) {
+    if (strcmp(v, "0") == 0) ctx->shadow_fail = 0;
+    else if (strcmp(v, "1") == 0) ctx->shadow_fail = 1;
+    else return bad_env("XPAR_SHADOW_FAIL", v, "0 or 1");
+  }
   if ((v = getenv("XPAR_DEVICE")) != NULL) {
     size_t d;
     if (xpar__parse_count(v, &d) != 0 || d == XPAR_NEVER || d > 1024)

@@ -28,6 +28,8 @@ static const size_t kernel_defaults[XPAR_THRESHOLD_COUNT_] = {
     [XPAR_THRESHOLD_GPU_DEVICE_DATA] = POW2(19),
     [XPAR_THRESHOLD_GPU_PINNED_DATA] = XPAR_NEVER,
     [XPAR_THRESHOLD_GPU_PAGEABLE_DATA] = XPAR_NEVER,
+    /* 0, as for add: data valid only on the device stays there. */
+    [XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA] = 0,
 };
 
 const xpar__provenance *xpar__kernel_default_from(void) { return &kernel_defaults_from; }

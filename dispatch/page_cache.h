@@ -5,18 +5,24 @@
  * cudaPointerGetAttributes costs about 0.4 us, several times a whole small
  * call).
  *
- * What an entry promises, and what it does not: a cached page is host memory
- * (not device or managed memory: under unified addressing host and device
- * allocations come from disjoint address ranges while the CUDA context lives),
- * but whether it is pinned or pageable is only a hint.  The application can
- * free pinned memory and get the same address back as pageable memory
- * (cudaFreeHost then malloc, cudaHostUnregister), or the other way round,
- * without xpar seeing it.  So the hint is used only where the answer cannot
- * change what runs: a call below the GPU thresholds of both pinned and
- * pageable data runs on the CPU either way.  Every call whose placement
- * depends on it asks the runtime again (dispatch: exact classification), and
- * such a call is large enough (at or above a GPU threshold for host data) that
- * the query is noise.
+ * What an entry promises: a cached page is pageable host memory that the C
+ * library handed out, outside the address ranges the CUDA driver reserves for
+ * its own allocations, so no cudaMalloc or cudaMallocManaged can return it
+ * while it stays mapped.  Pinned pages are NOT cached: cudaMallocHost memory
+ * lives in the driver's unified address range, and after cudaFreeHost the
+ * driver hands the same addresses out again for cudaMalloc (the H100 regret
+ * run of 2026-11-25 crashed on exactly that: a page cached as pinned host
+ * memory came back as device memory, and the host fast path read it on the
+ * CPU).  A pinned operand therefore costs a runtime query per call (about
+ * 0.4 us), the price of never dereferencing device memory on the host.
+ *
+ * A cached page may still change kind under xpar's feet in harmless ways:
+ * cudaHostRegister pins it, or the application unmaps it and maps pageable
+ * memory again.  So the entry is used only where pinned and pageable host
+ * data run the same way (a call below the GPU thresholds of both runs on the
+ * CPU either way); every call whose placement depends on the kind asks the
+ * runtime again (dispatch: exact classification), and such a call is large
+ * enough (at or above a GPU threshold for host data) that the query is noise.
  *
  * Layout: 64 sets of 4 ways, the set chosen by a multiplicative hash of the
  * page number (separate cudaMallocHost allocations are often 2 MiB-aligned: a
@@ -36,7 +42,6 @@
 typedef struct xpar__page_cache_way {
   uintptr_t page_plus_one; /* 0 = empty */
   uint32_t used;           /* the cache's clock at the last hit or fill */
-  uint32_t pinned;         /* the hint: 1 pinned, 0 pageable */
 } xpar__page_cache_way;
 
 typedef struct xpar__page_cache {
@@ -49,21 +54,20 @@ static inline xpar__page_cache_way *xpar__page_cache_set(xpar__page_cache *c, ui
   return c->sets[h >> (64 - XPAR__PAGE_CACHE_SET_BITS)];
 }
 
-/** 1 and the pinned hint in *pinned when p's page is cached as host memory. */
-static inline int xpar__page_cache_lookup(xpar__page_cache *c, const void *p, int *pinned) {
+/** 1 when p's page is cached as pageable host memory. */
+static inline int xpar__page_cache_lookup(xpar__page_cache *c, const void *p) {
   const uintptr_t page = (uintptr_t)p >> 12;
   xpar__page_cache_way *set = xpar__page_cache_set(c, page);
   for (int w = 0; w < XPAR__PAGE_CACHE_WAYS; w++)
     if (set[w].page_plus_one == page + 1) {
       set[w].used = ++c->clock;
-      *pinned = (int)set[w].pinned;
       return 1;
     }
   return 0;
 }
 
-/** Record (or refresh) p's page as pinned or pageable host memory. */
-static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p, int pinned) {
+/** Record (or refresh) p's page as pageable host memory. */
+static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p) {
   const uintptr_t page = (uintptr_t)p >> 12;
   xpar__page_cache_way *set = xpar__page_cache_set(c, page);
   xpar__page_cache_way *victim = &set[0];
@@ -78,7 +82,6 @@ static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p, in
   }
   victim->page_plus_one = page + 1;
   victim->used = ++c->clock;
-  victim->pinned = (uint32_t)(pinned != 0);
 }
 
 static inline void xpar__page_cache_clear(xpar__page_cache *c) { memset(c, 0, sizeof *c); }

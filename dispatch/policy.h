@@ -17,6 +17,7 @@ typedef struct xpar__policy_facts {
   xpar_op op;
   xpar_dtype dtype;
   size_t n;
+  int nowait; /* a queued call (xpar_*_nowait): it must not block on copies */
   /* Where the operands' valid copies are (0/1 each). */
   int device_only; /* some operand is valid only on the device             */
   int pageable;    /* some operand is pageable host data (or priced so)     */
@@ -121,8 +122,19 @@ static inline xpar_status xpar__decide(const xpar__policy_facts *f, xpar__decisi
     return XPAR_OK;
   }
   /* Data that lives only on the device stays there (device pointers imply a
-   * working GPU). */
+   * working GPU), unless the call is so small that copying it to the host
+   * and back costs less than a kernel launch and its synchronisation: the
+   * calibrated GPU_DEVICE_ONLY_DATA threshold says where (0: always stays).
+   * A queued (nowait) call stays: the copies would make it synchronous. */
   if (f->device_only) {
+    d->gpu_kind = XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA;
+    d->gpu_threshold = f->thresholds[XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA];
+    d->gpu_source = (xpar__source)f->sources[XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA];
+    if (f->n < d->gpu_threshold && !f->nowait) {
+      d->gpu_rule = XPAR__GPU_BELOW;
+      *tier = xpar__policy_cpu_tier(f, d);
+      return XPAR_OK;
+    }
     d->gpu_rule = XPAR__GPU_DEVICE_ONLY;
     *tier = XPAR_TIER_CUDA;
     return XPAR_OK;

@@ -18,16 +18,14 @@ static xpar__mapping *find_mapping(xpar_context *ctx, const void *p) {
 
 static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int exact,
                                        xpar__ptr_kind *out) {
-  int pinned;
-  if (!exact && xpar__page_cache_lookup(&ctx->page_cache, p, &pinned)) {
-    *out = pinned ? XPAR__PTR_HOST_PINNED : XPAR__PTR_HOST_PAGEABLE;
+  if (!exact && xpar__page_cache_lookup(&ctx->page_cache, p)) {
+    *out = XPAR__PTR_HOST_PAGEABLE;
     return XPAR_OK;
   }
   XPAR__FORWARD(xpar__gpu_backend()->pointer_kind(p, out));
-  /* Device and managed answers are not cached: a freed managed range could
-   * come back as device memory, and the other way round. */
-  if (*out == XPAR__PTR_HOST_PAGEABLE || *out == XPAR__PTR_HOST_PINNED)
-    xpar__page_cache_store(&ctx->page_cache, p, *out == XPAR__PTR_HOST_PINNED);
+  /* Only pageable answers are cached (page_cache.h): freed pinned memory can
+   * come back as device memory, and managed ranges as device ranges. */
+  if (*out == XPAR__PTR_HOST_PAGEABLE) xpar__page_cache_store(&ctx->page_cache, p);
   return XPAR_OK;
 }
 

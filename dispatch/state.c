@@ -82,6 +82,9 @@ void xpar__context_last_decision(const xpar_context *ctx, xpar_decision *out) {
   out->bytes_to_device = d->bytes_to_device;
   out->bytes_to_host = d->bytes_to_host;
   out->kernel = d->kernel;
+  out->reproducible = d->reproducible;
+  out->shadow_tier = d->shadow_state == XPAR__SHADOW_OFF ? XPAR_TIER_NONE : d->shadow_tier;
+  out->shadow_mismatch = d->shadow_state == XPAR__SHADOW_MISMATCH;
   if (d->tier == XPAR_TIER_NONE)
     snprintf(out->reason, sizeof out->reason, "%s",
              ctx->calls_run ? "the last call failed before running"

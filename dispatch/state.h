@@ -55,6 +55,14 @@ typedef enum xpar__source {
   XPAR__SRC_API
 } xpar__source;
 
+/* Shadow mode's outcome for one call (shadow.c). */
+typedef enum xpar__shadow_state {
+  XPAR__SHADOW_OFF = 0,
+  XPAR__SHADOW_MATCH,    /* both tiers agree (bitwise, or within the bound) */
+  XPAR__SHADOW_MISMATCH, /* they differ: shadow_detail says where           */
+  XPAR__SHADOW_NOT_RUN   /* the shadow tier could not run: shadow_detail    */
+} xpar__shadow_state;
+
 typedef struct xpar__decision_raw {
   xpar_op op;
   xpar_dtype dtype;
@@ -76,6 +84,10 @@ typedef struct xpar__decision_raw {
    * defaults it quotes came from; NULL for the built-in ops. */
   const char *kernel;
   const struct xpar__provenance *kernel_from;
+  int reproducible;         /* the context's reproducible mode was on        */
+  xpar_tier shadow_tier;    /* shadow mode: the second tier (NONE: off)      */
+  xpar__shadow_state shadow_state;
+  const char *shadow_detail; /* ctx->shadow_detail: what differed, or why not run */
 } xpar__decision_raw;
 
 /* One kernel's (or operator's) thresholds in one context (dispatch/kernel.c),
@@ -92,6 +104,9 @@ struct xpar_context {
   xpar_offload offload;
   int verbose;
   int num_threads;
+  int reproducible;      /* docs/reproducible.md: XPAR_REPRODUCIBLE, the API */
+  xpar_tier shadow_tier; /* XPAR_SHADOW: the second tier of every call; NONE = off */
+  int shadow_fail;       /* XPAR_SHADOW_FAIL: a mismatch returns XPAR_ERR_SHADOW_MISMATCH */
   int device; /* -1: the default device */
   unsigned launch_grid, launch_block;
   size_t thresholds[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
@@ -120,6 +135,7 @@ struct xpar_context {
   xpar__decision_raw last;
   int calls_run; /* a call has completed on this context (decision text) */
   char fallback_why[192];
+  char shadow_detail[256];
 };
 
 /* ---- state.c: the context's lifetime, and settings that reach the GPU ----- */

@@ -325,6 +325,57 @@ static void test_page_reuse(void) {
     munmap(p, bytes);
   }
 
+  /* cudaFreeHost, then cudaMalloc handing the same addresses out as device
+   * memory (pinned and device allocations share the driver's address range).
+   * A small AUTO call on it must not run on the CPU from a stale host-page
+   * entry: with pinned pages cached, this read device memory on the host and
+   * crashed (H100 regret run, 2026-11-25). */
+  {
+    int32_t *pin;
+    CK(cudaMallocHost(&pin, bytes));
+    scan_and_check(ctx, pin, 256, "pinned before reuse, small");
+    CK(cudaFreeHost(pin));
+    int32_t *dev[8] = {0}, *hit = NULL;
+    for (int k = 0; k < 8 && !hit; k++) {
+      CK(cudaMalloc(&dev[k], bytes));
+      if (dev[k] == pin) hit = dev[k];
+    }
+    if (!hit) {
+      printf("page reuse: cudaMalloc did not return the freed pinned address in 8 tries "
+             "(pinned -> device case not exercised on this driver)\n");
+    } else {
+      int32_t host[256];
+      for (int i = 0; i < 256; i++) host[i] = pattern((size_t)i, 5);
+      CK(cudaMemcpy(hit, host, sizeof host, cudaMemcpyHostToDevice));
+      int64_t sum = 0;
+      XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, hit, 256, &sum));
+      int64_t want = 0;
+      for (int i = 0; i < 256; i++) want += host[i];
+      if (sum != want) FAIL("freed pinned -> device: sum %lld, expected %lld", (long long)sum,
+                            (long long)want);
+      XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, hit, hit, 256));
+      xpar_decision d;
+      XK(xpar_last_decision(ctx, &d));
+      if (!strstr(d.reason, "device"))
+        FAIL("freed pinned -> device: decided \"%s\" without seeing device data", d.reason);
+      int32_t back[256];
+      CK(cudaMemcpy(back, hit, sizeof back, cudaMemcpyDeviceToHost));
+      uint32_t run = 0;
+      for (int i = 0; i < 256; i++) {
+        run += (uint32_t)host[i];
+        if (back[i] != (int32_t)run) {
+          FAIL("freed pinned -> device: scan element %d is %d, expected %d", i, back[i],
+               (int32_t)run);
+          break;
+        }
+      }
+      printf("page reuse: freed pinned address came back from cudaMalloc; ran as \"%s\"\n",
+             d.reason);
+    }
+    for (int k = 0; k < 8; k++)
+      if (dev[k]) cudaFree(dev[k]);
+  }
+
   /* cudaHostRegister / cudaHostUnregister of one buffer. */
   int32_t *h = (int32_t *)aligned_alloc(4096, bytes);
   scan_and_check(ctx, h, n, "pageable");

@@ -241,8 +241,9 @@ static void t_thresholds(void **state) {
   if (get_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP) != 32768 ||
       get_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_DEVICE_DATA) != 524288 ||
       get_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_PINNED_DATA) != XPAR_NEVER ||
-      get_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_PAGEABLE_DATA) != XPAR_NEVER)
-    xt_failf("defaults", "kernel defaults are not 2^15, 2^19, never, never");
+      get_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_PAGEABLE_DATA) != XPAR_NEVER ||
+      get_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA) != 0)
+    xt_failf("defaults", "kernel defaults are not 2^15, 2^19, never, never, 0");
   xt_check_status("defaults", "launch", xpar_launch(ctx, &xk_axpy_u32, N, args, 3), XPAR_OK);
   check_reason("defaults", ctx, "n=100 below openmp threshold 32768 (default)");
   check_reason("defaults", ctx, "not measured for kernels");

@@ -296,9 +296,29 @@ static void device_only_data_goes_to_the_gpu(void **state) {
   int32_t *dev = fake_register(n * 4, 0);
   fill_pattern(dev, n);
   int32_t r = 0;
+  /* threshold 0: device-only data always stays on the GPU */
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, 0);
   int before = fake_ops;
   assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, dev, n, &r), XPAR_OK);
   expect(ctx, "device data, AUTO", XPAR_TIER_CUDA, before, 1, "valid only on the device");
+  assert_int_equal(r, pattern_sum(n));
+  /* a tiny call below the device-only threshold: copied to the host and run
+   * on the CPU (the copies cost less than a launch and its sync) */
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, n + 1);
+  before = fake_ops;
+  r = 0;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, dev, n, &r), XPAR_OK);
+  expect(ctx, "device data below its threshold, AUTO", XPAR_TIER_CPU_SERIAL, before, 0,
+         "n=1000 below GPU threshold 1001 (api) for data valid only on the device");
+  assert_true(last(ctx).bytes_to_host == n * 4);
+  assert_int_equal(r, pattern_sum(n));
+  /* at the threshold: the GPU again, and the record quotes it */
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, n);
+  before = fake_ops;
+  r = 0;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, dev, n, &r), XPAR_OK);
+  expect(ctx, "device data at its threshold, AUTO", XPAR_TIER_CUDA, before, 1,
+         "n=1000 at or above GPU threshold 1000 (api) for data valid only on the device");
   assert_int_equal(r, pattern_sum(n));
   /* forced CPU: the device array is copied to the host, never dereferenced
    * in place by the CPU backend (the fake's copy is a memcpy) */

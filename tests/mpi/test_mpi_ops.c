@@ -125,10 +125,26 @@ static void check_decision(mpt_case *c, const setting *set, xpar_context *ctx, x
   if (set->serial && d.tier != XPAR_TIER_CPU_SERIAL)
     mpt_fail(c, "decision record: tier %s, expected cpu-serial (%s)", xpar_tier_name(d.tier),
              d.reason);
-  /* Data valid only on the device runs there under AUTO. */
-  if (set->mem == MPT_MEM_DEVICE && d.tier != XPAR_TIER_CUDA)
-    mpt_fail(c, "decision record: tier %s for device data, expected cuda (%s)",
-             xpar_tier_name(d.tier), d.reason);
+  /* Data valid only on the device runs there under AUTO from the context's
+   * device-only threshold on; a smaller synchronous call copies it to the host
+   * and runs on the CPU (issue 12: a tiny call's copies cost less than a
+   * launch and its synchronisation). */
+  if (set->mem == MPT_MEM_DEVICE) {
+    size_t thr = 0;
+    if (xpar_context_get_threshold(ctx, d.op, d.dtype, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, &thr) !=
+        XPAR_OK) {
+      mpt_fail(c, "xpar_context_get_threshold failed");
+      return;
+    }
+    const int want_gpu = n >= thr;
+    if (want_gpu && d.tier != XPAR_TIER_CUDA)
+      mpt_fail(c, "decision record: tier %s for device data, n=%zu at or above the device-only "
+               "threshold %zu, expected cuda (%s)", xpar_tier_name(d.tier), n, thr, d.reason);
+    if (!want_gpu && (d.tier == XPAR_TIER_CUDA || d.bytes_to_host == 0))
+      mpt_fail(c, "decision record: tier %s, %zu bytes to the host for device data, n=%zu below "
+               "the device-only threshold %zu, expected a copy and the CPU (%s)",
+               xpar_tier_name(d.tier), d.bytes_to_host, n, thr, d.reason);
+  }
 }
 
 static xpar_status call(const spec *s, xpar_context *ctx, MPI_Comm comm, const void *x,

@@ -7,7 +7,9 @@
  *    out-parameters.  XPAR_OK is 0.
  *  - On any status other than XPAR_OK nothing has been written to any output
  *    (array or scalar), and xpar_last_error_detail() says exactly what was
- *    wrong.  The detail message is thread-local.
+ *    wrong.  The detail message is thread-local.  The one exception is
+ *    XPAR_ERR_SHADOW_MISMATCH (shadow mode, asked for): the call completed
+ *    and its outputs hold the primary tier's result.
  *  - n = 0 is valid for every operation; array pointers (and axpy's alpha,
  *    fill's value, a scan's init) may then be NULL.  A reduce or dot still
  *    writes its result (the identity), so `result` must be valid even for
@@ -25,7 +27,10 @@
  *    xpar_reduce_sum_wide().  Parallel tiers combine partial results in a
  *    different order than the serial tiers, so float results differ from the
  *    serial result by rounding; the serial tiers (cpu-serial and cuda-serial)
- *    agree with each other bit for bit.
+ *    agree with each other bit for bit.  In reproducible mode
+ *    (xpar_context_set_reproducible, XPAR_REPRODUCIBLE=1) float sums, wide
+ *    sums, dots and sum scans follow one documented order on every tier, thread
+ *    count and launch shape: the same bits everywhere (docs/reproducible.md).
  *
  * Thread safety: a context may be used by one thread at a time.  Use one
  * context per thread for concurrent work (each has its own CUDA stream,
@@ -69,6 +74,7 @@ extern "C" {
  * X(name, value, description).  Grouped by range:
  *   1xx  bad arguments          2xx  environment and configuration
  *   3xx  device (GPU) problems  4xx  not supported    5xx  host resources
+ *   6xx  checks (shadow mode)
  */
 #define XPAR_STATUS_MAP(X)                                                      \
   X(OK, 0, "success")                                                           \
@@ -90,6 +96,7 @@ extern "C" {
   X(ERR_DEVICE_STICKY, 303, "an earlier CUDA error corrupted the GPU context")  \
   X(ERR_NOT_SUPPORTED, 400, "the operation is not supported by this backend")   \
   X(ERR_OUT_OF_MEMORY, 500, "host memory allocation failed")                    \
+  X(ERR_SHADOW_MISMATCH, 600, "shadow mode: the second tier's result differs")   \
   X(ERR_INTERNAL, 900, "internal error")
 
 typedef enum xpar_status {
@@ -239,9 +246,14 @@ typedef enum xpar_tier {
  *                    and in sync) or managed: no transfer either way.
  *  GPU_PINNED_DATA   CPU -> GPU for pinned host data (transfers included).
  *  GPU_PAGEABLE_DATA CPU -> GPU for pageable host data (transfers included).
- * Data that is valid only on the device (raw device pointers, mapped arrays
- * written by the GPU since) runs on the GPU in AUTO: moving it would cost
- * more than any kernel.
+ *  GPU_DEVICE_ONLY_DATA  CPU -> GPU when some operand is valid only on the
+ *                    device (raw device pointers, mapped arrays written by
+ *                    the GPU since): below it a synchronous AUTO call copies
+ *                    the data to the host and back and runs the CPU tier (for
+ *                    a tiny call the copies can cost less than a kernel
+ *                    launch and its synchronisation); from it on, and for
+ *                    every queued (nowait) call, it stays on the GPU.
+ *                    0: device-only data always stays on the GPU.
  * X(ENUM suffix, profile key, XPAR_<OP>_<KIND>_THRESHOLD word, the data it
  * applies to as decision records say it).
  */
@@ -249,7 +261,9 @@ typedef enum xpar_tier {
   X(OPENMP, "openmp", "OPENMP", "the CPU")                                  \
   X(GPU_DEVICE_DATA, "gpu", "GPU", "device data")                           \
   X(GPU_PINNED_DATA, "gpu_pinned", "GPU_PINNED", "pinned host data")        \
-  X(GPU_PAGEABLE_DATA, "gpu_pageable", "GPU_PAGEABLE", "pageable host data")
+  X(GPU_PAGEABLE_DATA, "gpu_pageable", "GPU_PAGEABLE", "pageable host data")  \
+  X(GPU_DEVICE_ONLY_DATA, "gpu_device_only", "GPU_DEVICE_ONLY",             \
+    "data valid only on the device")
 
 typedef enum xpar_threshold {
 #define XPAR_THRESHOLD_ENUM_(e, key, env, data) XPAR_THRESHOLD_##e,
@@ -279,6 +293,11 @@ typedef struct xpar_context xpar_context;
  *   XPAR_OFFLOAD   default | disabled | mandatory
  *   XPAR_DEVICE    CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
  *   XPAR_VERBOSE   0 | 1   (1: log every decision to stderr)
+ *   XPAR_REPRODUCIBLE  0 | 1   (1: reproducible mode, see
+ *                  xpar_context_set_reproducible)
+ *   XPAR_SHADOW    off | cpu-serial | cpu-openmp | cuda | cuda-serial
+ *                  (shadow mode, see xpar_context_set_shadow)
+ *   XPAR_SHADOW_FAIL  0 | 1   (1: a shadow mismatch is XPAR_ERR_SHADOW_MISMATCH)
  *   XPAR_<OP>_<KIND>_THRESHOLD, OP in REDUCE SCAN AXPY ADD FILL DOT ALL,
  *       KIND in OPENMP GPU GPU_PINNED GPU_PAGEABLE: an element count, a
  *       power of two written 2^k, or "never"; sets the threshold for every
@@ -331,6 +350,55 @@ XPAR_API xpar_status xpar_context_set_num_threads(xpar_context *ctx, int num_thr
 
 /** Log every decision of this context to stderr (as XPAR_VERBOSE=1). */
 XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
+
+/**
+ * Reproducible mode (overrides XPAR_REPRODUCIBLE): with `on` non-zero, float
+ * and double xpar_reduce(SUM), xpar_reduce_sum_wide, xpar_dot and SUM scans
+ * (xpar_scan, xpar_scan_init, inclusive and exclusive, and their nowait
+ * variants) add in one specified order -- fixed blocks of 8192 elements by
+ * index, 1024 lanes of 8 per block folded in halves, an aligned pairwise tree
+ * over the blocks, and for scans carries and quad seeds from aligned trees
+ * (docs/reproducible.md states every formula).  The result is the same bits
+ * on cpu-serial, cpu-openmp with any thread count, cuda with any launch shape
+ * and cuda-serial, whatever AUTO chooses, for any alignment of the arrays, on
+ * every run.  No multiply is fused with an add (dot: each product is rounded
+ * to the element type, then summed).  Error bound (u = 2^-24 for float,
+ * 2^-53 for double, nb = ceil(n / 8192), h as below):
+ *   sum, wide sum, dot: |result - exact| <= h u / (1 - h u) * sum |term_i|,
+ *       h = 19 + ceil(log2 nb)          (dot: terms are the exact products)
+ *   scan, element i:  |out_i - exact_i| <= h u / (1 - h u) *
+ *       (|init| + sum_{j <= i} |x_j|),  h = 34 + 2 ceil(log2 nb)
+ * (the default mode's bounds grow with n / threads instead of log n).
+ * NaN results are NaN everywhere, but their payload bits may differ between
+ * the CPU and the GPU.  Integer ops, min and max are exact already and unchanged.
+ * Speed: see README "Reproducible mode" for the measured ratios.
+ */
+XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on);
+XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out);
+
+/**
+ * Shadow mode (overrides XPAR_SHADOW and XPAR_SHADOW_FAIL): every operation
+ * also runs on `tier` (XPAR_TIER_NONE turns shadow mode off), on copies of its
+ * inputs taken before the call and into buffers of its own, and the two
+ * results are compared: integers, min and max, axpy, add and fill bit for
+ * bit; float sums, dots and sum scans bit for bit in reproducible mode, else
+ * within 2 gamma_n (sum of |terms|) (per element, for scans), gamma_n =
+ * n u / (1 - n u).  The application gets the primary tier's result, and its
+ * data stays valid exactly where the primary call left it (the shadow reads
+ * device data by copying, never by moving a mapping).  A mismatch is recorded
+ * in the decision record (shadow_mismatch, and the reason text), printed to
+ * stderr with the first differing index and both values, and, with
+ * `fail_on_mismatch`, returned as XPAR_ERR_SHADOW_MISMATCH -- a status whose
+ * outputs HAVE been written (the primary's result).  nowait calls complete
+ * before they return in shadow mode.  A shadow tier that cannot run (cuda
+ * without a usable GPU) is noted in the decision record; the call succeeds.
+ * Off, shadow mode costs one branch per call.
+ * @return XPAR_OK, XPAR_ERR_NULL_CONTEXT, XPAR_ERR_INVALID_ENUM (tier)
+ */
+XPAR_API xpar_status xpar_context_set_shadow(xpar_context *ctx, xpar_tier tier,
+                                             int fail_on_mismatch);
+XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier *tier,
+                                             int *fail_on_mismatch);
 
 /**
  * Choose the CUDA device (an ordinal as CUDA numbers them after
@@ -447,7 +515,12 @@ typedef struct xpar_decision {
   char reason[256];          /* e.g. "n=1000 below openmp threshold 16384
                                 (default)"; each threshold quoted is followed
                                 by where it came from: default, profile, env
-                                or api */
+                                or api; "; reproducible mode" and
+                                "; shadow <tier>: match|MISMATCH ..." are
+                                appended when those modes are on */
+  int reproducible;          /* reproducible mode was on for this call        */
+  xpar_tier shadow_tier;     /* shadow mode's tier (XPAR_TIER_NONE: off)      */
+  int shadow_mismatch;       /* 1: the shadow tier's result differed          */
   const char *kernel;        /* op XPAR_OP_KERNEL: the kernel's or operator's
                                 name (static storage of its object; dtype is
                                 then the first array argument's, INT32 for
@@ -551,13 +624,14 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  *  - a host pointer inside a range mapped with xpar_map() on this context
  *    uses the mapping (its device copy, its validity);
  *  - otherwise, when a GPU is usable, the CUDA runtime is asked what the
- *    pointer is (host pageable, host pinned, device, managed).  Host answers
- *    are cached per 4 KiB page in the context, so repeated small calls on the
- *    same host arrays ask nothing; whether a cached page is pinned is asked
- *    again whenever it decides where a call runs (AUTO at or above the
+ *    pointer is (host pageable, host pinned, device, managed).  Pageable
+ *    answers are cached per 4 KiB page in the context, so repeated small
+ *    calls on the same malloc'd arrays ask nothing; a cached page is asked
+ *    again whenever its kind decides where a call runs (AUTO at or above the
  *    smaller GPU threshold for host data), so memory freed and allocated
- *    again as another kind is classified right.  Device and managed pointers
- *    are asked on every call.  Without a usable GPU (none, no driver, no code for its
+ *    again as another kind is classified right.  Pinned, device and managed
+ *    pointers are asked on every call (freed pinned memory can come back
+ *    from cudaMalloc as device memory).  Without a usable GPU (none, no driver, no code for its
  *    architecture) or with offload disabled, xpar makes no CUDA call and
  *    every pointer is host memory: passing a device pointer then is an error
  *    xpar cannot detect.

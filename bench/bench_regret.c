@@ -1,0 +1,945 @@
+/*
+ * xpar-bench regret: is AUTO as fast as the best thing the application could
+ * have done instead?  For every residency x op x dtype x N it times, side by
+ * side in one process:
+ *
+ *   auto          xpar, default context (thresholds: XPAR_PROFILE / defaults)
+ *   serial        xpar, XPAR_BACKEND_CPU_SERIAL
+ *   openmp        xpar, XPAR_BACKEND_CPU with the OpenMP threshold at 0
+ *   cuda          xpar, XPAR_BACKEND_CUDA
+ *   plain-serial  a plain serial loop (bench_ops.c)
+ *   plain-omp     a plain `#pragma omp parallel for reduction` / two-pass scan
+ *   cub           CUB, with the copies an application needs (cub/bench_regret_cub.cu)
+ *
+ * Residencies: `device` (cudaMalloc: xpar's CPU tiers copy in and out, and so
+ * do the plain loops, into pinned staging), `pinned` (cudaMallocHost),
+ * `pageable` (malloc), `mapped` (malloc + xpar_map on every xpar context: the
+ * plain loops use the host copy, CUB copies it in).
+ *
+ * Method, per point (residency, op, dtype, N):
+ *  - every alternative runs once checked against a reference (the plain
+ *    serial loop on the host data; float inputs are small integers, so every
+ *    order of summation is exact and the check is bit equality); a wrong one
+ *    is reported, never timed;
+ *  - one timed call sizes a batch (back-to-back calls lasting >= --batch-us,
+ *    so the clock's ~20 ns does not swamp a 50 ns call);
+ *  - ROUNDS: each round runs one batch of every alternative, the order
+ *    rotating by round (interleaved: a slow stretch of the machine hits all
+ *    of them); per alternative the median and p90 over rounds;
+ *  - stalls: a round > 10x its alternative's median at that point, or a
+ *    median > 10x the alternative's fastest round (an episode long enough to
+ *    hold the median), is counted and listed, and the numbers keep it: no
+ *    sample is ever dropped;
+ *  - AUTO/best: best = the fastest other alternative's median; a point meets
+ *    the target if AUTO <= 1.10 x best or AUTO - best <= 0.3 us.
+ * Output: a table per series (op dtype residency), the summary (geometric
+ * mean and worst per series and overall), DIR/regret.csv (one row per point
+ * and alternative), DIR/summary.csv, and a chart per series.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum { R_DEVICE, R_PINNED, R_PAGEABLE, R_MAPPED, R_COUNT };
+static const char *const res_names[R_COUNT] = {"device", "pinned", "pageable", "mapped"};
+
+enum { A_AUTO, A_SERIAL, A_OPENMP, A_CUDA, A_PSERIAL, A_POMP, A_CUB, A_COUNT };
+static const char *const alt_names[A_COUNT] = {"auto",         "serial",    "openmp", "cuda",
+                                               "plain-serial", "plain-omp", "cub"};
+/* The xpar tiers of bench_tiers.c that the first four alternatives are. */
+static const char *const alt_tier[A_COUNT] = {"auto", "serial", "openmp", "cuda", NULL, NULL, NULL};
+
+#define RG_TARGET_RATIO 1.10
+#define RG_TARGET_ABS_S 0.3e-6
+#define RG_STALL_FACTOR 10.0
+
+typedef enum { P_NONE = 0, P_OK, P_NA, P_WRONG, P_FAILED } pstat;
+static const char *const pstat_names[] = {"-", "ok", "n/a", "WRONG", "failed"};
+
+typedef struct rg_alt_pt {
+  pstat st;
+  double med, p90, min, max; /* seconds per call */
+  int rounds, batch;
+  int stalls;      /* rounds > RG_STALL_FACTOR x median */
+  int held;        /* the median itself is > RG_STALL_FACTOR x the fastest round */
+  char ran[24];    /* auto: the tier of its last call */
+} rg_alt_pt;
+
+typedef struct rg_point {
+  int measured;
+  rg_alt_pt a[A_COUNT];
+  int best;            /* alternative with the lowest median (not auto), -1 none */
+  double ratio;        /* auto / best, NAN unknown */
+  int pass;
+} rg_point;
+
+typedef struct rg_series {
+  const bench_op *op;
+  xpar_dtype dtype;
+  int res;
+  int min_exp, max_exp;
+  rg_point pt[BENCH_MAX_EXP + 1];
+  /* summary */
+  int points, misses, stalls;
+  double log_sum, worst;
+  int worst_exp;
+  char plot_path[1024];
+} rg_series;
+
+typedef struct rg_opts {
+  const char *ops, *dtypes, *residencies, *alts, *out_dir;
+  int min_exp, max_exp, rounds, threads, quick, plot;
+  double batch_s, point_budget_s, time_limit_s;
+  uint64_t seed;
+} rg_opts;
+
+typedef struct rg_state {
+  rg_opts o;
+  xpar_device_info dev;
+  int gpu;
+  bench_tier_run runs[A_COUNT]; /* xpar alternatives */
+  int avail[A_COUNT];
+  double t_start;
+  int out_of_time;
+  FILE *csv;
+} rg_state;
+
+/* ---- one call of one alternative ----------------------------------------- */
+
+typedef struct rg_call {
+  rg_state *s;
+  int alt, res;
+  const bench_op *op;
+  bench_case c;      /* x, out: the residency's arrays (n elements) */
+  void *sx, *sout;   /* host staging for the plain loops on device data */
+  char why[160];
+} rg_call;
+
+static int call_once(void *arg) {
+  rg_call *k = (rg_call *)arg;
+  bench_case *c = &k->c;
+  switch (k->alt) {
+    case A_AUTO:
+    case A_SERIAL:
+    case A_OPENMP:
+    case A_CUDA: {
+      xpar_status st = k->op->run(k->s->runs[k->alt].ctx, c);
+      if (st != XPAR_OK) {
+        snprintf(k->why, sizeof k->why, "%s (%s)", xpar_status_name(st),
+                 xpar_last_error_detail());
+        return 0;
+      }
+      return 1;
+    }
+    case A_PSERIAL:
+    case A_POMP: {
+      void (*loop)(bench_case *, int) =
+          k->alt == A_PSERIAL ? k->op->serial_baseline : k->op->baseline;
+      size_t bytes = c->n * c->esize;
+      if (k->res != R_DEVICE) {
+        loop(c, k->s->o.threads);
+        return 1;
+      }
+      /* device data: copy in, the loop on the host, copy the array out */
+      bench_case h = *c;
+      h.x = k->sx;
+      h.out = c->out ? k->sout : NULL;
+      if (!bench_copy(k->sx, c->x, bytes)) goto copy_failed;
+      loop(&h, k->s->o.threads);
+      memcpy(c->result, h.result, sizeof c->result);
+      if (c->out && !bench_copy(c->out, k->sout, bytes)) goto copy_failed;
+      return 1;
+    copy_failed:
+      snprintf(k->why, sizeof k->why, "cudaMemcpy failed");
+      return 0;
+    }
+    case A_CUB:
+      return bench_cub_call(k->op->op, c->dtype, c->x, c->out, c->result, c->n,
+                            k->res == R_DEVICE, k->why, sizeof k->why);
+    default: return 0;
+  }
+}
+
+#if !defined(BENCH_HAVE_CUB)
+/* Without the CUDA backend there is no CUB alternative (never called: the
+ * alternative is unavailable without a GPU build). */
+int bench_cub_call(xpar_op op, xpar_dtype t, const void *x, void *out, void *result, size_t n,
+                   int on_device, char *why, size_t why_size) {
+  (void)op, (void)t, (void)x, (void)out, (void)result, (void)n, (void)on_device;
+  snprintf(why, why_size, "xpar-bench was built without CUDA");
+  return 0;
+}
+void bench_cub_release(void) {}
+#endif
+
+/* ---- statistics ------------------------------------------------------------ */
+
+#define quantile bench_quantile
+
+static double median_of(const double *sorted, int n) {
+  return (n % 2) ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+/* ---- stall episodes (listed at the end, never dropped) -------------------- */
+
+typedef struct rg_stall {
+  const char *op, *dtype, *res, *alt;
+  int exp, round;
+  double t, med; /* the stalled round, and the point's median */
+  int held;      /* the median itself held by an episode */
+} rg_stall;
+#define RG_MAX_STALLS 4096
+static rg_stall stalls[RG_MAX_STALLS];
+static int nstalls, nstalls_total;
+
+static void note_stall(const rg_series *sr, int e, int alt, int round, double t, double med,
+                       int held) {
+  nstalls_total++;
+  if (nstalls == RG_MAX_STALLS) return;
+  stalls[nstalls++] = (rg_stall){sr->op->name, xpar_dtype_name(sr->dtype), res_names[sr->res],
+                                 alt_names[alt], e, round, t, med, held};
+}
+
+/* ---- formatting ------------------------------------------------------------ */
+
+static void fmt_t(char *buf, size_t size, double t) {
+  if (!(t > 0))
+    snprintf(buf, size, "-");
+  else if (t < 1e-6)
+    snprintf(buf, size, "%.0fns", t * 1e9);
+  else if (t < 1e-3)
+    snprintf(buf, size, "%.2fus", t * 1e6);
+  else if (t < 1.0)
+    snprintf(buf, size, "%.3fms", t * 1e3);
+  else
+    snprintf(buf, size, "%.3fs", t);
+}
+
+static void fmt_alt(char *buf, size_t size, const rg_alt_pt *a) {
+  if (a->st != P_OK)
+    snprintf(buf, size, "%s", pstat_names[a->st]);
+  else {
+    fmt_t(buf, size, a->med);
+    if (a->stalls || a->held) {
+      size_t l = strlen(buf);
+      snprintf(buf + l, size - l, "%s", a->held ? "!!" : "!");
+    }
+  }
+}
+
+/* ---- measuring one point ---------------------------------------------------- */
+
+typedef struct rg_arrays {
+  void *x, *out;          /* the residency's arrays, max n elements */
+  void *sx, *sout;        /* host staging (device residency) */
+  void *check;            /* host buffer for fetching outputs to check */
+  int pinned_staging;     /* sx/sout from cudaMallocHost */
+} rg_arrays;
+
+static int out_of_time(rg_state *s) {
+  if (!s->out_of_time && s->o.time_limit_s > 0 && bench_now_s() - s->t_start > s->o.time_limit_s) {
+    fprintf(stderr, "xpar-bench regret: --time-limit %.0f s reached: reporting what is measured\n",
+            s->o.time_limit_s);
+    s->out_of_time = 1;
+  }
+  return s->out_of_time;
+}
+
+static xpar_status map_point(rg_state *s, rg_arrays *ar, size_t bytes, int has_out, int on) {
+  for (int a = 0; a < A_COUNT; ++a) {
+    if (!s->avail[a] || !s->runs[a].ctx) continue;
+    if (on) {
+      xpar_status st = xpar_map(s->runs[a].ctx, ar->x, bytes, XPAR_MAP_TO);
+      if (st == XPAR_OK && has_out) st = xpar_map(s->runs[a].ctx, ar->out, bytes, XPAR_MAP_ALLOC);
+      if (st != XPAR_OK) return st;
+    } else {
+      xpar_unmap(s->runs[a].ctx, ar->x, XPAR_UNMAP_RELEASE);
+      if (has_out) xpar_unmap(s->runs[a].ctx, ar->out, XPAR_UNMAP_RELEASE);
+    }
+  }
+  return XPAR_OK;
+}
+
+/* Check alternative a's output at this point against the reference. */
+static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void *ref_result) {
+  bench_case *c = &k->c;
+  size_t bytes = c->n * c->esize;
+  memset(c->result, 0xA5, sizeof c->result); /* poison: the call must write it */
+  if (c->out) { /* poison the output where it lives */
+    memset(ar->check, 0xA5, bytes);
+    if (!bench_copy(c->out, ar->check, bytes)) {
+      snprintf(k->why, sizeof k->why, "cannot poison the output");
+      return -1;
+    }
+    if (k->res == R_MAPPED && k->alt <= A_CUDA) /* the device copy too */
+      xpar_update(k->s->runs[k->alt].ctx, c->out, XPAR_UPDATE_TO_DEVICE);
+  }
+  if (!call_once(k)) return -1;
+  if (!c->out) {
+    if (memcmp(c->result, ref_result, c->esize) == 0) return 1;
+    snprintf(k->why, sizeof k->why, "result differs from the plain serial loop's");
+    return 0;
+  }
+  if (k->res == R_MAPPED && k->alt <= A_CUDA) /* no-op when the host copy is newer */
+    xpar_update(k->s->runs[k->alt].ctx, c->out, XPAR_UPDATE_FROM_DEVICE);
+  if (!bench_copy(ar->check, c->out, bytes)) {
+    snprintf(k->why, sizeof k->why, "cannot fetch the output");
+    return -1;
+  }
+  if (memcmp(ar->check, ref_out, bytes) == 0) return 1;
+  for (size_t i = 0; i < c->n; ++i)
+    if (memcmp((char *)ar->check + i * c->esize, (const char *)ref_out + i * c->esize, c->esize)) {
+      snprintf(k->why, sizeof k->why, "element %zu differs from the plain serial loop's", i);
+      break;
+    }
+  return 0;
+}
+
+static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, const void *ref_out,
+                          const void *ref_result, int *failures) {
+  rg_point *p = &sr->pt[e];
+  memset(p, 0, sizeof *p);
+  p->measured = 1;
+  p->best = -1;
+  p->ratio = NAN;
+  size_t n = (size_t)1 << e;
+  size_t bytes = n * xpar_dtype_size(sr->dtype);
+  int has_out = sr->op->has_array_output;
+  rg_call calls[A_COUNT];
+  int list[A_COUNT], nl = 0;
+  if (sr->res == R_MAPPED) {
+    xpar_status st = map_point(s, ar, bytes, has_out, 1);
+    if (st != XPAR_OK) {
+      fprintf(stderr, "\nxpar-bench regret: xpar_map at 2^%d: %s (%s)\n", e, xpar_status_name(st),
+              xpar_last_error_detail());
+      map_point(s, ar, bytes, has_out, 0);
+      for (int a = 0; a < A_COUNT; ++a) p->a[a].st = P_FAILED;
+      (*failures)++;
+      return;
+    }
+  }
+  for (int a = 0; a < A_COUNT; ++a) {
+    rg_call *k = &calls[a];
+    memset(k, 0, sizeof *k);
+    k->s = s, k->alt = a, k->res = sr->res, k->op = sr->op;
+    bench_case_view(&k->c, sr->op, sr->dtype, n, ar->x, NULL, has_out ? ar->out : NULL);
+    k->sx = ar->sx, k->sout = ar->sout;
+    int usable = s->avail[a];
+    if (a == A_PSERIAL && !sr->op->serial_baseline) usable = 0;
+    if (a == A_POMP && !sr->op->baseline) usable = 0;
+    if (!usable) {
+      p->a[a].st = P_NA;
+      continue;
+    }
+    int ok = check_alt(k, ar, ref_out, ref_result);
+    if (ok != 1) {
+      p->a[a].st = ok == 0 ? P_WRONG : P_FAILED;
+      fprintf(stderr, "\nxpar-bench regret: %s %s %s 2^%d, %s: %s: %s\n", sr->op->name,
+              xpar_dtype_name(sr->dtype), res_names[sr->res], e, alt_names[a],
+              ok == 0 ? "WRONG" : "failed", k->why);
+      (*failures)++;
+      continue;
+    }
+    /* one warm timed call sizes the batch */
+    double t0 = bench_now_s();
+    if (!call_once(k)) {
+      p->a[a].st = P_FAILED;
+      (*failures)++;
+      continue;
+    }
+    double t1 = bench_now_s() - t0;
+    int batch = 1;
+    if (t1 < s->o.batch_s) {
+      batch = (int)ceil(s->o.batch_s / (t1 > 1e-9 ? t1 : 1e-9));
+      if (batch > 4096) batch = 4096;
+    }
+    p->a[a].batch = batch;
+    p->a[a].med = t1; /* an estimate, for the round budget */
+    list[nl++] = a;
+  }
+  /* rounds: as many as asked, fewer where a round would blow the budget */
+  double per_round = 0;
+  for (int j = 0; j < nl; ++j) per_round += p->a[list[j]].med * p->a[list[j]].batch;
+  int rounds = s->o.rounds;
+  if (per_round * rounds > s->o.point_budget_s) {
+    rounds = (int)(s->o.point_budget_s / per_round);
+    if (rounds < 3) rounds = 3;
+  }
+  double *samp = calloc((size_t)A_COUNT * (size_t)rounds, sizeof *samp);
+  double *sorted = calloc((size_t)rounds, sizeof *sorted);
+  if (!samp || !sorted) {
+    free(samp), free(sorted);
+    (*failures)++;
+    return;
+  }
+  for (int r = 0; r < rounds && nl > 0; ++r)
+    for (int j = 0; j < nl; ++j) {
+      int a = list[(j + r) % nl];
+      if (p->a[a].st == P_FAILED) continue;
+      int batch = p->a[a].batch;
+      double t0 = bench_now_s();
+      for (int b = 0; b < batch; ++b)
+        if (!call_once(&calls[a])) {
+          p->a[a].st = P_FAILED;
+          fprintf(stderr, "\nxpar-bench regret: %s at 2^%d: a timed call failed: %s\n",
+                  alt_names[a], e, calls[a].why);
+          (*failures)++;
+          break;
+        }
+      samp[(size_t)a * rounds + r] = (bench_now_s() - t0) / batch;
+    }
+  for (int j = 0; j < nl; ++j) {
+    int a = list[j];
+    rg_alt_pt *q = &p->a[a];
+    if (q->st == P_FAILED) continue;
+    const double *t = &samp[(size_t)a * rounds];
+    memcpy(sorted, t, (size_t)rounds * sizeof *sorted);
+    bench_sort(sorted, rounds);
+    q->st = P_OK;
+    q->rounds = rounds;
+    q->med = median_of(sorted, rounds);
+    q->p90 = quantile(sorted, rounds, 0.90);
+    q->min = sorted[0];
+    q->max = sorted[rounds - 1];
+    for (int r = 0; r < rounds; ++r)
+      if (t[r] > RG_STALL_FACTOR * q->med) {
+        q->stalls++;
+        note_stall(sr, e, a, r, t[r], q->med, 0);
+      }
+    if (q->med > RG_STALL_FACTOR * q->min) {
+      q->held = 1;
+      note_stall(sr, e, a, -1, q->med, q->min, 1);
+    }
+    sr->stalls += q->stalls + q->held;
+  }
+  free(samp);
+  free(sorted);
+  if (p->a[A_AUTO].st == P_OK) {
+    xpar_decision d;
+    if (xpar_last_decision(s->runs[A_AUTO].ctx, &d) == XPAR_OK)
+      snprintf(p->a[A_AUTO].ran, sizeof p->a[A_AUTO].ran, "%s", xpar_tier_name(d.tier));
+  }
+  for (int a = 1; a < A_COUNT; ++a)
+    if (p->a[a].st == P_OK && (p->best < 0 || p->a[a].med < p->a[p->best].med)) p->best = a;
+  if (p->best >= 0 && p->a[A_AUTO].st == P_OK) {
+    double ta = p->a[A_AUTO].med, tb = p->a[p->best].med;
+    p->ratio = ta / tb;
+    p->pass = p->ratio <= RG_TARGET_RATIO || ta - tb <= RG_TARGET_ABS_S;
+  }
+  if (sr->res == R_MAPPED) map_point(s, ar, bytes, has_out, 0);
+}
+
+/* ---- per series: arrays, sweep, table, CSV -------------------------------- */
+
+static void free_arrays(int res, rg_arrays *ar) {
+  if (res == R_DEVICE) {
+    bench_free_device(ar->x), bench_free_device(ar->out);
+  } else if (res == R_PINNED) {
+    bench_free_pinned(ar->x), bench_free_pinned(ar->out);
+  } else {
+    free(ar->x), free(ar->out);
+  }
+  if (ar->pinned_staging)
+    bench_free_pinned(ar->sx), bench_free_pinned(ar->sout);
+  else
+    free(ar->sx), free(ar->sout);
+  free(ar->check);
+  memset(ar, 0, sizeof *ar);
+}
+
+static int alloc_arrays(int res, size_t bytes, int has_out, rg_arrays *ar, char *why,
+                        size_t why_size) {
+  memset(ar, 0, sizeof *ar);
+  if (res == R_DEVICE) {
+    ar->x = bench_alloc_device(bytes, why, why_size);
+    if (ar->x && has_out) ar->out = bench_alloc_device(bytes, why, why_size);
+    /* staging for the plain loops: pinned, the fastest copies an
+     * application can have */
+    ar->sx = bench_alloc_pinned(bytes, why, why_size);
+    if (ar->sx && has_out) ar->sout = bench_alloc_pinned(bytes, why, why_size);
+    ar->pinned_staging = 1;
+    if (!ar->sx || (has_out && !ar->sout)) return 0;
+  } else if (res == R_PINNED) {
+    ar->x = bench_alloc_pinned(bytes, why, why_size);
+    if (ar->x && has_out) ar->out = bench_alloc_pinned(bytes, why, why_size);
+  } else {
+    ar->x = malloc(bytes);
+    if (has_out) ar->out = malloc(bytes);
+    if (!ar->x || (has_out && !ar->out)) snprintf(why, why_size, "out of host memory");
+  }
+  ar->check = malloc(bytes);
+  if (!ar->check) snprintf(why, why_size, "out of host memory");
+  return ar->x && (!has_out || ar->out) && ar->check;
+}
+
+static void print_series(FILE *f, const rg_state *s, const rg_series *sr) {
+  fprintf(f, "\n# %s %s, %s data: median per call over interleaved rounds ('!' stalled "
+             "rounds, '!!' median held by a stall)\n",
+          sr->op->name, xpar_dtype_name(sr->dtype), res_names[sr->res]);
+  fprintf(f, "%-6s", "n");
+  for (int a = 0; a < A_COUNT; ++a)
+    if (s->avail[a]) fprintf(f, " %12s", alt_names[a]);
+  fprintf(f, " %12s %9s %-11s %s\n", "auto/best", "target", "auto ran", "rounds");
+  for (int e = sr->min_exp; e <= sr->max_exp; ++e) {
+    const rg_point *p = &sr->pt[e];
+    if (!p->measured) continue;
+    char nb[16], buf[32];
+    snprintf(nb, sizeof nb, "2^%d", e);
+    fprintf(f, "%-6s", nb);
+    for (int a = 0; a < A_COUNT; ++a) {
+      if (!s->avail[a]) continue;
+      fmt_alt(buf, sizeof buf, &p->a[a]);
+      if (a == p->best) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, sizeof buf - l, "*");
+      }
+      fprintf(f, " %12s", buf);
+    }
+    if (isnan(p->ratio))
+      fprintf(f, " %12s %9s", "-", "-");
+    else
+      fprintf(f, " %12.3f %9s", p->ratio, p->pass ? "ok" : "MISS");
+    fprintf(f, " %-11s %d\n", p->a[A_AUTO].ran, p->a[A_AUTO].rounds);
+  }
+  fflush(f);
+}
+
+static void csv_series(FILE *f, const rg_series *sr) {
+  for (int e = sr->min_exp; e <= sr->max_exp; ++e) {
+    const rg_point *p = &sr->pt[e];
+    if (!p->measured) continue;
+    for (int a = 0; a < A_COUNT; ++a) {
+      const rg_alt_pt *q = &p->a[a];
+      fprintf(f, "%s,%s,%s,%zu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%d,%d,%s,%s,%.4f,%.4f,%d\n",
+              sr->op->name, xpar_dtype_name(sr->dtype), res_names[sr->res], (size_t)1 << e, e,
+              alt_names[a], pstat_names[q->st], q->med * 1e6, q->p90 * 1e6, q->min * 1e6,
+              q->max * 1e6, q->rounds, q->batch, q->stalls, q->held, a == A_AUTO ? q->ran : "",
+              p->best >= 0 ? alt_names[p->best] : "", isnan(p->ratio) ? 0.0 : p->ratio,
+              p->best >= 0 && p->a[A_AUTO].st == P_OK
+                  ? (p->a[A_AUTO].med - p->a[p->best].med) * 1e6
+                  : 0.0,
+              p->pass);
+    }
+  }
+  fflush(f);
+}
+
+static void summarise(rg_series *sr) {
+  sr->points = sr->misses = 0;
+  sr->log_sum = 0;
+  sr->worst = NAN;
+  sr->worst_exp = -1;
+  for (int e = sr->min_exp; e <= sr->max_exp; ++e) {
+    const rg_point *p = &sr->pt[e];
+    if (!p->measured || isnan(p->ratio)) continue;
+    sr->points++;
+    sr->log_sum += log(p->ratio);
+    if (!p->pass) sr->misses++;
+    if (isnan(sr->worst) || p->ratio > sr->worst) sr->worst = p->ratio, sr->worst_exp = e;
+  }
+}
+
+static void plot_series(const rg_state *s, rg_series *sr, bench_plot *pl, char *base,
+                        size_t base_size, int gnuplot) {
+  memset(pl, 0, sizeof *pl);
+  snprintf(pl->title, sizeof pl->title, "%s %s, %s data", sr->op->name,
+           xpar_dtype_name(sr->dtype), res_names[sr->res]);
+  pl->min_exp = sr->min_exp;
+  pl->max_exp = sr->max_exp;
+  for (int a = 0; a < A_COUNT && pl->nseries < BENCH_PLOT_MAX_SERIES; ++a) {
+    if (!s->avail[a]) continue;
+    int k = pl->nseries++;
+    pl->series[k] = alt_names[a];
+    for (int e = 0; e <= BENCH_MAX_EXP; ++e)
+      pl->t_s[k][e] = (e >= sr->min_exp && e <= sr->max_exp && sr->pt[e].measured &&
+                       sr->pt[e].a[a].st == P_OK)
+                          ? sr->pt[e].a[a].med
+                          : NAN;
+  }
+  snprintf(base, base_size, "%s/%s-%s-%s", s->o.out_dir, sr->op->name, xpar_dtype_name(sr->dtype),
+           res_names[sr->res]);
+  if (!bench_plot_write(pl, base, gnuplot, sr->plot_path, sizeof sr->plot_path))
+    fprintf(stderr, "xpar-bench regret: could not write the chart %s\n", base);
+}
+
+static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state *s) {
+  fprintf(f, "\n# xpar-bench regret summary: AUTO / best alternative per point (median of "
+             "rounds); target <= %.2fx or within %.1f us at every point, geomean <= 1.03\n",
+          RG_TARGET_RATIO, RG_TARGET_ABS_S * 1e6);
+  fprintf(f, "%-7s %-7s %-9s %7s %8s %-22s %7s %7s\n", "# op", "dtype", "data", "points",
+          "geomean", "worst (at)", "misses", "stalls");
+  int points = 0, misses = 0, stalls_all = 0, wi = -1;
+  double log_sum = 0, worst = NAN;
+  for (int i = 0; i < nsw; ++i) {
+    const rg_series *sr = &sw[i];
+    char w[40] = "-";
+    if (!isnan(sr->worst)) snprintf(w, sizeof w, "%.3f at 2^%d", sr->worst, sr->worst_exp);
+    fprintf(f, "%-7s %-7s %-9s %7d %8.3f %-22s %7d %7d\n", sr->op->name,
+            xpar_dtype_name(sr->dtype), res_names[sr->res], sr->points,
+            sr->points ? exp(sr->log_sum / sr->points) : NAN, w, sr->misses, sr->stalls);
+    points += sr->points;
+    misses += sr->misses;
+    stalls_all += sr->stalls;
+    log_sum += sr->log_sum;
+    if (!isnan(sr->worst) && (isnan(worst) || sr->worst > worst)) worst = sr->worst, wi = i;
+  }
+  double gm = points ? exp(log_sum / points) : NAN;
+  fprintf(f, "# overall: %d points, geometric mean %.3f, worst %.3f", points, gm, worst);
+  if (wi >= 0)
+    fprintf(f, " (%s %s %s at 2^%d)", sw[wi].op->name, xpar_dtype_name(sw[wi].dtype),
+            res_names[sw[wi].res], sw[wi].worst_exp);
+  fprintf(f, ", %d points miss the per-point target; %d stalled rounds/medians\n", misses,
+          stalls_all);
+  fprintf(f, "# targets: per point %s, geometric mean %s\n", misses ? "NOT met" : "met",
+          points && gm <= 1.03 ? "met" : "NOT met");
+  (void)s;
+  fflush(f);
+}
+
+static void print_stalls(FILE *f) {
+  if (nstalls_total == 0) {
+    fprintf(f, "# stall episodes: none (no round > %.0fx its median)\n", RG_STALL_FACTOR);
+    return;
+  }
+  fprintf(f, "\n# stall episodes: %d (a round > %.0fx its alternative's median at that point; "
+             "'held': the median itself > %.0fx the fastest round). Kept in every figure.\n",
+          nstalls_total, RG_STALL_FACTOR, RG_STALL_FACTOR);
+  for (int i = 0; i < nstalls; ++i) {
+    char a[32], b[32];
+    fmt_t(a, sizeof a, stalls[i].t);
+    fmt_t(b, sizeof b, stalls[i].med);
+    if (stalls[i].held)
+      fprintf(f, "#   %s %s %s 2^%d %s: median %s held, fastest round %s\n", stalls[i].op,
+              stalls[i].dtype, stalls[i].res, stalls[i].exp, stalls[i].alt, a, b);
+    else
+      fprintf(f, "#   %s %s %s 2^%d %s: round %d took %s per call, median %s\n", stalls[i].op,
+              stalls[i].dtype, stalls[i].res, stalls[i].exp, stalls[i].alt, stalls[i].round, a,
+              b);
+  }
+  if (nstalls_total > nstalls) fprintf(f, "#   ... %d more\n", nstalls_total - nstalls);
+}
+
+/* ---- options ------------------------------------------------------------------ */
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: xpar-bench regret [options]\n"
+          "  --quick            CI smoke: pageable (and the other residencies with a GPU),\n"
+          "                     reduce+scan x int32,float,double, 2^7..2^14, 5 rounds\n"
+          "  --ops LIST         reduce,scan (default both)\n"
+          "  --dtypes LIST      default int32,float,double\n"
+          "  --residencies LIST device,pinned,pageable,mapped (default: those available)\n"
+          "  --alts LIST        subset of auto,serial,openmp,cuda,plain-serial,plain-omp,cub\n"
+          "  --min-exp E        smallest N = 2^E (default 7)\n"
+          "  --max-exp E        largest N = 2^E (default 30; capped by free memory)\n"
+          "  --max-n N          largest N (rounded down to a power of two)\n"
+          "  --rounds R         interleaved rounds per point (default 15)\n"
+          "  --batch-us U       a sample lasts at least U us (default 20)\n"
+          "  --point-budget-ms  fewer rounds (>= 3) where a point would take longer (3000)\n"
+          "  --time-limit S     stop after S seconds and report what is measured\n"
+          "  --threads T        OpenMP threads for xpar's tiers and the plain loop\n"
+          "  --seed S           random seed (printed)\n"
+          "  --out-dir DIR      regret.csv, summary.txt/csv, charts (default regret)\n"
+          "  --no-plot          no charts\n");
+}
+
+static int parse_opts(int argc, char **argv, rg_opts *o) {
+  *o = (rg_opts){.ops = "reduce,scan", .dtypes = "int32,float,double",
+                 .residencies = "device,pinned,pageable,mapped",
+                 .alts = "auto,serial,openmp,cuda,plain-serial,plain-omp,cub",
+                 .out_dir = "regret", .min_exp = 7, .max_exp = 30, .rounds = 15, .plot = 1,
+                 .batch_s = 20e-6, .point_budget_s = 3.0,
+                 .seed = (uint64_t)(bench_now_s() * 1e6)};
+  int max_set = 0, rounds_set = 0;
+  for (int i = 0; i < argc; ++i) {
+    const char *a = argv[i];
+    long v;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "--quick") == 0) {
+      o->quick = 1;
+      continue;
+    }
+    if (strcmp(a, "--no-plot") == 0) {
+      o->plot = 0;
+      continue;
+    }
+    const char *val = i + 1 < argc ? argv[++i] : NULL;
+    if (!val) {
+      fprintf(stderr, "xpar-bench regret: %s needs a value\n", a);
+      return -1;
+    }
+    if (strcmp(a, "--ops") == 0) o->ops = val;
+    else if (strcmp(a, "--dtypes") == 0) o->dtypes = val;
+    else if (strcmp(a, "--residencies") == 0) o->residencies = val;
+    else if (strcmp(a, "--alts") == 0) o->alts = val;
+    else if (strcmp(a, "--out-dir") == 0) o->out_dir = val;
+    else if (strcmp(a, "--min-exp") == 0 && bench_parse_long(val, 0, BENCH_MAX_EXP, &v))
+      o->min_exp = (int)v;
+    else if (strcmp(a, "--max-exp") == 0 && bench_parse_long(val, 0, BENCH_MAX_EXP, &v))
+      o->max_exp = (int)v, max_set = 1;
+    else if (strcmp(a, "--max-n") == 0 && bench_parse_long(val, 1, __LONG_MAX__, &v)) {
+      int e = 0;
+      while (e < BENCH_MAX_EXP && ((long)1 << (e + 1)) <= v) ++e;
+      o->max_exp = e, max_set = 1;
+    } else if (strcmp(a, "--rounds") == 0 && bench_parse_long(val, 3, 100000, &v))
+      o->rounds = (int)v, rounds_set = 1;
+    else if (strcmp(a, "--batch-us") == 0 && bench_parse_long(val, 0, 1000000, &v))
+      o->batch_s = (double)v * 1e-6;
+    else if (strcmp(a, "--point-budget-ms") == 0 && bench_parse_long(val, 1, 10000000, &v))
+      o->point_budget_s = (double)v * 1e-3;
+    else if (strcmp(a, "--time-limit") == 0 && bench_parse_long(val, 1, 10000000, &v))
+      o->time_limit_s = (double)v;
+    else if (strcmp(a, "--threads") == 0 && bench_parse_long(val, 0, 4096, &v))
+      o->threads = (int)v;
+    else if (strcmp(a, "--seed") == 0 && bench_parse_long(val, 0, __LONG_MAX__, &v))
+      o->seed = (uint64_t)v;
+    else {
+      fprintf(stderr, "xpar-bench regret: bad option or value: %s %s\n", a, val);
+      usage(stderr);
+      return -1;
+    }
+  }
+  if (o->quick) {
+    if (!max_set) o->max_exp = 14;
+    if (!rounds_set) o->rounds = 5;
+    o->point_budget_s = 0.2;
+  }
+  if (o->min_exp > o->max_exp) {
+    fprintf(stderr, "xpar-bench regret: --min-exp > --max-exp\n");
+    return -1;
+  }
+  return 1;
+}
+
+/* The largest exponent whose arrays fit: host memory for the data, its
+ * reference and the check buffer (+ staging); device memory for the
+ * residency's arrays, four mappings and xpar's and CUB's staging. */
+static int cap_exp(const rg_state *s, const bench_op *op, xpar_dtype t, int want) {
+  size_t avail = bench_mem_available();
+  double es = (double)xpar_dtype_size(t);
+  int arrays = op->has_array_output ? 2 : 1;
+  int e = want;
+  while (e > s->o.min_exp && avail && (2.0 + 3.0 * arrays) * ldexp(es, e) > 0.8 * (double)avail)
+    --e;
+  if (s->gpu && s->dev.total_memory)
+    while (e > s->o.min_exp &&
+           (double)arrays * 7.0 * ldexp(es, e) > 0.8 * (double)s->dev.total_memory)
+      --e;
+  if (e < want)
+    fprintf(stderr, "xpar-bench regret: %s %s: N capped at 2^%d by free memory\n", op->name,
+            xpar_dtype_name(t), e);
+  return e;
+}
+
+/* ---- the command -------------------------------------------------------------- */
+
+int bench_cmd_regret(int argc, char **argv) {
+  rg_state s;
+  memset(&s, 0, sizeof s);
+  int r = parse_opts(argc, argv, &s.o);
+  if (r <= 0) return r == 0 ? 0 : 2;
+  if (!bench_mkdir_p(s.o.out_dir)) {
+    fprintf(stderr, "xpar-bench regret: cannot create %s: %s\n", s.o.out_dir, strerror(errno));
+    return 1;
+  }
+  if (xpar_device_query(&s.dev) != XPAR_OK) s.dev.usable = 0;
+  s.gpu = s.dev.usable;
+#if !defined(BENCH_HAVE_CUDART)
+  s.gpu = 0; /* no runtime linked: no device or pinned arrays to make */
+#endif
+  for (int a = 0; a < A_COUNT; ++a) {
+    if (!bench_list_has(s.o.alts, alt_names[a]) && a != A_AUTO) continue;
+    if ((a == A_CUDA || a == A_CUB) && !s.gpu) continue;
+#if !defined(BENCH_HAVE_CUB)
+    if (a == A_CUB) continue;
+#endif
+    if (alt_tier[a]) {
+      const bench_tier *t = NULL;
+      for (int i = 0; i < bench_tier_count(); ++i)
+        if (strcmp(bench_tier_at(i)->name, alt_tier[a]) == 0) t = bench_tier_at(i);
+      xpar_status st = t ? bench_tier_open(&s.runs[a], t, s.o.threads) : XPAR_ERR_INTERNAL;
+      if (st != XPAR_OK) {
+        fprintf(stderr, "xpar-bench regret: %s: %s (%s)\n", alt_names[a], xpar_status_name(st),
+                xpar_last_error_detail());
+        return 1;
+      }
+    }
+    s.avail[a] = 1;
+  }
+
+  char path[1200];
+  snprintf(path, sizeof path, "%s/regret.csv", s.o.out_dir);
+  s.csv = fopen(path, "w");
+  if (!s.csv) {
+    fprintf(stderr, "xpar-bench regret: cannot write %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  fprintf(s.csv, "op,dtype,residency,n,exp,alt,status,median_us,p90_us,min_us,max_us,rounds,"
+                 "batch,stalled_rounds,median_held,auto_ran,best_alt,auto_over_best,"
+                 "auto_minus_best_us,pass\n");
+  printf("# xpar-bench regret, seed %llu, GPU: %s, threads %d%s, rounds %d, sample >= %.0f us\n",
+         (unsigned long long)s.o.seed, s.gpu ? s.dev.name : (s.dev.usable ? "no runtime" : s.dev.reason),
+         s.o.threads, s.o.threads ? "" : " (runtime default)", s.o.rounds, s.o.batch_s * 1e6);
+  const char *prof = getenv("XPAR_PROFILE");
+  printf("# thresholds: %s\n", prof && *prof ? prof : "built-in defaults (or the default profile)");
+
+  enum { MAX_SERIES = 2 * XPAR_DTYPE_COUNT_ * R_COUNT };
+  rg_series *sw = calloc(MAX_SERIES, sizeof *sw);
+  bench_plot *plots = calloc(MAX_SERIES, sizeof *plots);
+  char(*bases)[1024] = calloc(MAX_SERIES, sizeof *bases);
+  if (!sw || !plots || !bases) return 1;
+  int nsw = 0, failures = 0;
+  int gnuplot = s.o.plot && bench_have_gnuplot();
+  s.t_start = bench_now_s();
+
+  /* Each residency's arrays are allocated once, at the largest size any
+   * series needs, and freed only at the end.  Freeing pinned memory and then
+   * allocating device memory can hand the device allocation the freed pinned
+   * addresses (under unified addressing both come from the driver's range);
+   * xpar's page cache still calls those pages host memory, and a small call
+   * on them ran on the CPU and dereferenced device memory (the H100 run of
+   * 2026-11-25 crashed so at the first device series after a pinned one:
+   * see bench/NOTES.md, issue 12).  Stable buffers keep the bench off that
+   * path; the bug itself is xpar's, reported there. */
+  int max_exp_of[8][XPAR_DTYPE_COUNT_];
+  size_t max_bytes = 0;
+  int any_out = 0;
+  for (int oi = 0; bench_op_at(oi) && oi < 8; ++oi)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
+      const bench_op *op = bench_op_at(oi);
+      max_exp_of[oi][t] = -1;
+      if (!bench_list_has(s.o.ops, op->name) ||
+          !bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t)) ||
+          (op->op != XPAR_OP_REDUCE && op->op != XPAR_OP_SCAN))
+        continue;
+      max_exp_of[oi][t] = cap_exp(&s, op, (xpar_dtype)t, s.o.max_exp);
+      size_t b = ((size_t)1 << max_exp_of[oi][t]) * xpar_dtype_size((xpar_dtype)t);
+      if (b > max_bytes) max_bytes = b;
+      any_out |= op->has_array_output;
+    }
+  rg_arrays arrs[R_COUNT];
+  int arr_state[R_COUNT] = {0}; /* 0 not yet allocated, 1 ready, -1 failed */
+  memset(arrs, 0, sizeof arrs);
+
+  for (int oi = 0; bench_op_at(oi); ++oi) {
+    const bench_op *op = bench_op_at(oi);
+    if (!bench_list_has(s.o.ops, op->name)) continue;
+    if (op->op != XPAR_OP_REDUCE && op->op != XPAR_OP_SCAN) {
+      fprintf(stderr, "xpar-bench regret: op %s not supported (reduce, scan)\n", op->name);
+      continue;
+    }
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
+      xpar_dtype dt = (xpar_dtype)t;
+      if (!bench_list_has(s.o.dtypes, xpar_dtype_name(dt)) || out_of_time(&s)) continue;
+      int max_exp = max_exp_of[oi][t];
+      size_t nmax = (size_t)1 << max_exp, es = xpar_dtype_size(dt);
+      /* master data and the reference: the plain serial loop over all of it
+       * (a scan's prefix is the scan of the prefix) */
+      bench_case ref = {.reduction = XPAR_SUM, .kind = XPAR_INCLUSIVE};
+      if (!bench_case_init(&ref, op, dt, nmax, s.o.seed + (uint64_t)oi * 131 + (uint64_t)t)) {
+        fprintf(stderr, "xpar-bench regret: out of memory at 2^%d\n", max_exp);
+        failures++;
+        continue;
+      }
+      if (op->serial_baseline && op->has_array_output) op->serial_baseline(&ref, 1);
+      for (int res = 0; res < R_COUNT; ++res) {
+        if (!bench_list_has(s.o.residencies, res_names[res]) || out_of_time(&s)) continue;
+        if (res != R_PAGEABLE && !s.gpu) {
+          if (!s.o.quick || res == R_DEVICE)
+            fprintf(stderr, "xpar-bench regret: %s data skipped: no usable GPU%s\n",
+                    res_names[res], s.dev.usable ? " runtime in the bench" : "");
+          continue;
+        }
+        char why[160] = "";
+        if (arr_state[res] == 0)
+          arr_state[res] = alloc_arrays(res, max_bytes, any_out, &arrs[res], why, sizeof why) ? 1 : -1;
+        rg_arrays ar = arrs[res];
+        int ok = arr_state[res] == 1;
+        if (!ok && !why[0]) snprintf(why, sizeof why, "its arrays could not be allocated");
+        if (ok && !bench_copy(ar.x, ref.x, nmax * es)) {
+          snprintf(why, sizeof why, "copying the data in failed");
+          ok = 0;
+        }
+        if (!ok) {
+          fprintf(stderr, "xpar-bench regret: %s %s %s: %s\n", op->name, xpar_dtype_name(dt),
+                  res_names[res], why);
+          failures++;
+          continue;
+        }
+        rg_series *sr = &sw[nsw++];
+        sr->op = op, sr->dtype = dt, sr->res = res;
+        sr->min_exp = s.o.min_exp, sr->max_exp = max_exp;
+        for (int e = s.o.min_exp; e <= max_exp; ++e) {
+          if (out_of_time(&s)) {
+            sr->max_exp = e - 1;
+            break;
+          }
+          unsigned char ref_result[8];
+          if (!op->has_array_output) {
+            bench_case v = bench_case_prefix(&ref, (size_t)1 << e);
+            op->serial_baseline(&v, 1);
+            memcpy(ref_result, v.result, sizeof ref_result);
+          }
+          fprintf(stderr, "\r[%s %s %s] 2^%d ", op->name, xpar_dtype_name(dt), res_names[res], e);
+          measure_point(&s, sr, &ar, e, ref.out, ref_result, &failures);
+        }
+        fprintf(stderr, "\r%50s\r", "");
+        summarise(sr);
+        print_series(stdout, &s, sr);
+        csv_series(s.csv, sr);
+        if (s.o.plot) plot_series(&s, sr, &plots[nsw - 1], bases[nsw - 1], sizeof bases[0], gnuplot);
+      }
+      bench_case_free(&ref);
+    }
+  }
+  fclose(s.csv);
+  bench_cub_release();
+  for (int res = 0; res < R_COUNT; ++res)
+    if (arr_state[res] != 0) free_arrays(res, &arrs[res]);
+
+  if (s.o.plot && gnuplot && nsw > 1) {
+    const char *b[MAX_SERIES];
+    for (int i = 0; i < nsw; ++i) b[i] = bases[i];
+    snprintf(path, sizeof path, "%s/regret.png", s.o.out_dir);
+    if (bench_plot_overview(plots, b, nsw, path)) printf("# chart: %s\n", path);
+  } else if (s.o.plot && nsw > 0) {
+    printf("# charts: %s/<op>-<dtype>-<residency>.%s\n", s.o.out_dir, gnuplot ? "png" : "svg");
+  }
+  snprintf(path, sizeof path, "%s/summary.csv", s.o.out_dir);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fprintf(f, "op,dtype,residency,points,geomean,worst,worst_exp,misses,stalls\n");
+    for (int i = 0; i < nsw; ++i)
+      fprintf(f, "%s,%s,%s,%d,%.4f,%.4f,%d,%d,%d\n", sw[i].op->name,
+              xpar_dtype_name(sw[i].dtype), res_names[sw[i].res], sw[i].points,
+              sw[i].points ? exp(sw[i].log_sum / sw[i].points) : NAN, sw[i].worst,
+              sw[i].worst_exp, sw[i].misses, sw[i].stalls);
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/summary.txt", s.o.out_dir);
+  f = fopen(path, "w");
+  if (f) {
+    print_stalls(f);
+    print_summary(f, sw, nsw, &s);
+    fclose(f);
+  }
+  print_stalls(stdout);
+  print_summary(stdout, sw, nsw, &s);
+  printf("# csv: %s/regret.csv, summary: %s/summary.txt (%.0f s)\n", s.o.out_dir, s.o.out_dir,
+         bench_now_s() - s.t_start);
+  free(sw);
+  free(plots);
+  free(bases);
+  for (int a = 0; a < A_COUNT; ++a) bench_tier_close(&s.runs[a]);
+  if (nsw == 0) {
+    fprintf(stderr, "xpar-bench regret: nothing was measured\n");
+    return 1;
+  }
+  return failures ? 1 : 0;
+}

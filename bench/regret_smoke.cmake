@@ -1,0 +1,24 @@
+# CI smoke test of `xpar-bench regret --quick` (issue 12.7): CPU-only, small
+# (pageable data, reduce+scan x int32/float/double, 2^7..2^14, 5 rounds; about
+# a second on 2 cores).  It must print its table with the geometric mean and
+# exit 0 (0 also means every alternative's answer matched the reference).
+# Speed is judged from the H100 run, never here.
+#   cmake -DBENCH=path/to/xpar-bench -DWORK_DIR=dir -P regret_smoke.cmake
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(
+  COMMAND ${BENCH} regret --quick --residencies pageable
+          --alts auto,serial,openmp,plain-serial,plain-omp --out-dir ${WORK_DIR}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "xpar-bench regret --quick exited ${rc}: ${err}")
+endif()
+foreach(want "# overall: [0-9]+ points, geometric mean [0-9]+\\.[0-9]+"
+             "\n2\\^14 " "reduce +int32 +pageable" "scan +double +pageable")
+  if(NOT out MATCHES "${want}")
+    message(FATAL_ERROR "xpar-bench regret --quick: output lacks /${want}/")
+  endif()
+endforeach()
+if(NOT EXISTS ${WORK_DIR}/regret.csv)
+  message(FATAL_ERROR "xpar-bench regret --quick wrote no ${WORK_DIR}/regret.csv")
+endif()

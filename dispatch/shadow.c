@@ -1,0 +1,380 @@
+/*
+ * Shadow mode: every call also runs on a second tier, and the two results
+ * are compared (xpar.h, xpar_context_set_shadow).  It lives here, in the
+ * dispatch wrapper, because that is the one place every call passes through
+ * (design.md); off, xpar__dispatch pays one branch for it.
+ *
+ * The shadow run never touches the application's data: its inputs are host
+ * copies taken before the primary call (axpy and in-place scans overwrite
+ * theirs), its outputs are buffers of its own, and device data is read by
+ * copying, so no mapping's validity changes.  The application gets the
+ * primary's result.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+
+/* ---- test-only fault injection -------------------------------------------- */
+
+/* Not in the public header: tests link the library's objects and call it.
+ * The next shadowed call corrupts element `index` of the primary's output
+ * (index 0 for a reduce or dot result) after the primary has run, as a wrong
+ * primary tier would: a float becomes v * 2^20 + 1 (beyond any rounding
+ * bound), an integer gets its lowest bit flipped.  -1 = nothing planted.
+ * One call only; not thread-safe (tests). */
+static long long planted_index = -1;
+void xpar__shadow_plant_fault(long long index);
+void xpar__shadow_plant_fault(long long index) { planted_index = index; }
+
+static void corrupt(xpar_dtype t, unsigned char *p) {
+  if (t == XPAR_FLOAT) {
+    float v;
+    memcpy(&v, p, 4);
+    v = v * 1048576.0f + 1.0f;
+    memcpy(p, &v, 4);
+  } else if (t == XPAR_DOUBLE) {
+    double v;
+    memcpy(&v, p, 8);
+    v = v * 1048576.0 + 1.0;
+    memcpy(p, &v, 8);
+  } else {
+    p[0] ^= 1; /* the lowest byte first: x86-64 and CUDA are little-endian */
+  }
+}
+
+/* ---- reading operands wherever they live ------------------------------------ */
+
+/* Copy `bytes` of the array at ptr into host memory dst, from its valid copy,
+ * without changing any residency. */
+static xpar_status read_operand(xpar_context *ctx, const void *ptr, size_t bytes, void *dst) {
+  if (!bytes) return XPAR_OK;
+  xpar__operand w;
+  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, 0, &w));
+  const void *src = ptr;
+  int on_device = 0;
+  switch (w.loc) {
+    case XPAR__LOC_HOST_PAGEABLE:
+    case XPAR__LOC_HOST_PINNED: break;
+    case XPAR__LOC_MAPPED:
+      if (!(w.map->valid & XPAR__VALID_HOST)) {
+        src = w.map->device + ((const unsigned char *)ptr - w.map->host);
+        on_device = 1;
+      }
+      break;
+    default: on_device = 1; break; /* device or managed: ask the runtime to copy */
+  }
+  if (!on_device) {
+    memcpy(dst, src, bytes);
+    return XPAR_OK;
+  }
+  struct xpar__cuda_state *st;
+  XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  const xpar__backend *g = xpar__gpu_backend();
+  XPAR__FORWARD(g->copy(st, dst, src, bytes, XPAR__DEVICE_TO_HOST));
+  return g->wait(st);
+}
+
+/* Write back one element of a planted fault where the application sees it. */
+static xpar_status write_element(xpar_context *ctx, void *ptr, size_t bytes, const void *src) {
+  xpar__operand w;
+  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, 0, &w));
+  if (w.loc == XPAR__LOC_HOST_PAGEABLE || w.loc == XPAR__LOC_HOST_PINNED ||
+      (w.loc == XPAR__LOC_MAPPED && (w.map->valid & XPAR__VALID_HOST) &&
+       !(w.map->valid & XPAR__VALID_DEVICE))) {
+    memcpy(ptr, src, bytes);
+    return XPAR_OK;
+  }
+  return xpar__fail(XPAR_ERR_INTERNAL, "planted faults are supported for host outputs only");
+}
+
+/* ---- values, for comparing and reporting -------------------------------------- */
+
+static int is_float(xpar_dtype t) { return t == XPAR_FLOAT || t == XPAR_DOUBLE; }
+
+static long double value_at(xpar_dtype t, const void *p, size_t i) {
+  switch (t) {
+#define XPAR__SHADOW_GET_(e, ctype, name, size) \
+  case XPAR_##e: {                               \
+    ctype v;                                     \
+    memcpy(&v, (const char *)p + i * size, size); \
+    return (long double)v;                       \
+  }
+    XPAR_DTYPE_MAP(XPAR__SHADOW_GET_)
+#undef XPAR__SHADOW_GET_
+    default: return 0;
+  }
+}
+
+static uint64_t bits_at(xpar_dtype t, const void *p, size_t i) {
+  uint64_t b = 0;
+  size_t size = xpar__dtype_size(t);
+  memcpy(&b, (const char *)p + i * size, size);
+  return b;
+}
+
+static void format_value(xpar_dtype t, const void *p, size_t i, char *buf, size_t size) {
+  long double v = value_at(t, p, i);
+  if (t == XPAR_FLOAT)
+    snprintf(buf, size, "%.9g (0x%08llx)", (double)v, (unsigned long long)bits_at(t, p, i));
+  else if (t == XPAR_DOUBLE)
+    snprintf(buf, size, "%.17g (0x%016llx)", (double)v, (unsigned long long)bits_at(t, p, i));
+  else if (t == XPAR_INT32 || t == XPAR_INT64)
+    snprintf(buf, size, "%lld", (long long)v);
+  else
+    snprintf(buf, size, "%llu", (unsigned long long)bits_at(t, p, i));
+}
+
+/* ---- the comparison ----------------------------------------------------------------- */
+
+/* Whether the call's float result depends on the order of its additions. */
+static int order_dependent(const xpar__call *c) {
+  return is_float(c->dtype) && (c->op == XPAR_OP_DOT || (c->red == XPAR_SUM &&
+                                                         (c->op == XPAR_OP_REDUCE ||
+                                                          c->op == XPAR_OP_SCAN)));
+}
+
+/* 2 gamma_k: how far two summations of k terms in any two orders can be
+ * apart, per unit of sum |term| (Higham, Accuracy and Stability, 4.2). */
+static long double two_gamma(size_t k, xpar_dtype acc) {
+  long double u = acc == XPAR_FLOAT ? ldexpl(1.0L, -24) : ldexpl(1.0L, -53);
+  long double ku = (long double)k * u;
+  return ku >= 1.0L ? INFINITY : 2.0L * ku / (1.0L - ku);
+}
+
+typedef struct shadow_compare {
+  xpar_dtype t;         /* dtype of the compared values */
+  size_t count;         /* values compared */
+  int bitwise;
+  const xpar__call *c;
+  const void *x, *y;    /* the inputs (host copies) */
+  xpar__scalar init;
+} shadow_compare;
+
+/* The tolerance of value i (0 when bitwise). */
+static long double tolerance(const shadow_compare *k, size_t i, long double *running) {
+  if (k->bitwise) return 0;
+  const xpar__call *c = k->c;
+  if (c->op == XPAR_OP_SCAN) {
+    /* out_i sums init and x_0..x_i (x_{i-1} for exclusive): the running sum
+     * of magnitudes is kept across calls, in index order. */
+    if (i == 0) *running = c->has_init ? fabsl(value_at(c->dtype, k->init.bytes, 0)) : 0;
+    size_t terms = i + 1 + (c->has_init ? 1 : 0);
+    if (c->kind == XPAR_EXCLUSIVE) {
+      long double r = *running;
+      *running += fabsl(value_at(c->dtype, k->x, i));
+      return two_gamma(terms, c->dtype) * r;
+    }
+    *running += fabsl(value_at(c->dtype, k->x, i));
+    return two_gamma(terms, c->dtype) * *running;
+  }
+  long double mag = 0;
+  for (size_t j = 0; j < c->n; j++)
+    mag += c->op == XPAR_OP_DOT
+               ? fabsl(value_at(c->dtype, k->x, j) * value_at(c->dtype, k->y, j))
+               : fabsl(value_at(c->dtype, k->x, j));
+  xpar_dtype acc = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
+  /* dot: each product is rounded once more before it is added. */
+  return two_gamma(c->n + (c->op == XPAR_OP_DOT), acc) * mag;
+}
+
+/* Compare; on a mismatch write the detail into ctx->shadow_detail. */
+static int compare(xpar_context *ctx, const shadow_compare *k, const void *primary,
+                   const void *shadow) {
+  size_t first = 0, bad = 0;
+  long double running = 0, first_tol = 0;
+  for (size_t i = 0; i < k->count; i++) {
+    long double tol = tolerance(k, i, &running);
+    int same;
+    if (k->bitwise || !is_float(k->t)) {
+      long double a = value_at(k->t, primary, i), b = value_at(k->t, shadow, i);
+      same = bits_at(k->t, primary, i) == bits_at(k->t, shadow, i) ||
+             (is_float(k->t) && isnan(a) && isnan(b)); /* NaN payloads may differ */
+    } else {
+      long double a = value_at(k->t, primary, i), b = value_at(k->t, shadow, i);
+      same = (isnan(a) && isnan(b)) || a == b || fabsl(a - b) <= tol;
+    }
+    if (!same && bad++ == 0) {
+      first = i;
+      first_tol = tol;
+    }
+  }
+  if (!bad) return 1;
+  char pv[64], sv[64];
+  format_value(k->t, primary, first, pv, sizeof pv);
+  format_value(k->t, shadow, first, sv, sizeof sv);
+  if (k->bitwise || !is_float(k->t))
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail,
+             "at index %zu: primary %s, shadow %s; %zu of %zu values differ (bitwise)", first,
+             pv, sv, bad, k->count);
+  else
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail,
+             "at index %zu: primary %s, shadow %s; %zu of %zu values differ (tolerance %.3Lg)",
+             first, pv, sv, bad, k->count, first_tol);
+  return 0;
+}
+
+/* ---- running the shadow tier ------------------------------------------------------------ */
+
+static xpar_status run_shadow_cpu(xpar_context *ctx, xpar_tier tier, const xpar__call *c,
+                                  const void *x, const void *y, void *out, void *result) {
+  xpar__exec ex = {.serial = tier == XPAR_TIER_CPU_SERIAL,
+                   .num_threads = tier == XPAR_TIER_CPU_SERIAL ? 1 : ctx->num_threads,
+                   .reproducible = ctx->reproducible};
+  return xpar__run_op(&xpar__cpu_backend, &ex, c, x, y, out, result);
+}
+
+static xpar_status run_shadow_gpu(xpar_context *ctx, xpar_tier tier, const xpar__call *c,
+                                  const void *x, const void *y, void *out, void *result) {
+  const xpar__backend *g = xpar__gpu_backend();
+  struct xpar__cuda_state *st;
+  XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  size_t bytes = c->n * xpar__dtype_size(c->dtype);
+  void *dev[3] = {NULL, NULL, NULL};
+  const void *host[3] = {x, y, out};
+  xpar_status s = XPAR_OK;
+  for (int i = 0; i < 3 && s == XPAR_OK; i++) {
+    if (!host[i] || !bytes) continue;
+    s = g->alloc(st, bytes, &dev[i]);
+    if (s == XPAR_OK) s = g->copy(st, dev[i], host[i], bytes, XPAR__HOST_TO_DEVICE);
+  }
+  if (s == XPAR_OK) {
+    xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
+                     .cuda = st,
+                     .grid = ctx->launch_grid,
+                     .block = ctx->launch_block,
+                     .reproducible = ctx->reproducible};
+    s = xpar__run_op(g, &ex, c, dev[0], dev[1], dev[2], result);
+  }
+  if (s == XPAR_OK && out && bytes) s = g->copy(st, out, dev[2], bytes, XPAR__DEVICE_TO_HOST);
+  if (s == XPAR_OK) s = g->wait(st);
+  for (int i = 0; i < 3; i++)
+    if (dev[i]) g->free(st, dev[i]);
+  return s;
+}
+
+/* ---- the wrapper ------------------------------------------------------------------------- */
+
+xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
+  const xpar_tier tier = ctx->shadow_tier;
+  const size_t size = xpar__dtype_size(c->dtype);
+  const size_t bytes = c->n * size;
+  const int has_array_out = c->out != NULL;
+  const int has_result = c->result != NULL;
+  const xpar_dtype rt = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
+  void *xs = NULL, *ys = NULL, *outs = NULL, *prim = NULL;
+  xpar_status st = XPAR_OK;
+
+  /* Inputs before the primary call can overwrite them (axpy's y, in place). */
+  const void *y_in = c->op == XPAR_OP_AXPY ? c->out : c->y;
+  if (bytes) {
+    if (c->x) st = (xs = malloc(bytes)) ? read_operand(ctx, c->x, bytes, xs)
+                                         : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "shadow copy");
+    if (st == XPAR_OK && y_in)
+      st = (ys = malloc(bytes)) ? read_operand(ctx, y_in, bytes, ys)
+                                : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "shadow copy");
+    if (st == XPAR_OK && has_array_out)
+      st = (outs = malloc(bytes)) && (prim = malloc(bytes))
+               ? XPAR_OK
+               : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "shadow output (%zu bytes)", bytes);
+  }
+  if (st != XPAR_OK) goto done;
+
+  /* The primary call, logged once below with the shadow's outcome. */
+  const int verbose = ctx->verbose;
+  ctx->verbose = 0;
+  st = xpar__dispatch_primary(ctx, c);
+  ctx->verbose = verbose;
+  if (st != XPAR_OK) goto done;
+  if (c->nowait) {
+    st = xpar__gpu_drain(ctx);
+    if (st != XPAR_OK) goto done;
+  }
+
+  xpar__scalar prim_result, shadow_result;
+  memset(&prim_result, 0, sizeof prim_result);
+  memset(&shadow_result, 0, sizeof shadow_result);
+  if (has_array_out && bytes) st = read_operand(ctx, c->out, bytes, prim);
+  if (st == XPAR_OK && has_result)
+    st = c->nowait ? read_operand(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes)
+                   : (memcpy(prim_result.bytes, c->result, xpar__dtype_size(rt)), XPAR_OK);
+  if (st != XPAR_OK) goto done;
+
+  if (planted_index >= 0) { /* tests only: a wrong primary result */
+    size_t i = (size_t)planted_index;
+    planted_index = -1;
+    if (has_result) {
+      corrupt(rt, prim_result.bytes);
+      st = write_element(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes);
+    } else if (has_array_out && i < c->n) {
+      corrupt(c->dtype, (unsigned char *)prim + i * size);
+      st = write_element(ctx, (char *)c->out + i * size, size, (char *)prim + i * size);
+    }
+    if (st != XPAR_OK) goto done;
+  }
+
+  /* The shadow call: same call, its own buffers (axpy starts from the old y). */
+  xpar__call sc = *c;
+  sc.nowait = 0;
+  if (c->op == XPAR_OP_AXPY && bytes) memcpy(outs, ys, bytes);
+  const void *sy = c->op == XPAR_OP_AXPY ? NULL : ys;
+  xpar__decision_raw *d = &ctx->last;
+  d->shadow_tier = tier;
+  d->shadow_detail = ctx->shadow_detail;
+  ctx->shadow_detail[0] = '\0';
+  const char *why_not = NULL;
+  xpar_status ss;
+  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
+    if (ctx->offload == XPAR_OFFLOAD_DISABLED) why_not = "offload disabled";
+    else if (!xpar__gpu_usable(ctx, &why_not)) {
+      if (!why_not) why_not = "the GPU is not usable";
+    } else
+      why_not = NULL;
+    ss = why_not ? XPAR_OK
+                 : run_shadow_gpu(ctx, tier, &sc, xs, sy, outs, has_result ? &shadow_result : NULL);
+  } else {
+    ss = run_shadow_cpu(ctx, tier, &sc, xs, sy, outs, has_result ? &shadow_result : NULL);
+  }
+  if (ss != XPAR_OK) {
+    /* The shadow's own failure is not the application's: note it, keep OK. */
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s: %s", xpar__status_name(ss),
+             xpar__error_detail());
+    xpar__clear_error();
+    d->shadow_state = XPAR__SHADOW_NOT_RUN;
+  } else if (why_not) {
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s", why_not);
+    d->shadow_state = XPAR__SHADOW_NOT_RUN;
+  } else {
+    shadow_compare k = {.t = has_result ? rt : c->dtype,
+                        .count = has_result ? 1 : c->n,
+                        .bitwise = !order_dependent(c) || ctx->reproducible,
+                        .c = c,
+                        .x = xs,
+                        .y = ys,
+                        .init = c->init};
+    int same = has_result ? compare(ctx, &k, prim_result.bytes, shadow_result.bytes)
+                          : compare(ctx, &k, prim, outs);
+    d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;
+    if (!same) {
+      fprintf(stderr, "xpar: shadow mismatch: %s %s n=%zu on %s, shadow %s: %s\n",
+              xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n, xpar__tier_name(d->tier),
+              xpar__tier_name(tier), ctx->shadow_detail);
+      if (ctx->shadow_fail)
+        st = xpar__fail(XPAR_ERR_SHADOW_MISMATCH,
+                        "%s %s n=%zu on %s, shadow %s: %s (the outputs hold the primary's "
+                        "result)",
+                        xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n,
+                        xpar__tier_name(d->tier), xpar__tier_name(tier), ctx->shadow_detail);
+    }
+  }
+  if (verbose) xpar__decision_log(d);
+
+done:
+  free(xs);
+  free(ys);
+  free(outs);
+  free(prim);
+  return st;
+}

@@ -1,0 +1,320 @@
+/*
+ * Shadow mode (xpar_context_set_shadow, XPAR_SHADOW, XPAR_SHADOW_FAIL): every
+ * call also runs on a second tier and the results are compared.
+ *
+ *  quiet     every op and dtype, primary cpu-openmp, shadow cpu-serial: no
+ *            mismatch (floats within the bound; bit for bit in reproducible
+ *            mode), and the application's results are those of an unshadowed
+ *            context, bit for bit
+ *  planted   a wrong primary result (the test-only hook) is caught: decision
+ *            record, stderr with the index and both values, and
+ *            XPAR_ERR_SHADOW_MISMATCH when asked -- with the primary's
+ *            (planted) result in the output
+ *  env       XPAR_SHADOW and XPAR_SHADOW_FAIL, valid and invalid values
+ *  gpu       shadow cuda: "not run" without a GPU; with one, a match, and a
+ *            mapped array's device copy stays the valid one
+ * Links the library's objects: the fault hook is an internal symbol.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "xpar/xpar.h"
+
+void xpar__shadow_plant_fault(long long index);
+
+static uint64_t g_seed;
+static uint64_t next_rand(void) {
+  g_seed ^= g_seed << 13;
+  g_seed ^= g_seed >> 7;
+  g_seed ^= g_seed << 17;
+  return g_seed;
+}
+
+static void fill(xpar_dtype t, void *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r = next_rand();
+    double v = ldexp(1.0 + (double)(r >> 12) / 4503599627370496.0, (int)(r % 21) - 10) *
+               ((r >> 5) & 1 ? -1 : 1);
+    switch (t) {
+      case XPAR_FLOAT: ((float *)p)[i] = (float)v; break;
+      case XPAR_DOUBLE: ((double *)p)[i] = v; break;
+      case XPAR_INT32: ((int32_t *)p)[i] = (int32_t)r; break;
+      case XPAR_INT64: ((int64_t *)p)[i] = (int64_t)r; break;
+      case XPAR_UINT32: ((uint32_t *)p)[i] = (uint32_t)r; break;
+      default: ((uint64_t *)p)[i] = r; break;
+    }
+  }
+}
+
+static xpar_context *make(int shadow, int repro, int fail) {
+  xpar_context *ctx;
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU), XPAR_OK);
+  for (int op = 0; op < XPAR_OP_COUNT_; op++)
+    for (int d = 0; d < XPAR_DTYPE_COUNT_; d++)
+      assert_int_equal(xpar_context_set_threshold(ctx, (xpar_op)op, (xpar_dtype)d,
+                                                  XPAR_THRESHOLD_OPENMP, 0),
+                       XPAR_OK);
+  assert_int_equal(xpar_context_set_num_threads(ctx, 3), XPAR_OK);
+  assert_int_equal(xpar_context_set_reproducible(ctx, repro), XPAR_OK);
+  if (shadow)
+    assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_CPU_SERIAL, fail), XPAR_OK);
+  return ctx;
+}
+
+enum { N = 100003 };
+typedef enum { K_SUM, K_MIN, K_MAX, K_WIDE, K_DOT, K_SCAN_INC, K_SCAN_EXC, K_SCAN_INIT,
+               K_AXPY, K_ADD, K_FILL, K_COUNT } kind_t;
+static const char *const kind_names[] = {"sum", "min", "max", "wide", "dot", "scan_inc",
+                                         "scan_exc", "scan_init", "axpy", "add", "fill"};
+
+/* Run one op; out holds N elements (or the scalar result). */
+static xpar_status run(xpar_context *ctx, kind_t k, xpar_dtype t, const void *x, const void *y,
+                       void *out) {
+  const unsigned char scalar[8] = {0, 0, 0, 0, 0, 0, 0xf0, 0x3f}; /* 1.0 as double; small ints */
+  unsigned char s[8];
+  if (t == XPAR_FLOAT) {
+    float f = 0.75f;
+    memcpy(s, &f, 4);
+  } else if (t == XPAR_DOUBLE) {
+    memcpy(s, scalar, 8);
+  } else {
+    memset(s, 0, 8);
+    s[0] = 3;
+  }
+  switch (k) {
+    case K_SUM: return xpar_reduce(ctx, t, XPAR_SUM, x, N, out);
+    case K_MIN: return xpar_reduce(ctx, t, XPAR_MIN, x, N, out);
+    case K_MAX: return xpar_reduce(ctx, t, XPAR_MAX, x, N, out);
+    case K_WIDE: return xpar_reduce_sum_wide(ctx, t, x, N, out);
+    case K_DOT: return xpar_dot(ctx, t, x, y, N, out);
+    case K_SCAN_INC: return xpar_scan(ctx, t, XPAR_SUM, XPAR_INCLUSIVE, x, out, N);
+    case K_SCAN_EXC: return xpar_scan(ctx, t, XPAR_SUM, XPAR_EXCLUSIVE, x, out, N);
+    case K_SCAN_INIT: return xpar_scan_init(ctx, t, XPAR_SUM, XPAR_INCLUSIVE, s, x, out, N);
+    case K_AXPY: memcpy(out, y, N * 8); return xpar_axpy(ctx, t, s, x, out, N);
+    case K_ADD: return xpar_add(ctx, t, x, y, out, N);
+    default: return xpar_fill(ctx, t, s, out, N);
+  }
+}
+
+static int is_scalar(kind_t k) { return k <= K_DOT; }
+
+static void quiet_and_unchanged(int repro) {
+  xpar_context *plain = make(0, repro, 0), *shadowed = make(1, repro, 1);
+  void *x = malloc(N * 8), *y = malloc(N * 8), *a = malloc(N * 8), *b = malloc(N * 8);
+  for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+    for (int k = 0; k < K_COUNT; k++) {
+      fill((xpar_dtype)t, x, N);
+      fill((xpar_dtype)t, y, N);
+      memset(a, 0xa5, N * 8);
+      memset(b, 0x5a, N * 8);
+      assert_int_equal(run(plain, (kind_t)k, (xpar_dtype)t, x, y, a), XPAR_OK);
+      xpar_status st = run(shadowed, (kind_t)k, (xpar_dtype)t, x, y, b);
+      xpar_decision d;
+      assert_int_equal(xpar_last_decision(shadowed, &d), XPAR_OK);
+      if (st != XPAR_OK || d.shadow_mismatch || d.shadow_tier != XPAR_TIER_CPU_SERIAL ||
+          !strstr(d.reason, "shadow cpu-serial: match") || d.reproducible != repro)
+        fail_msg("seed %llu: %s %s repro=%d: status %s, reason \"%s\" (%s)",
+                 (unsigned long long)g_seed, kind_names[k], xpar_dtype_name((xpar_dtype)t), repro,
+                 xpar_status_name(st), d.reason, xpar_last_error_detail());
+      size_t es = k == K_WIDE ? 8 : xpar_dtype_size((xpar_dtype)t);
+      size_t bytes = is_scalar((kind_t)k) ? es : N * es;
+      if (memcmp(a, b, bytes) != 0)
+        fail_msg("%s %s: shadow mode changed the application's result", kind_names[k],
+                 xpar_dtype_name((xpar_dtype)t));
+    }
+  free(x);
+  free(y);
+  free(a);
+  free(b);
+  xpar_context_destroy(plain);
+  xpar_context_destroy(shadowed);
+}
+
+static void quiet(void **state) {
+  (void)state;
+  quiet_and_unchanged(0);
+  quiet_and_unchanged(1);
+}
+
+/* Run fn with stderr going to a temporary file; return what it printed. */
+static char g_err[4096];
+static xpar_status with_captured_stderr(xpar_context *ctx, kind_t k, xpar_dtype t,
+                                        const void *x, const void *y, void *out) {
+  fflush(stderr);
+  FILE *tmp = tmpfile();
+  assert_non_null(tmp);
+  int saved = dup(2);
+  dup2(fileno(tmp), 2);
+  xpar_status st = run(ctx, k, t, x, y, out);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  rewind(tmp);
+  size_t got = fread(g_err, 1, sizeof g_err - 1, tmp);
+  g_err[got] = '\0';
+  fclose(tmp);
+  return st;
+}
+
+static void planted(void **state) {
+  (void)state;
+  void *x = malloc(N * 8), *y = malloc(N * 8), *out = malloc(N * 8), *clean = malloc(N * 8);
+  const struct { kind_t k; xpar_dtype t; long long at; } cases[] = {
+      {K_SCAN_INC, XPAR_FLOAT, 17},  {K_SCAN_EXC, XPAR_INT32, 99999}, {K_SUM, XPAR_DOUBLE, 0},
+      {K_SUM, XPAR_INT64, 0},        {K_DOT, XPAR_FLOAT, 0},          {K_ADD, XPAR_UINT64, 5},
+      {K_MIN, XPAR_FLOAT, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int fail = 0; fail < 2; fail++)
+      for (int repro = 0; repro < 2; repro++) {
+        xpar_context *ctx = make(1, repro, fail), *plain = make(0, repro, 0);
+        fill(cases[i].t, x, N);
+        fill(cases[i].t, y, N);
+        assert_int_equal(run(plain, cases[i].k, cases[i].t, x, y, clean), XPAR_OK);
+        xpar__shadow_plant_fault(cases[i].at);
+        xpar_status st = with_captured_stderr(ctx, cases[i].k, cases[i].t, x, y, out);
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", xpar_last_error_detail());
+        char where[64];
+        snprintf(where, sizeof where, "at index %lld", cases[i].at);
+        xpar_decision d;
+        assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+        if (st != (fail ? XPAR_ERR_SHADOW_MISMATCH : XPAR_OK) || !d.shadow_mismatch ||
+            !strstr(d.reason, "MISMATCH") || !strstr(d.reason, where) ||
+            !strstr(g_err, "shadow mismatch") || !strstr(g_err, where) ||
+            !strstr(g_err, "primary") || (fail && !strstr(detail, where)))
+          fail_msg("seed %llu: %s %s fail=%d repro=%d: status %s, reason \"%s\", stderr \"%s\"",
+                   (unsigned long long)g_seed, kind_names[cases[i].k],
+                   xpar_dtype_name(cases[i].t), fail, repro, xpar_status_name(st), d.reason, g_err);
+        /* The application got the primary's result: the planted element
+         * differs from an unshadowed run's, and nothing else does. */
+        size_t es = xpar_dtype_size(cases[i].t), at = (size_t)cases[i].at;
+        size_t n = is_scalar(cases[i].k) ? 1 : N;
+        assert_memory_not_equal((char *)out + at * es, (char *)clean + at * es, es);
+        assert_memory_equal(out, clean, at * es);
+        assert_memory_equal((char *)out + (at + 1) * es, (char *)clean + (at + 1) * es,
+                            (n - at - 1) * es);
+        /* the next call is clean again */
+        assert_int_equal(run(ctx, cases[i].k, cases[i].t, x, y, out), XPAR_OK);
+        assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+        assert_int_equal(d.shadow_mismatch, 0);
+        xpar_context_destroy(ctx);
+        xpar_context_destroy(plain);
+      }
+  free(x);
+  free(y);
+  free(out);
+  free(clean);
+}
+
+static void env(void **state) {
+  (void)state;
+  xpar_context *ctx = NULL;
+  xpar_tier tier;
+  int fail = -1;
+  const char *tiers[] = {"cpu-serial", "CPU-OPENMP", "cuda", "cuda-serial", "off"};
+  const xpar_tier want[] = {XPAR_TIER_CPU_SERIAL, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CUDA,
+                            XPAR_TIER_CUDA_SERIAL, XPAR_TIER_NONE};
+  for (int i = 0; i < 5; i++) {
+    setenv("XPAR_SHADOW", tiers[i], 1);
+    setenv("XPAR_SHADOW_FAIL", i & 1 ? "1" : "0", 1);
+    assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+    assert_int_equal(xpar_context_get_shadow(ctx, &tier, &fail), XPAR_OK);
+    assert_int_equal(tier, want[i]);
+    assert_int_equal(fail, i & 1);
+    xpar_context_destroy(ctx);
+  }
+  const char *bad[][2] = {{"XPAR_SHADOW", "gpu"}, {"XPAR_SHADOW", ""}, {"XPAR_SHADOW", "none"},
+                          {"XPAR_SHADOW_FAIL", "yes"}, {"XPAR_SHADOW_FAIL", "2"}};
+  for (int i = 0; i < 5; i++) {
+    unsetenv("XPAR_SHADOW");
+    unsetenv("XPAR_SHADOW_FAIL");
+    setenv(bad[i][0], bad[i][1], 1);
+    assert_int_equal(xpar_context_create(&ctx), XPAR_ERR_INVALID_ENV);
+    assert_null(ctx);
+    assert_non_null(strstr(xpar_last_error_detail(), bad[i][0]));
+  }
+  unsetenv("XPAR_SHADOW");
+  unsetenv("XPAR_SHADOW_FAIL");
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  assert_int_equal(xpar_context_set_shadow(ctx, (xpar_tier)99, 0), XPAR_ERR_INVALID_ENUM);
+  assert_int_equal(xpar_context_get_shadow(ctx, &tier, NULL), XPAR_OK);
+  assert_int_equal(tier, XPAR_TIER_NONE);
+  assert_int_equal(xpar_context_get_shadow(ctx, NULL, NULL), XPAR_ERR_NULL_POINTER);
+  assert_int_equal(xpar_context_set_shadow(NULL, XPAR_TIER_CUDA, 0), XPAR_ERR_NULL_CONTEXT);
+  xpar_context_destroy(ctx);
+}
+
+static void gpu(void **state) {
+  (void)state;
+  xpar_device_info info;
+  assert_int_equal(xpar_device_query(&info), XPAR_OK);
+  float *x = malloc(N * sizeof *x), *out = malloc(N * sizeof *out);
+  fill(XPAR_FLOAT, x, N);
+  xpar_context *ctx;
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_CUDA, 1), XPAR_OK);
+  float r = 0;
+  assert_int_equal(xpar_reduce(ctx, XPAR_FLOAT, XPAR_SUM, x, N, &r), XPAR_OK);
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  if (!info.usable) {
+    if (!strstr(d.reason, "shadow cuda: not run") || d.shadow_mismatch)
+      fail_msg("no GPU: reason \"%s\"", d.reason);
+    xpar_context_destroy(ctx);
+    free(x);
+    free(out);
+    skip(); /* the rest needs a GPU */
+  }
+  if (!strstr(d.reason, "shadow cuda: match")) fail_msg("reason \"%s\"", d.reason);
+  xpar_context_destroy(ctx);
+
+  /* Primary on the GPU, shadow on the CPU, mapped arrays: the output's
+   * device copy stays the valid one (a CPU call then has to copy it back). */
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  assert_int_equal(xpar_map(ctx, x, N * sizeof *x, XPAR_MAP_TO), XPAR_OK);
+  assert_int_equal(xpar_map(ctx, out, N * sizeof *out, XPAR_MAP_ALLOC), XPAR_OK);
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
+  assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_CPU_SERIAL, 1), XPAR_OK);
+  assert_int_equal(xpar_context_set_reproducible(ctx, 1), XPAR_OK);
+  assert_int_equal(xpar_scan(ctx, XPAR_FLOAT, XPAR_SUM, XPAR_INCLUSIVE, x, out, N), XPAR_OK);
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  if (d.tier != XPAR_TIER_CUDA || !strstr(d.reason, "shadow cpu-serial: match"))
+    fail_msg("tier %s, reason \"%s\"", xpar_tier_name(d.tier), d.reason);
+  assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_NONE, 0), XPAR_OK);
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL), XPAR_OK);
+  assert_int_equal(xpar_reduce(ctx, XPAR_FLOAT, XPAR_MAX, out, N, &r), XPAR_OK);
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  if (d.bytes_to_host != N * sizeof *out)
+    fail_msg("the CPU call moved %zu bytes to the host; the output's device copy should have "
+             "been the only valid one (%zu bytes)", d.bytes_to_host, N * sizeof *out);
+  assert_int_equal(xpar_unmap(ctx, out, XPAR_UNMAP_RELEASE), XPAR_OK);
+  assert_int_equal(xpar_unmap(ctx, x, XPAR_UNMAP_RELEASE), XPAR_OK);
+  xpar_context_destroy(ctx);
+  free(x);
+  free(out);
+}
+
+int main(void) {
+  const char *s = getenv("XPAR_TEST_SEED");
+  g_seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+  if (!g_seed) g_seed = 1;
+  /* The environment would change what the cases mean. */
+  const char *vars[] = {"XPAR_BACKEND", "XPAR_OFFLOAD", "XPAR_REPRODUCIBLE", "XPAR_SHADOW",
+                        "XPAR_SHADOW_FAIL", "XPAR_VERBOSE", "XPAR_PROFILE", "XPAR_ALL_OPENMP_THRESHOLD"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+  printf("[xpar-test] test_shadow: seed %llu (rerun with XPAR_TEST_SEED=%llu)\n",
+         (unsigned long long)g_seed, (unsigned long long)g_seed);
+  const struct CMUnitTest tests[] = {cmocka_unit_test(quiet), cmocka_unit_test(planted),
+                                     cmocka_unit_test(env), cmocka_unit_test(gpu)};
+  return cmocka_run_group_tests_name("shadow", tests, NULL, NULL);
+}
