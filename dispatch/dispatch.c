@@ -442,10 +442,11 @@ static int cached_host_page(xpar_context *ctx, const void *p) {
 /*
  * The common case in a tight loop: arrays in host memory, nothing mapped or
  * queued, and a call that stays on the CPU.  The decision is xpar__decide's
- * (policy.h), fed the facts the page cache gives (which pinned/pageable kind
- * a cached page has does not matter below both GPU thresholds for host data,
- * see page_cache.h), without building a plan.  Returns 0 (nothing done) when the general path must take
- * the call.
+ * (policy.h), fed the facts the page cache gives (a cached page is pageable
+ * host memory, or was when it was cached: whether it has been pinned since
+ * does not matter below both GPU thresholds for host data, see page_cache.h),
+ * without building a plan.  Returns 0 (nothing done) when the general path
+ * must take the call.
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   /* Kernel launches take the general path: their arrays are not x/y/out. */
@@ -458,8 +459,9 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
      * with offload disabled) every array is pageable host memory; with one,
-     * cached pages are host memory of a hinted kind, which is enough only
-     * below both GPU thresholds for host data (plan.exact otherwise). */
+     * cached pages are pageable host memory (or were: cudaHostRegister may
+     * have pinned them since), which is enough only below both GPU
+     * thresholds for host data (plan.exact otherwise). */
     f.host = f.pageable = 1;
     if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
       if (b == XPAR_BACKEND_AUTO && c->n >= host_gpu_threshold(ctx, c)) return 0;
