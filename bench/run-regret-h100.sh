@@ -26,16 +26,19 @@
 #   BUDGET_S   the whole call's time (default 530); every step has its own limit
 #   MAX_EXP    the regret bench's largest N of the full set (default 24)
 #   BUILD_DIR  (default build-regret); an existing build there is reused
-#   REGRET_ONLY=1  skip the tests, the pointer query, the stall probe, the
-#              calibration and the crossover: one regret run (default
-#              thresholds, or XPAR_PROFILE) and its large-N set
+#   STEPS      which steps (default: all of them): tests pointer stalls stalls-after
+#              default default-large old calibrate profile profile-large crossover
+#   ROUNDS, POINT_BUDGET_MS   regret's rounds per point and time per point (15, 1500)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/regret-h100}
 BUDGET=${BUDGET_S:-530}
 MAX_EXP=${MAX_EXP:-24}
 BUILD=${BUILD_DIR:-build-regret}
-ONLY=${REGRET_ONLY:-0}
+STEPS=" ${STEPS:-tests pointer stalls stalls-after default default-large old calibrate profile profile-large crossover} "
+has() { [[ $STEPS == *" $1 "* ]]; }
+ROUNDS=${ROUNDS:-15}
+POINT_BUDGET_MS=${POINT_BUDGET_MS:-1500}
 WORK=$PWD/$BUILD/regret-work  # everything not returned: charts, CSVs (tarred), the profile
 start=$SECONDS
 left() { echo $((BUDGET - (SECONDS - start))); }
@@ -56,7 +59,7 @@ for v in $(compgen -e | grep '^XPAR_'); do unset "$v"; done
 log "build"
 jobs=$(nproc); [ "$jobs" -gt 16 ] && jobs=16
 TESTS=OFF CMOCKA=() TARGETS=(xpar-bench)
-if [ "$ONLY" != 1 ] && [ -d .deps/cmocka ]; then
+if has tests && [ -d .deps/cmocka ]; then
   TESTS=ON CMOCKA=(-DCMOCKA_ROOT="$PWD/.deps/cmocka")
   TARGETS+=(test_embed_gpu test_policy test_dispatch test_mapping test_serial_exact)
 fi
@@ -71,20 +74,22 @@ fi
 BIN=$BUILD/bench/xpar-bench
 log "built ($(left)s left)"
 
-if [ "$ONLY" != 1 ]; then
-  # ---- 1. the GPU tests that guard dispatch --------------------------------------
-  if [ "$TESTS" = ON ]; then
+# ---- 1. the GPU tests that guard dispatch --------------------------------------
+if [ "$TESTS" = ON ]; then
     log "tests"
     timeout 150 ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout 120 \
       -R '^(test_embed_gpu|test_policy|test_dispatch|test_mapping|test_serial_exact)' \
       >"$OUT/checks.txt" 2>&1
     log "tests exit $?: $(grep -E 'tests passed|tests failed' "$OUT/checks.txt" | tail -1)"
-  fi
-  # ---- 2. pointer classification cost ---------------------------------------------
+fi
+# ---- 2. pointer classification cost ---------------------------------------------
+if has pointer; then
   log "pointer query cost"
   { nvcc -O2 -arch=sm_90 bench/cub/pointer_query_cost.cu -o "$WORK/pqc" && timeout 60 "$WORK/pqc"; } \
     >>"$OUT/checks.txt" 2>&1
-  # ---- 3. the stall probe -----------------------------------------------------------
+fi
+# ---- 3. the stall probe -----------------------------------------------------------
+if has stalls; then
   probe() { # label, env assignments..., -- , args...
     local label=$1; shift
     local envs=()
@@ -106,28 +111,42 @@ if [ "$ONLY" != 1 ]; then
     --exps 14,18,22 --calls 600 --bandwidth
   log "stall probe done ($(left)s left)"
 fi
+# The pattern after the constant team: xpar's default team and an application's
+# plain 16-thread loop taking turns, nothing else resizing the pool.
+if has stalls-after; then
+  log "stall probe, interleaved pattern"
+  for op in reduce scan; do
+    echo "## $op int32, CUDA runtime initialised: xpar-default and plain-P taking turns" \
+      >>"$OUT/stalls.txt"
+    timeout 60 "$BIN" stalls --op $op --cuda --exps 10,14,18,22 --calls 2000 --time-limit 20 \
+      --variants xpar-default,plain-P --csv "$WORK/stalls.csv" >>"$OUT/stalls.txt" 2>&1 ||
+      echo "## (exit $?)" >>"$OUT/stalls.txt"
+  done
+fi
 
 # ---- 4.-7. regret, calibrate, regret, crossover --------------------------------------
 regret() { # label, limit, [extra args]
   local label=$1 lim=$2; shift 2
   log "regret ($label, limit ${lim}s)"
-  timeout $((lim + 40)) "$BIN" regret --rounds 15 --point-budget-ms 1500 --time-limit "$lim" \
+  timeout $((lim + 40)) "$BIN" regret --rounds "$ROUNDS" --point-budget-ms "$POINT_BUDGET_MS" \
+    --time-limit "$lim" \
     --out-dir "$WORK/regret-$label" "$@" >"$WORK/regret-$label.txt" 2>"$WORK/regret-$label.err"
   log "regret ($label) exit $?"
 }
-both() { # label, limit for the full set: the full set, then the large-N set
+both() { # label, limit for the full set: the full set, then (if a step) the large-N set
   local label=$1 lim=$2
   if [ -n "${PROFILE_FOR_RUN:-}" ]; then export XPAR_PROFILE=$PROFILE_FOR_RUN; fi
-  regret "$label" "$lim" --max-exp "$MAX_EXP"
-  regret "$label-large" 60 --min-exp 26 --max-exp 28 --exp-step 2 --rounds 5 \
-    --alts auto,openmp,cuda,plain-omp,cub --point-budget-ms 4000
+  has "$label" && regret "$label" "$lim" --max-exp "$MAX_EXP"
+  has "$label-large" && regret "$label-large" 60 --min-exp 26 --max-exp 28 --exp-step 2 \
+    --rounds 5 --alts auto,openmp,cuda,plain-omp,cub --point-budget-ms 4000
   unset XPAR_PROFILE
-  cat "$WORK/regret-$label.txt" "$WORK/regret-$label-large.txt" >"$OUT/regret-$label.txt"
+  cat "$WORK/regret-$label.txt" "$WORK/regret-$label-large.txt" >"$OUT/regret-$label.txt" 2>/dev/null
+  [ -s "$OUT/regret-$label.txt" ] || rm -f "$OUT/regret-$label.txt"
 }
 PROFILE_FOR_RUN=${REGRET_PROFILE:-}
-both default 140
-if [ "$ONLY" != 1 ]; then
-  regret old-method 30 --no-warm --ops reduce,scan --dtypes int32,float --max-exp 22
+both default "${DEFAULT_LIMIT:-140}"
+has old && regret old-method 30 --no-warm --ops reduce,scan --dtypes int32,float --max-exp 22
+if has calibrate; then
   cal=$(( $(left) / 4 )); [ "$cal" -gt 90 ] && cal=90; [ "$cal" -lt 20 ] && cal=20
   log "calibrate (soft limit ${cal}s)"
   timeout $((cal + 60)) "$BIN" calibrate --dtypes int32,float,double \
@@ -136,10 +155,10 @@ if [ "$ONLY" != 1 ]; then
   log "calibrate exit $?"
   if grep -q '^xpar-profile' "$WORK/profile.txt" 2>/dev/null; then
     { echo "## the profile written:"; cat "$WORK/profile.txt"; } >>"$OUT/calibrate.txt"
-    r2=$(( ($(left) - 100) )); [ "$r2" -gt 140 ] && r2=140; [ "$r2" -lt 30 ] && r2=30
+    r2=$(( ($(left) - 100) )); [ "$r2" -gt 170 ] && r2=170; [ "$r2" -lt 30 ] && r2=30
     PROFILE_FOR_RUN="$WORK/profile.txt" both profile "$r2"
     xo=$(( $(left) - 30 ))
-    if [ "$xo" -ge 30 ]; then
+    if has crossover && [ "$xo" -ge 30 ]; then
       log "crossover (limit ${xo}s)"
       XPAR_PROFILE="$WORK/profile.txt" timeout $((xo + 30)) "$BIN" crossover --ops reduce,scan \
         --dtypes int32,float --locations host,device --min-exp 7 --max-exp 28 \

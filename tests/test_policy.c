@@ -407,6 +407,8 @@ static void mapped_in_sync_and_stale(void **state) {
   assert_int_equal(xpar_fill(ctx, XPAR_INT32, &three, a, n), XPAR_OK);
   assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO), XPAR_OK);
   set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_DATA, XPAR_NEVER);
+  /* the device-only rule, not its calibrated size: n is above the threshold */
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, n);
   before = fake_ops;
   assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, &r), XPAR_OK);
   expect(ctx, "mapped, written by the GPU", XPAR_TIER_CUDA, before, 1, "valid only on the device");
