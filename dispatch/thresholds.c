@@ -19,9 +19,12 @@
  * bytes of a double, and their scans use the SIMD kernel of int32, so the
  * double row is if anything late for them).  Reading the calibration:
  *  - OPENMP: where one parallel region pays against the vectorised one-thread
- *    kernels: 2^14..2^16.  The int32 scan crosses later (2^16, from the
- *    regret runs: regret_h100_regret2 below) than float's (2^14): its
- *    one-thread SIMD scan runs twice as fast as the float chain.
+ *    kernels: 2^14..2^16.  The int32 scan crosses later (2^15) than float's
+ *    (2^14): its one-thread SIMD scan runs up to twice as fast as the float
+ *    chain.  At 2^15 the one-thread int32 scan ran either at 7.5 us (then
+ *    faster than the OpenMP tier's 8.0-8.5 us) or at 11.6-14 us (slower),
+ *    from one series to the next in the regret runs; 2^15 bounds AUTO's worst
+ *    ratio there at about 1.13 where 2^16 let it reach 1.44.
  *  - GPU_DEVICE_DATA (mapped arrays valid on both sides, no transfer):
  *    reduce 2^21 (4-byte), 2^19 (double); scan 2^19 (int32), 2^17 (float,
  *    double); elementwise and dot 2^18..2^20.
@@ -56,17 +59,6 @@ static const xpar__provenance calibrate_h100_regret2 = {
     .run = "xpar-bench calibrate --dtypes int32,float,double, "
            "bench/results/h100-2026-11-25-regret2/calibrate.txt (issue 12)"};
 #define H &calibrate_h100_regret2
-/* The int32 scan's OpenMP threshold: calibrate said 2^15 ("serial 12.9 us,
- * openmp 7.45 us" there), but both regret runs timed the one-thread SIMD scan
- * at 2^15 at 6.8-7.5 us, faster than the OpenMP tier's 7.7-8.5 us (pinned and
- * pageable data; the OpenMP tier wins from 2^16: 9.0 against 14.2 us).  The
- * interleaved regret medians are taken over the calibration's one median. */
-static const xpar__provenance regret_h100_regret2 = {
-    .machine = "H100 80GB HBM3, 16-core host",
-    .date = "2026-11-25",
-    .run = "xpar-bench regret (scan int32, 2^15: serial 6.83-7.53 us, openmp 7.65-8.45 us), "
-           "bench/results/h100-2026-11-25-regret2/final/regret-final.txt (issue 12)"};
-#define R &regret_h100_regret2
 
 typedef struct default_value {
   size_t n;
@@ -77,7 +69,7 @@ typedef struct default_value {
  *   OPENMP, GPU_DEVICE_DATA, GPU_PINNED_DATA, GPU_PAGEABLE_DATA, GPU_DEVICE_ONLY_DATA */
 static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(16), H}, {POW2(21), H}, {NEVER, H}, {NEVER, H}, {POW2(13), H}},
-    [XPAR_OP_SCAN] = {{POW2(16), R}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
+    [XPAR_OP_SCAN] = {{POW2(15), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
     [XPAR_OP_AXPY] = {{POW2(14), H}, {POW2(18), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
     [XPAR_OP_ADD] = {{POW2(15), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
     [XPAR_OP_FILL] = {{POW2(16), H}, {POW2(20), H}, {NEVER, H}, {NEVER, H}, {POW2(13), H}},
@@ -100,7 +92,6 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_DOT] = {{POW2(15), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 #undef H
-#undef R
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];
