@@ -339,11 +339,12 @@ extern "C" unsigned long long xpar__cuda_launch_count(const struct xpar__cuda_st
 
 /*
  * Classifying a pointer.  cudaPointerGetAttributes fills a whole struct
- * (type, device, device and host pointers: several look-ups in the driver)
- * and cost about 0.3-0.4 us per operand on the H100 host, several times a
- * small CPU call that needs it (a pinned operand is asked about on every
- * call: page_cache.h).  The driver's cuPointerGetAttributes asked for the two
- * attributes xpar needs, memory type and managed, is one look-up.  It is
+ * (type, device, device and host pointers) and cost 156-220 ns per operand on
+ * the H100 host, the driver's cuPointerGetAttributes asked for the two
+ * attributes xpar needs, memory type and managed, 101-174 ns
+ * (bench/cub/pointer_query_cost.cu; bench/NOTES.md, issue 12): several times a
+ * small CPU call that needs it, and a pinned operand is asked about on every
+ * call (page_cache.h).  The driver function is
  * reached through the runtime's driver entry point, so nothing links
  * libcuda: where the entry point is missing (an old runtime or driver) the
  * runtime call is used, and a missing driver stays what it was, a GPU that
