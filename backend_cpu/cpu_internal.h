@@ -85,8 +85,15 @@ static inline int xpar__cpu_region_size(const xpar__exec *ex) {
 }
 
 /** Parts (working threads) for n elements in the OpenMP tier: the region's
- *  size, fewer when a part would get under XPAR__CPU_MIN_PER_THREAD elements;
- *  1 runs without a parallel region. */
+ *  size, fewer when a part would get under XPAR__CPU_MIN_PER_THREAD elements
+ *  (the _min form: under min_per_part); 1 runs without a parallel region. */
+static inline int xpar__cpu_team_size_min(const xpar__exec *ex, size_t n, size_t min_per_part) {
+  int t = xpar__cpu_region_size(ex);
+  size_t useful = n / min_per_part;
+  if (useful < 1) useful = 1;
+  if ((size_t)t > useful) t = (int)useful;
+  return t;
+}
 static inline int xpar__cpu_team_size(const xpar__exec *ex, size_t n) {
   int t = xpar__cpu_region_size(ex);
   size_t useful = n / XPAR__CPU_MIN_PER_THREAD;

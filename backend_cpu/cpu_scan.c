@@ -31,6 +31,18 @@
 #define XPAR__CPU_SCAN_BLOCK_BYTES (256u * 1024u)
 #endif
 
+/* Fewest elements per working thread in the OpenMP scan.  Smaller than the
+ * reduce's XPAR__CPU_MIN_PER_THREAD: a scan's second pass is a dependency
+ * chain (one add latency per float or double element), so a 4096-element
+ * part costs ~3 us where a reduce part costs a few hundred ns, and at
+ * 2^14..2^15 four parts of 4096 left xpar's tier 1.15-1.4x behind a plain
+ * 16-thread two-pass loop on the H100 host (regret run, bench/NOTES.md,
+ * issue 12).  The region (the team) is unchanged: only how many of its
+ * threads get work, hence the float rounding, depends on n. */
+#ifndef XPAR__CPU_SCAN_MIN_PER_THREAD
+#define XPAR__CPU_SCAN_MIN_PER_THREAD 1024u
+#endif
+
 /** Scan [lo, hi) starting from *carry (the fold of everything before lo). */
 typedef void (*scan_chunk_fn)(const void *in, void *out, size_t lo, size_t hi,
                               const xpar__scalar *carry, int exclusive);
@@ -217,7 +229,7 @@ xpar_status xpar__cpu_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op
   int exclusive = (kind == XPAR_EXCLUSIVE);
   const xpar__scalar start = init ? *init : scan_table[t][op].identity();
   /* One thread: the serial formulas over the whole array, from init. */
-  int team = ex->serial ? 1 : xpar__cpu_team_size(ex, n);
+  int team = ex->serial ? 1 : xpar__cpu_team_size_min(ex, n, XPAR__CPU_SCAN_MIN_PER_THREAD);
   if (team <= 1)
     scan_table[t][op].chunk(in, out, 0, n, &start, exclusive);
   else

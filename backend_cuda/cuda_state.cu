@@ -3,6 +3,8 @@
  * copies, and the mapping of CUDA errors to xpar statuses (including the
  * process-wide latch for context-corrupting errors).
  */
+#include <cuda.h> /* driver types only: nothing links libcuda (see pointer_kind) */
+
 #include <atomic>
 #include <chrono>
 #include <stdarg.h>
@@ -335,8 +337,74 @@ extern "C" unsigned long long xpar__cuda_launch_count(const struct xpar__cuda_st
 
 /* ---- memory ------------------------------------------------------------------- */
 
+/*
+ * Classifying a pointer.  cudaPointerGetAttributes fills a whole struct
+ * (type, device, device and host pointers) and cost 156-220 ns per operand on
+ * the H100 host, the driver's cuPointerGetAttributes asked for the two
+ * attributes xpar needs, memory type and managed, 101-174 ns
+ * (bench/cub/pointer_query_cost.cu; bench/NOTES.md, issue 12): several times a
+ * small CPU call that needs it, and a pinned operand is asked about on every
+ * call (page_cache.h).  The driver function is
+ * reached through the runtime's driver entry point, so nothing links
+ * libcuda: where the entry point is missing (an old runtime or driver) the
+ * runtime call is used, and a missing driver stays what it was, a GPU that
+ * is not usable (this is only asked once a GPU was probed usable).
+ */
+namespace {
+typedef CUresult(CUDAAPI *get_attributes_fn)(unsigned int, CUpointer_attribute *, void **,
+                                             CUdeviceptr);
+std::atomic<get_attributes_fn> g_get_attributes{nullptr};
+std::atomic<int> g_get_attributes_known{0}; /* 0 not asked, 1 asked */
+
+get_attributes_fn driver_get_attributes() {
+  if (g_get_attributes_known.load(std::memory_order_acquire))
+    return g_get_attributes.load(std::memory_order_relaxed);
+  /* Threads racing here all find the same entry point: no lock needed. */
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  cudaError_t err = cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000,
+                                                     cudaEnableDefault, &found);
+#else
+  cudaError_t err = cudaGetDriverEntryPoint("cuPointerGetAttributes", &fn, cudaEnableDefault,
+                                            &found);
+#endif
+  if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) fn = nullptr;
+  (void)cudaGetLastError();
+  g_get_attributes.store(reinterpret_cast<get_attributes_fn>(fn), std::memory_order_relaxed);
+  g_get_attributes_known.store(1, std::memory_order_release);
+  return reinterpret_cast<get_attributes_fn>(fn);
+}
+
+/* The kind through the driver: 1 when answered, 0 when the caller must ask
+ * the runtime.  Each attribute's value goes to a zeroed 8-byte slot, so its
+ * width (an enum, a bool) does not matter; memory that CUDA does not know
+ * (pageable) gets the default values, 0, and CUDA_SUCCESS. */
+int driver_pointer_kind(const void *p, xpar__ptr_kind *out) {
+  get_attributes_fn fn = driver_get_attributes();
+  if (!fn) return 0;
+  CUpointer_attribute which[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                  CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  unsigned long long value[2] = {0, 0};
+  void *data[2] = {&value[0], &value[1]};
+  if (fn(2, which, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS) return 0;
+  if (value[1])
+    *out = XPAR__PTR_MANAGED;
+  else if (value[0] == CU_MEMORYTYPE_HOST)
+    *out = XPAR__PTR_HOST_PINNED;
+  else if (value[0] == CU_MEMORYTYPE_DEVICE || value[0] == CU_MEMORYTYPE_ARRAY)
+    *out = XPAR__PTR_DEVICE;
+  else if (value[0] == 0)
+    *out = XPAR__PTR_HOST_PAGEABLE;
+  else
+    return 0; /* unified or unknown: let the runtime say */
+  return 1;
+}
+} // namespace
+
 extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
+  if (driver_pointer_kind(p, out)) return XPAR_OK;
   cudaPointerAttributes attr;
   memset(&attr, 0, sizeof attr);
   cudaError_t err = cudaPointerGetAttributes(&attr, p);
@@ -352,6 +420,28 @@ extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *ou
    * pointers; it must not leak into the next call. */
   (void)cudaGetLastError();
   return XPAR_OK;
+}
+
+/* Pinned host memory for dispatch's host copies of device operands (see
+ * backend.h): cudaMallocHost, no stream, no state. */
+extern "C" xpar_status xpar__cuda_host_alloc(size_t bytes, void **out) {
+  XPAR__FORWARD(xpar__cuda_check_sticky());
+  void *p = NULL;
+  cudaError_t err = cudaMallocHost(&p, bytes ? bytes : 1);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return xpar__fail(err == cudaErrorMemoryAllocation ? XPAR_ERR_OUT_OF_MEMORY
+                                                       : status_of(err),
+                      "pinned host staging (%zu bytes): %s", bytes, cudaGetErrorName(err));
+  }
+  *out = p;
+  return XPAR_OK;
+}
+
+extern "C" void xpar__cuda_host_free(void *p) {
+  if (!p) return;
+  cudaFreeHost(p);
+  (void)cudaGetLastError();
 }
 
 extern "C" xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t bytes, void **out) {
@@ -416,11 +506,15 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
   } else if (dir == XPAR__HOST_TO_DEVICE) {
     /* From pageable memory the copy must be complete before we return (the
      * caller may reuse its buffer); from pinned memory stream order is enough. */
-    cudaPointerAttributes attr;
-    memset(&attr, 0, sizeof attr);
-    if (cudaPointerGetAttributes(&attr, src) != cudaSuccess || attr.type != cudaMemoryTypeHost)
-      wait = 1;
-    (void)cudaGetLastError();
+    xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE;
+    if (!driver_pointer_kind(src, &kind)) {
+      cudaPointerAttributes attr;
+      memset(&attr, 0, sizeof attr);
+      if (cudaPointerGetAttributes(&attr, src) == cudaSuccess && attr.type == cudaMemoryTypeHost)
+        kind = XPAR__PTR_HOST_PINNED;
+      (void)cudaGetLastError();
+    }
+    wait = kind != XPAR__PTR_HOST_PINNED;
   }
   if (wait) XPAR_CUDA_TRY(cudaStreamSynchronize(st->stream), "copy %s (%zu bytes)", name, bytes);
   return XPAR_OK;

@@ -17,7 +17,9 @@
  *   plain-P-1     the same, P - 1 threads
  *
  * Variants take turns in blocks of --block calls (an episode that lasts
- * seconds hits all of them).  What one process cannot vary is varied by
+ * seconds hits all of them); --variants takes a subset, e.g. xpar-default,
+ * plain-P: an application mixing xpar's calls with its own 16-thread loops,
+ * without the resizing variants that reproduce the old behaviour.  What one process cannot vary is varied by
  * running it again: OMP_WAIT_POLICY, OMP_PROC_BIND / OMP_PLACES (read once
  * at start-up), and --cuda (initialise the CUDA runtime first, so its host
  * threads exist, as in an application that also uses the GPU).  xpar itself
@@ -61,11 +63,13 @@ static void usage(FILE *f) {
              "  --bandwidth         also medians at 2^26 for teams P, P-1, P/2\n"
              "  --time-limit S      at most S seconds of probing in all (shared by the N;\n"
              "                      an N whose share runs out reports the calls made)\n"
+             "  --variants LIST     the variants that take turns (default: all six)\n"
              "  --csv FILE          one row per variant x N\n");
 }
 
 int bench_cmd_stalls(int argc, char **argv) {
   const char *opname = "reduce", *dtname = "int32", *exps = "10,14,18,22", *csv_path = NULL;
+  const char *variants = "xpar-P,xpar-default,xpar-half,xpar-alt,plain-P,plain-P-1";
   long calls = 2000, block = 50, limit_s = 0;
   int cuda = 0, bandwidth = 0;
   for (int i = 0; i < argc; ++i) {
@@ -89,6 +93,7 @@ int bench_cmd_stalls(int argc, char **argv) {
     else if (strcmp(a, "--dtype") == 0) dtname = v;
     else if (strcmp(a, "--exps") == 0) exps = v;
     else if (strcmp(a, "--csv") == 0) csv_path = v;
+    else if (strcmp(a, "--variants") == 0) variants = v;
     else if (strcmp(a, "--calls") == 0) ok = bench_parse_long(v, 10, 10000000, &calls);
     else if (strcmp(a, "--block") == 0) ok = bench_parse_long(v, 1, 1000000, &block);
     else if (strcmp(a, "--time-limit") == 0) ok = bench_parse_long(v, 1, 100000, &limit_s);
@@ -150,6 +155,15 @@ int bench_cmd_stalls(int argc, char **argv) {
   if (csv && ftell(csv) == 0)
     fprintf(csv, "op,dtype,wait,bind,cuda,exp,variant,threads,calls,p50_us,p90_us,p99_us,"
                  "max_us,over_1ms,over_10x_p50\n");
+  int on[V_COUNT], non = 0;
+  for (int k = 0; k < V_COUNT; ++k) non += (on[k] = bench_list_has(variants, v_names[k]));
+  if (!non) {
+    fprintf(stderr, "xpar-bench stalls: --variants names none of the variants\n");
+    return 2;
+  }
+  /* the first variant taking turns counts the calls done */
+  int first = 0;
+  while (!on[first]) ++first;
   double *t = malloc((size_t)V_COUNT * (size_t)calls * sizeof *t);
   if (!t) return 1;
   printf("%-5s %-13s %7s %10s %10s %10s %10s %8s %8s\n", "n", "variant", "threads", "p50", "p90",
@@ -165,8 +179,10 @@ int bench_cmd_stalls(int argc, char **argv) {
     int flip = 0;
     for (int i = 0; i < 4; ++i) op->run(tr[i].ctx, &v); /* warm-up */
     op->baseline(&v, P);
-    while (done[0] < calls && !(limit_s > 0 && done[0] > 0 && bench_now_s() > deadline)) {
+    while (done[first] < calls &&
+           !(limit_s > 0 && done[first] > 0 && bench_now_s() > deadline)) {
       for (int k = 0; k < V_COUNT; ++k) {
+        if (!on[k]) continue;
         for (long b = 0; b < block && done[k] < calls; ++b) {
           double t0 = bench_now_s();
           switch (k) {
@@ -186,6 +202,7 @@ int bench_cmd_stalls(int argc, char **argv) {
       }
     }
     for (int k = 0; k < V_COUNT; ++k) {
+      if (!on[k]) continue;
       double *s = &t[(size_t)k * calls];
       long m = done[k]; /* fewer than --calls when the time limit cut it short */
       bench_sort(s, (int)m);

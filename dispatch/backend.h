@@ -123,11 +123,17 @@ typedef struct xpar__backend {
   void (*state_destroy)(struct xpar__cuda_state *st);
   /** Use the application's stream (cudaStream_t as void *); NULL = own stream. */
   xpar_status (*set_stream)(struct xpar__cuda_state *st, void *stream);
-  /** Classify a pointer (cudaPointerGetAttributes). */
+  /** Classify a pointer (one driver look-up: cuda_state.cu). */
   xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
   /** Device allocation for mappings (cudaMalloc); not for per-call scratch. */
   xpar_status (*alloc)(struct xpar__cuda_state *st, size_t bytes, void **out);
   void (*free)(struct xpar__cuda_state *st, void *p);
+  /** Pinned host memory (cudaMallocHost) for dispatch's host copies of
+   *  device operands: device-to-host copies into it run at full speed,
+   *  without the driver's own staging through pageable memory.  Optional
+   *  (NULL: dispatch uses malloc); host_free(NULL) does nothing. */
+  xpar_status (*host_alloc)(size_t bytes, void **out);
+  void (*host_free)(void *p);
   /** Device staging buffer `slot` (< XPAR__OPERAND_SLOTS) of at least `bytes`, cached in the
    *  state and grown when needed (never shrunk or freed per call).  Used by
    *  dispatch to hold host operands of a GPU call. */

@@ -274,12 +274,27 @@ static xpar_status run_kernel(const xpar__backend *b, const xpar__exec *ex, cons
   return b->launch(ex, k->kernel, c->n, &a);
 }
 
+/* The host copy of device operand `slot`: pinned memory where the GPU
+ * backend can give it (a device-to-host copy into pageable memory goes
+ * through the driver's own staging and took 2-4 us more per small call on
+ * the H100 host than one into pinned memory, which is what decides whether
+ * a tiny device-resident call pays on the CPU: bench/NOTES.md, issue 12),
+ * else malloc.  Grown when needed, kept until the context is destroyed or
+ * its memory released (xpar__host_staging_free). */
 static xpar_status host_staging(xpar_context *ctx, int slot, size_t bytes, void **out) {
   if (ctx->host_staging_bytes[slot] < bytes) {
-    void *grown = realloc(ctx->host_staging[slot], bytes);
-    XPAR__RETURN_IF(!grown, XPAR_ERR_OUT_OF_MEMORY,
-                    "host staging for a device operand (%zu bytes)", bytes);
-    ctx->host_staging[slot] = grown;
+    const xpar__backend *g = xpar__gpu_backend();
+    xpar__host_staging_free(ctx, slot);
+    void *p = NULL;
+    if (g && g->host_alloc && g->host_alloc(bytes, &p) == XPAR_OK) {
+      ctx->host_staging_pinned[slot] = 1;
+    } else {
+      xpar__clear_error(); /* no pinned memory to be had: pageable serves */
+      p = malloc(bytes);
+      XPAR__RETURN_IF(!p, XPAR_ERR_OUT_OF_MEMORY,
+                      "host staging for a device operand (%zu bytes)", bytes);
+    }
+    ctx->host_staging[slot] = p;
     ctx->host_staging_bytes[slot] = bytes;
   }
   *out = ctx->host_staging[slot];
@@ -433,20 +448,45 @@ static int host_reachable(const plan *p) {
   return !p->has_result_operand || p->result.where.loc != XPAR__LOC_DEVICE;
 }
 
-/* Whether p is known host memory from the page cache (or NULL: n = 0); a
- * miss sends the call down the general path, which classifies and caches. */
-static int cached_host_page(xpar_context *ctx, const void *p) {
-  return !p || xpar__page_cache_lookup(&ctx->page_cache, p);
+/* The host kind of one operand of the host fast path: 1 (and *pinned) when p
+ * is host memory, 0 when the general path must take the call.  A page in the
+ * cache is pageable host memory (page_cache.h); any other pointer is asked of
+ * the runtime -- one driver look-up -- every time, because a pinned answer
+ * cannot be cached (freed pinned memory comes back as device memory): pinned
+ * host memory stays on the fast path, exactly classified; a pageable answer
+ * is cached; device or managed memory, or an error, goes to the general
+ * path, which classifies again and reports. */
+static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_facts *f) {
+  if (!p) return 1; /* unused */
+  if (xpar__page_cache_lookup(&ctx->page_cache, p)) {
+    f->pageable = 1;
+    f->host_kind_exact = 0; /* a hint: see page_cache.h */
+    return 1;
+  }
+  xpar__ptr_kind kind;
+  if (xpar__gpu_backend()->pointer_kind(p, &kind) != XPAR_OK) {
+    xpar__clear_error();
+    return 0;
+  }
+  if (kind == XPAR__PTR_HOST_PAGEABLE) {
+    xpar__page_cache_store(&ctx->page_cache, p);
+    f->pageable = 1;
+    return 1;
+  }
+  if (kind != XPAR__PTR_HOST_PINNED) return 0;
+  f->pinned = 1;
+  return 1;
 }
 
 /*
  * The common case in a tight loop: arrays in host memory, nothing mapped or
  * queued, and a call that stays on the CPU.  The decision is xpar__decide's
- * (policy.h), fed the facts the page cache gives (a cached page is pageable
- * host memory, or was when it was cached: whether it has been pinned since
- * does not matter below both GPU thresholds for host data, see page_cache.h),
- * without building a plan.  Returns 0 (nothing done) when the general path
- * must take the call.
+ * (policy.h), fed the facts the page cache and the runtime give, without
+ * building a plan: a cached page is pageable host memory, or was when it was
+ * cached (whether it has been pinned since does not matter below both GPU
+ * thresholds for host data, see page_cache.h); a pointer not cached is
+ * classified here (fast_host_operand), so pinned arrays stay on this path.
+ * Returns 0 (nothing done) when the general path must take the call.
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   /* Kernel launches take the general path: their arrays are not x/y/out. */
@@ -459,16 +499,18 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
      * with offload disabled) every array is pageable host memory; with one,
-     * cached pages are pageable host memory (or were: cudaHostRegister may
-     * have pinned them since), which is enough only below both GPU
-     * thresholds for host data (plan.exact otherwise). */
-    f.host = f.pageable = 1;
+     * each operand is cached pageable or asked (fast_host_operand), which is
+     * enough only below both GPU thresholds for host data (plan.exact
+     * otherwise). */
+    f.host = 1;
     if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
       if (b == XPAR_BACKEND_AUTO && c->n >= host_gpu_threshold(ctx, c)) return 0;
-      if (!(cached_host_page(ctx, c->x) && cached_host_page(ctx, c->y) &&
-            cached_host_page(ctx, c->out)))
+      /* x == out (an in-place scan) is one operand: asked once. */
+      if (!(fast_host_operand(ctx, c->x, &f) && fast_host_operand(ctx, c->y, &f) &&
+            (c->out == c->x || fast_host_operand(ctx, c->out, &f))))
         return 0;
-      f.host_kind_exact = 0;
+    } else {
+      f.pageable = 1;
     }
   }
   xpar__decision_raw *d = &ctx->last;
@@ -481,7 +523,7 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   d->kernel = NULL;
   d->reproducible = ctx->reproducible;
   d->shadow_state = XPAR__SHADOW_OFF;
-  xpar_tier tier;
+  xpar_tier tier = XPAR_TIER_NONE;
   if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
       tier == XPAR_TIER_CUDA_SERIAL)
     return 0;

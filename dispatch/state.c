@@ -25,12 +25,18 @@ xpar_status xpar__context_new(xpar_context **out) {
   return XPAR_OK;
 }
 
+void xpar__host_staging_free(xpar_context *ctx, int slot) {
+  if (ctx->host_staging_pinned[slot])
+    xpar__gpu_backend()->host_free(ctx->host_staging[slot]);
+  else
+    free(ctx->host_staging[slot]);
+  ctx->host_staging[slot] = NULL;
+  ctx->host_staging_bytes[slot] = 0;
+  ctx->host_staging_pinned[slot] = 0;
+}
+
 static void free_host_staging(xpar_context *ctx) {
-  for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) {
-    free(ctx->host_staging[i]);
-    ctx->host_staging[i] = NULL;
-    ctx->host_staging_bytes[i] = 0;
-  }
+  for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) xpar__host_staging_free(ctx, i);
 }
 
 xpar_status xpar__context_free(xpar_context *ctx) {

@@ -125,9 +125,11 @@ struct xpar_context {
   size_t n_maps, cap_maps;
   xpar__page_cache page_cache; /* host-page classifications (page_cache.h) */
 
-  /* Host copies of device-only operands when a call runs on the CPU. */
+  /* Host copies of device-only operands when a call runs on the CPU:
+   * pinned (the GPU backend's host_alloc) or, failing that, malloc'd. */
   void *host_staging[XPAR__OPERAND_SLOTS];
   size_t host_staging_bytes[XPAR__OPERAND_SLOTS];
+  unsigned char host_staging_pinned[XPAR__OPERAND_SLOTS];
 
   xpar__kernel_entry *kernels; /* dispatch/kernel.c */
   size_t n_kernels, cap_kernels;
@@ -144,6 +146,8 @@ struct xpar_context {
 xpar_status xpar__context_new(xpar_context **out);
 /** Wait for queued work, release mappings and GPU state, free the context. */
 xpar_status xpar__context_free(xpar_context *ctx);
+/** Free host staging slot `slot` (pinned or malloc'd); empty afterwards. */
+void xpar__host_staging_free(xpar_context *ctx, int slot);
 /** Move the context to another device (no mappings allowed). */
 xpar_status xpar__context_set_device(xpar_context *ctx, int device);
 /** Run GPU work on the application's stream (NULL: the context's own). */

@@ -410,18 +410,34 @@ static void auto_device_pointers(void **state) {
     assert_int_equal(cudaMalloc((void **)&dz, n * sizeof *dz), cudaSuccess);
     assert_int_equal(cudaMemcpy(dx, h, n * sizeof *h, cudaMemcpyHostToDevice), cudaSuccess);
     xpar_context *ctx = new_ctx();
+    /* Device-only data stays on the GPU from the calibrated device-only
+     * threshold on; below it the call is copied to (pinned) host memory,
+     * run on the CPU and, for an array output, copied back. */
+    size_t thr_reduce = 0, thr_scan = 0;
+    assert_int_equal(xpar_context_get_threshold(ctx, XPAR_OP_REDUCE, XPAR_DOUBLE,
+                                                XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, &thr_reduce),
+                     XPAR_OK);
+    assert_int_equal(xpar_context_get_threshold(ctx, XPAR_OP_SCAN, XPAR_DOUBLE,
+                                                XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, &thr_scan),
+                     XPAR_OK);
     double r = 0, want = 0;
     for (size_t i = 0; i < n; i++) want += h[i];
     assert_int_equal(xpar_reduce(ctx, XPAR_DOUBLE, XPAR_SUM, dx, n, &r), XPAR_OK);
     xpar_decision d = decision(ctx);
-    if (d.tier != XPAR_TIER_CUDA)
-      xt_failf("auto, device pointer", "n=%zu reduce ran on %s (reason \"%s\")", n, xpar_tier_name(d.tier), d.reason);
+    if ((d.tier == XPAR_TIER_CUDA) != (n >= thr_reduce) || !strstr(d.reason, "only on the device"))
+      xt_failf("auto, device pointer", "n=%zu reduce (device-only threshold %zu) ran on %s (reason \"%s\")", n,
+               thr_reduce, xpar_tier_name(d.tier), d.reason);
+    if (d.tier != XPAR_TIER_CUDA && (d.bytes_to_host != n * sizeof *h || d.bytes_to_device != 0))
+      xt_failf("auto, device pointer", "n=%zu reduce on the CPU moved %zu bytes to the host, %zu to "
+               "the device (expected %zu and 0)", n, d.bytes_to_host, d.bytes_to_device, n * sizeof *h);
     if (r != want) xt_failf("auto, device pointer", "n=%zu sum %.17g, expected %.17g", n, r, want);
+    assert_int_equal(cudaMemset(dz, 0xA5, n * sizeof *dz), cudaSuccess); /* poison the output */
     assert_int_equal(xpar_scan(ctx, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, dx, dz, n), XPAR_OK);
     d = decision(ctx);
-    if (d.tier != XPAR_TIER_CUDA)
-      xt_failf("auto, device pointer", "n=%zu scan ran on %s (reason \"%s\")", n, xpar_tier_name(d.tier), d.reason);
-    assert_int_equal(d.bytes_to_device, 0);
+    if ((d.tier == XPAR_TIER_CUDA) != (n >= thr_scan))
+      xt_failf("auto, device pointer", "n=%zu scan (device-only threshold %zu) ran on %s (reason \"%s\")", n,
+               thr_scan, xpar_tier_name(d.tier), d.reason);
+    if (d.tier == XPAR_TIER_CUDA) assert_int_equal(d.bytes_to_device, 0);
     assert_int_equal(cudaMemcpy(h, dz, n * sizeof *h, cudaMemcpyDeviceToHost), cudaSuccess);
     double acc = 0;
     for (size_t i = 0; i < n; i++) {

@@ -350,11 +350,15 @@ static void host_data_thresholds(void **state) {
     xpar_tier tier;
     const char *phrase;
   } cases[] = {
-      {pinned, 100, XPAR_TIER_CPU_SERIAL, "for host data"},      /* below both: hint   */
+      /* Below both, the host fast path asks about a pointer the page cache
+       * does not hold (pinned pages are never cached): the kind is exact. */
+      {pinned, 100, XPAR_TIER_CPU_SERIAL, "for pinned host data"},
       {pinned, 5000, XPAR_TIER_CUDA, "pinned host data"},        /* asked: pinned      */
       {pageable, 5000, XPAR_TIER_CPU_SERIAL, "pageable host data"}, /* asked: pageable */
       {pageable, 70000, XPAR_TIER_CUDA, "pageable host data"},
-      {pinned, 100, XPAR_TIER_CPU_SERIAL, "for host data"}, /* again, from the cache */
+      {pinned, 100, XPAR_TIER_CPU_SERIAL, "for pinned host data"}, /* asked again */
+      /* a cached pageable page below both: a hint, quoted for host data */
+      {pageable, 100, XPAR_TIER_CPU_SERIAL, "for host data"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     int before = fake_ops;
@@ -403,6 +407,8 @@ static void mapped_in_sync_and_stale(void **state) {
   assert_int_equal(xpar_fill(ctx, XPAR_INT32, &three, a, n), XPAR_OK);
   assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO), XPAR_OK);
   set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_DATA, XPAR_NEVER);
+  /* the device-only rule, not its calibrated size: n is above the threshold */
+  set_thr(ctx, XPAR_OP_REDUCE, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, n);
   before = fake_ops;
   assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, &r), XPAR_OK);
   expect(ctx, "mapped, written by the GPU", XPAR_TIER_CUDA, before, 1, "valid only on the device");
