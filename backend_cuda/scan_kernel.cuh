@@ -166,6 +166,17 @@ __global__ void __launch_bounds__(TUNED ? Tn::block : tuning::max_block,
                                   TUNED ? Tn::min_blocks : 1) scan_kernel(ScanParams p) {
   using T = typename Op::Type;
   __shared__ ScanShared<T> sh;
+  /* The tuned kernel is only launched with Tn::block threads (scan_launch: tuned_block).
+   * Telling the compiler so makes every warp whole at compile time (warp_lanes() = 32,
+   * full shuffle masks, no partial-warp branches in block_scan.cuh and the look-back):
+   * ptxas, sm_90, nvcc 13.0: the 8-byte kernels went from 64 registers + 76-104 B of
+   * spill stores to 62-64 registers and none, the 4-byte ones from 80 to 72-80, no spills
+   * (bench/cub/NOTES.md).  Both facts are needed: with the block size alone the 4-byte
+   * kernels spilled 68 B. */
+  if (TUNED) {
+    __builtin_assume(blockDim.x == Tn::block);
+    __builtin_assume(threadIdx.x < Tn::block);
+  }
   if (!TUNED && gridDim.x == 1) {
     if (threadIdx.x == 0) sh.prefix = scan_init<T>(p);
     for (size_t tile = 0; tile < p.num_tiles; ++tile)
@@ -226,6 +237,14 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
       (const void *)scan_kernel<Op, Tn, true>, n,
       (unsigned)(tuned_block ? TUNED_ITEMS : GENERIC_ITEMS), &shape));
   const bool tuned = tuned_block && shape.grid > 1;
+  /* One block with no block override (small n): no more warps than the elements fill, so
+   * that 1,024 int32 are one whole tile of 64 threads (the vector path, 2 warps at the
+   * barriers) instead of a quarter of a 256-thread tile read element by element. */
+  if (shape.grid == 1 && !ex->serial && ex->block == 0) {
+    const size_t threads = (n + GENERIC_ITEMS - 1) / GENERIC_ITEMS;
+    const size_t warps = (threads + 31) / 32;
+    if (warps * 32 < shape.block) shape.block = (unsigned)(warps * 32);
+  }
   void (*kernel)(ScanParams) = tuned ? scan_kernel<Op, Tn, true> : scan_kernel<Op, Gn, false>;
   const size_t tile_items = (size_t)shape.block * (tuned ? TUNED_ITEMS : GENERIC_ITEMS);
   const size_t num_tiles = n / tile_items + (n % tile_items != 0);
