@@ -251,20 +251,17 @@ void own_row(Ctx &c, const char *op, const char *dtype, size_t n, double bytes,
   fflush(stdout);
 }
 
-/* The reduce's read path, as a bench-only source: the same kernel reading through
- * ld.global.nc.L1::no_allocate.L2::256B (no L1 line for data read once; the L2 fetches
- * 256-byte blocks, i.e. the neighbouring sectors before they are asked for). */
-template <class T> struct NoAllocSource {
+/* The reduce's former read path, as a bench-only source: the same kernel reading through
+ * __ldg (ld.global.nc, L1-allocating, no L2 prefetch hint); the library reads with
+ * ld.global.nc.L1::no_allocate.L2::256B (thread_load.cuh's load16_readonly). */
+template <class T> struct LdgSource {
   using Loaded = xpar_cuda::Pack16<T>;
   static constexpr int per_vector = Loaded::count;
   const T *x;
   __device__ __forceinline__ T scalar(size_t i) const { return __ldg(x + i); }
   __device__ __forceinline__ Loaded vector(size_t head, size_t v) const {
     Loaded l;
-    const T *p = x + head + v * per_vector;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(l.raw.x), "=r"(l.raw.y), "=r"(l.raw.z), "=r"(l.raw.w)
-                 : "l"(p));
+    l.raw = __ldg(reinterpret_cast<const int4 *>(x + head + v * per_vector));
     return l;
   }
   __device__ __forceinline__ T element(const Loaded &l, int e) const { return l.e[e]; }
@@ -281,10 +278,10 @@ xpar_status sweep_reduce(const xpar__exec *ex, const void *in, size_t n, void *r
       ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
 }
 template <class T, unsigned LOADS>
-xpar_status sweep_reduce_noalloc(const xpar__exec *ex, const void *in, size_t n, void *result) {
+xpar_status sweep_reduce_ldg(const xpar__exec *ex, const void *in, size_t n, void *result) {
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "reduce"));
-  const NoAllocSource<T> src{static_cast<const T *>(in)};
-  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, NoAllocSource<T>, LOADS>(
+  const LdgSource<T> src{static_cast<const T *>(in)};
+  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, LdgSource<T>, LOADS>(
       ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
 }
 template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max) {
@@ -294,12 +291,11 @@ template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max) {
     Run run;
     unsigned per_sm;
   };
-  const Config configs[] = {{"8 loads, 8/SM", sweep_reduce<T, 8>, 8},
-                            {"16 loads, 4/SM", sweep_reduce<T, 16>, 4},
-                            {"8 na256, 8/SM", sweep_reduce_noalloc<T, 8>, 8},
-                            {"16 na256, 4/SM", sweep_reduce_noalloc<T, 16>, 4},
-                            {"4 na256, 8/SM", sweep_reduce_noalloc<T, 4>, 8},
-                            {"8 na256, 4/SM", sweep_reduce_noalloc<T, 8>, 4}};
+  const Config configs[] = {{"8 na256, 8/SM", sweep_reduce<T, 8>, 8}, /* the library's */
+                            {"16 na256, 4/SM", sweep_reduce<T, 16>, 4},
+                            {"4 na256, 8/SM", sweep_reduce<T, 4>, 8},
+                            {"8 ldg, 8/SM", sweep_reduce_ldg<T, 8>, 8},
+                            {"16 ldg, 4/SM", sweep_reduce_ldg<T, 16>, 4}};
   fill_input<T>(c.in, (size_t)1 << lg_max, 31u);
   for (int lg = lg_min; lg <= lg_max; lg += 2) {
     const size_t n = (size_t)1 << lg;
