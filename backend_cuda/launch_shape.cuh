@@ -87,7 +87,9 @@ constexpr unsigned reduce_max_blocks_per_sm = 8;
  *     128 x 6 / 8   sum 1.024 / 1.015, max 0.988 / 0.978
  *   (500 / 300 ns: 1-4 % slower in every shape.)  256 x 6 / 4 with fixed_block in that
  *   run's bench: double sum 1.038-1.051, min / max / exclusive 0.995-1.013, int64 /
- *   uint64 sum 0.991-1.005 (rows at 2^26..2^29).
+ *   uint64 sum 0.991-1.005 (rows at 2^26..2^29).  256 x 7 / 4 in the final gpu-check
+ *   (run2-final/bench.log): every 8-byte row, sum / min / max, inclusive / exclusive,
+ *   int64 / uint64 / double, 2^26..2^29: 1.015-1.077 x CUB.
  * 4-byte with fixed_block, same run: 256 x 8 / 3 at 72 registers 2481 GB/s at 2^28
  *   (without: 2670-2716 in earlier runs), 256 x 8 / 4 (64 registers) 2585, 256 x 10 / 3
  *   2590: all below the 4-byte tuning without it, which stays.

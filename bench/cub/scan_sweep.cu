@@ -40,7 +40,6 @@ template <unsigned B, int V, unsigned M, int W, bool F> struct SweepTuning {
   static constexpr unsigned min_blocks = M;
   static constexpr int window = W;
   static constexpr bool fixed_block = F;
-  static constexpr unsigned first_poll_delay_ns = 1250, poll_delay_ns = 650, delay_min_grid = 0;
 };
 
 typedef xpar_status (*SweepRun)(const xpar__exec *ex, const void *in, void *out, size_t n,
