@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h> /* driver types only; no libcuda link (xpar__cuda_launch_small) */
+#include <cudaTypedefs.h>
+
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "launch_shape.cuh"
@@ -168,6 +171,49 @@ volatile unsigned int *xpar__cuda_next_done_flag(xpar__cuda_state *st, unsigned 
   *seq = st->result_seq;
   return reinterpret_cast<volatile unsigned int *>(static_cast<char *>(st->result_device) +
                                                    kResultFlagOffset);
+}
+
+namespace {
+
+/* The driver's cuLaunchKernel through the runtime, or NULL (an older driver or a runtime
+ * without the entry point: the runtime path stays). */
+PFN_cuLaunchKernel_v4000 driver_launch() {
+  static const PFN_cuLaunchKernel_v4000 fn = [] {
+    void *p = NULL;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      p = NULL;
+    }
+    return (PFN_cuLaunchKernel_v4000)p;
+  }();
+  return fn;
+}
+
+} // namespace
+
+const void *xpar__cuda_kernel_handle(const void *kernel) {
+  cudaKernel_t k = NULL;
+  if (cudaGetKernel(&k, kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  return (const void *)k;
+}
+
+bool xpar__cuda_launch_small(xpar__cuda_state *st, const void *handle, unsigned grid,
+                             unsigned block, void **args) {
+  const PFN_cuLaunchKernel_v4000 launch = driver_launch();
+  if (!launch || !handle) return false;
+  /* A CUkernel launches in the current context: the one of st->device, made current by
+   * xpar__cuda_begin's cudaSetDevice. */
+  if (launch((CUfunction)handle, grid, 1, 1, block, 1, 1, 0, (CUstream)st->stream, args, NULL) !=
+      CUDA_SUCCESS)
+    return false;
+  st->counters.launches++;
+  return true;
 }
 
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {

@@ -78,6 +78,21 @@ constexpr unsigned reduce_max_blocks_per_sm = 8;
  *   ptxas: 64 registers, 72-104 B of spill stores (78-80 registers at 3 blocks/SM do not
  *   spill but measured slower).  Final gpu-check: double 1.031-1.035 x CUB at 2^26..2^29,
  *   int64 0.999-1.008, min / max / exclusive 0.969-1.030 at 2^28.
+ * 8-byte, issue 11 second session (bench/results/h100-2026-11-25-gpu11/run1): with
+ *   fixed_block (scan_kernel tells the compiler the block size) no 8-byte shape spills;
+ *   sweep at 2^26 / 2^28, x CUB, inclusive sum and max of double, 800 / 400 ns:
+ *     256 x 7 / 4   sum 1.074 / 1.065, max 1.037 / 1.030   <- this (64 registers)
+ *     256 x 6 / 4   sum 1.048 / 1.038, max 1.013 / 0.999   (62-64 registers)
+ *     256 x 8 / 3   sum 1.058 / 1.047, max 1.025 / 1.012   (80 registers)
+ *     128 x 6 / 8   sum 1.024 / 1.015, max 0.988 / 0.978
+ *   (500 / 300 ns: 1-4 % slower in every shape.)  256 x 6 / 4 with fixed_block in that
+ *   run's bench: double sum 1.038-1.051, min / max / exclusive 0.995-1.013, int64 /
+ *   uint64 sum 0.991-1.005 (rows at 2^26..2^29).  256 x 7 / 4 in the final gpu-check
+ *   (run2-final/bench.log): every 8-byte row, sum / min / max, inclusive / exclusive,
+ *   int64 / uint64 / double, 2^26..2^29: 1.015-1.077 x CUB.
+ * 4-byte with fixed_block, same run: 256 x 8 / 3 at 72 registers 2481 GB/s at 2^28
+ *   (without: 2670-2716 in earlier runs), 256 x 8 / 4 (64 registers) 2585, 256 x 10 / 3
+ *   2590: all below the 4-byte tuning without it, which stays.
  */
 template <size_t ELEMENT_BYTES> struct ScanTuning;
 template <> struct ScanTuning<4> {
@@ -85,15 +100,17 @@ template <> struct ScanTuning<4> {
   static constexpr int vectors = 8; /* 32 items per thread, 8192-item tiles */
   static constexpr unsigned min_blocks = 3;
   static constexpr int window = 1;
+  static constexpr bool fixed_block = false; /* on: 7 % slower (issue 11, gpu11 run 1) */
   static constexpr unsigned first_poll_delay_ns = 800;
   static constexpr unsigned poll_delay_ns = 400;
   static constexpr unsigned delay_min_grid = 500;
 };
 template <> struct ScanTuning<8> {
   static constexpr unsigned block = 256;
-  static constexpr int vectors = 6; /* 12 items per thread, 3072-item tiles */
+  static constexpr int vectors = 7; /* 14 items per thread, 3584-item tiles */
   static constexpr unsigned min_blocks = 4;
   static constexpr int window = 1;
+  static constexpr bool fixed_block = true; /* scan_kernel: the compiler knows the block */
   static constexpr unsigned first_poll_delay_ns = 800;
   static constexpr unsigned poll_delay_ns = 400;
   static constexpr unsigned delay_min_grid = 500;

@@ -212,8 +212,14 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   p.stamped = NULL;
   p.seq = 0;
   if (spin) p.stamped = xpar__cuda_next_stamped_result(st, &p.seq);
-  kernel<<<shape.grid, shape.block, 0, st->stream>>>(src, p);
-  XPAR__FORWARD(xpar__cuda_check_launch(st, name));
+  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch_small). */
+  static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
+  Src src_arg = src;
+  void *args[] = {&src_arg, &p};
+  if (!spin || !xpar__cuda_launch_small(st, handle, shape.grid, shape.block, args)) {
+    kernel<<<shape.grid, shape.block, 0, st->stream>>>(src, p);
+    XPAR__FORWARD(xpar__cuda_check_launch(st, name));
+  }
 
   if (on_device) {
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));

@@ -50,6 +50,13 @@ template <class T> struct ScanShared {
   size_t next_tile;
 };
 
+/* Tn::fixed_block, false for a tuning that does not name it. */
+template <class Tn> constexpr auto tuning_fixes_block_(int) -> decltype(Tn::fixed_block, bool()) {
+  return Tn::fixed_block;
+}
+template <class Tn> constexpr bool tuning_fixes_block_(long) { return false; }
+template <class Tn> constexpr bool tuning_fixes_block() { return tuning_fixes_block_<Tn>(0); }
+
 template <class T, int VECTORS> constexpr int scan_items_per_thread() {
   return (int)(VECTORS * (tuning::vector_bytes / sizeof(T)));
 }
@@ -166,6 +173,18 @@ __global__ void __launch_bounds__(TUNED ? Tn::block : tuning::max_block,
                                   TUNED ? Tn::min_blocks : 1) scan_kernel(ScanParams p) {
   using T = typename Op::Type;
   __shared__ ScanShared<T> sh;
+  /* The tuned kernel is only launched with Tn::block threads (scan_launch: tuned_block).
+   * With Tn::fixed_block the compiler is told so, which makes every warp whole at compile
+   * time (warp_lanes() = 32, full shuffle masks, no partial-warp branches in
+   * block_scan.cuh and the look-back).  ptxas, sm_90, nvcc 13.0: the 8-byte kernels went
+   * from 64 registers + 76-104 B of spill stores to 62-64 registers and none; the 4-byte
+   * ones from 80 registers to 72-80, also without spills, but measured 7 % slower
+   * (2500 vs 2670 GB/s, int32 2^28), so ScanTuning<4> leaves it off (bench/cub/NOTES.md).
+   * Both facts are needed: with the block size alone the 4-byte kernels spilled 68 B. */
+  if (TUNED && tuning_fixes_block<Tn>()) {
+    __builtin_assume(blockDim.x == Tn::block);
+    __builtin_assume(threadIdx.x < Tn::block);
+  }
   if (!TUNED && gridDim.x == 1) {
     if (threadIdx.x == 0) sh.prefix = scan_init<T>(p);
     for (size_t tile = 0; tile < p.num_tiles; ++tile)
@@ -198,6 +217,7 @@ template <class Tn> struct GenericScanTuning {
   static constexpr int vectors = Tn::vectors < 4 ? Tn::vectors : 4;
   static constexpr unsigned min_blocks = 1;
   static constexpr int window = Tn::window;
+  static constexpr bool fixed_block = false; /* any block size */
 };
 
 /* The look-back's sleeps (ScanTuning's by default; the bench sweeps and checks others). */
@@ -226,6 +246,14 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
       (const void *)scan_kernel<Op, Tn, true>, n,
       (unsigned)(tuned_block ? TUNED_ITEMS : GENERIC_ITEMS), &shape));
   const bool tuned = tuned_block && shape.grid > 1;
+  /* One block with no block override (small n): no more warps than the elements fill, so
+   * that 1,024 int32 are one whole tile of 64 threads (the vector path, 2 warps at the
+   * barriers) instead of a quarter of a 256-thread tile read element by element. */
+  if (shape.grid == 1 && !ex->serial && ex->block == 0) {
+    const size_t threads = (n + GENERIC_ITEMS - 1) / GENERIC_ITEMS;
+    const size_t warps = (threads + 31) / 32;
+    if (warps * 32 < shape.block) shape.block = (unsigned)(warps * 32);
+  }
   void (*kernel)(ScanParams) = tuned ? scan_kernel<Op, Tn, true> : scan_kernel<Op, Gn, false>;
   const size_t tile_items = (size_t)shape.block * (tuned ? TUNED_ITEMS : GENERIC_ITEMS);
   const size_t num_tiles = n / tile_items + (n % tile_items != 0);
@@ -253,8 +281,16 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
     XPAR__FORWARD(xpar__cuda_ensure_control(st));
     p.done_flag = xpar__cuda_next_done_flag(st, &p.seq);
   }
-  kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);
-  XPAR__FORWARD(xpar__cuda_check_launch(st, "scan"));
+  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch_small); it
+   * is always the generic kernel (one block). */
+  static const void *const generic_handle =
+      xpar__cuda_kernel_handle((const void *)scan_kernel<Op, Gn, false>);
+  void *args[] = {&p};
+  if (!spin || kernel != scan_kernel<Op, Gn, false> ||
+      !xpar__cuda_launch_small(st, generic_handle, shape.grid, shape.block, args)) {
+    kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);
+    XPAR__FORWARD(xpar__cuda_check_launch(st, "scan"));
+  }
   if (shape.grid > 1 && !p.block_index_tiles) st->scan_tile_base += num_tiles + shape.grid;
   if (ex->nowait) return XPAR_OK;
   if (spin && xpar__cuda_spin_for_flag(st, p.seq)) return XPAR_OK;

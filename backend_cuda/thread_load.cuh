@@ -20,9 +20,18 @@ template <class T> union Pack16 {
   T e[16 / sizeof(T)];
 };
 
-/* Read-only data (never written during the kernel): the non-coherent path. */
+/* Read-only data (never written during the kernel), read once (reduce, dot): the
+ * non-coherent path, no L1 line (L1::no_allocate: nothing re-reads it) and 256-byte L2
+ * fetches (L2::256B: the sectors after the one asked for are on their way before the
+ * warp's next load asks).  Against __ldg in the same kernel (bench/cub/NOTES.md, issue
+ * 11 run 1, events, x CUB): int32 2^26 1.086 vs 0.999, 2^28 1.010 vs 0.989, 2^30 0.996
+ * vs 0.991; double 2^26 1.044 vs 1.001, 2^28 1.011 vs 1.001. */
 __device__ __forceinline__ int4 load16_readonly(const void *p) {
-  return __ldg(reinterpret_cast<const int4 *>(p));
+  int4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
 }
 /* Data the same kernel may overwrite (in-place scan, axpy with x == y). */
 __device__ __forceinline__ int4 load16(const void *p) { return *reinterpret_cast<const int4 *>(p); }

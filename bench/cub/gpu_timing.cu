@@ -23,6 +23,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <cuda.h> /* types only: the driver is reached through the runtime */
+#include <cudaTypedefs.h>
 #include <cuda/functional>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -51,6 +53,29 @@ template <class F> double median_wall_us(F &&run, int warmup, int reps) {
     run();
     t.push_back(now_us() - t0);
   }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/* GPU time of one call on stream s between two events (no host launch cost), median. */
+template <class F> double median_event_us(cudaStream_t s, F &&run, int warmup, int reps) {
+  cudaEvent_t a, b;
+  GB_CUDA(cudaEventCreate(&a));
+  GB_CUDA(cudaEventCreate(&b));
+  for (int i = 0; i < warmup; i++) run();
+  GB_CUDA(cudaStreamSynchronize(s));
+  std::vector<double> t;
+  for (int i = 0; i < reps; i++) {
+    GB_CUDA(cudaEventRecord(a, s));
+    run();
+    GB_CUDA(cudaEventRecord(b, s));
+    GB_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    GB_CUDA(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1e3);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
@@ -226,14 +251,37 @@ void own_row(Ctx &c, const char *op, const char *dtype, size_t n, double bytes,
   fflush(stdout);
 }
 
+/* The reduce's former read path, as a bench-only source: the same kernel reading through
+ * __ldg (ld.global.nc, L1-allocating, no L2 prefetch hint); the library reads with
+ * ld.global.nc.L1::no_allocate.L2::256B (thread_load.cuh's load16_readonly). */
+template <class T> struct LdgSource {
+  using Loaded = xpar_cuda::Pack16<T>;
+  static constexpr int per_vector = Loaded::count;
+  const T *x;
+  __device__ __forceinline__ T scalar(size_t i) const { return __ldg(x + i); }
+  __device__ __forceinline__ Loaded vector(size_t head, size_t v) const {
+    Loaded l;
+    l.raw = __ldg(reinterpret_cast<const int4 *>(x + head + v * per_vector));
+    return l;
+  }
+  __device__ __forceinline__ T element(const Loaded &l, int e) const { return l.e[e]; }
+};
+
 /* The reduce's tuning space: 16-byte loads in flight per thread x resident blocks per SM
- * (grid = SMs x that), sum, events, queued with the result on the device (as CUB's), CUB
- * interleaved. */
+ * (grid = SMs x that) x read path, sum, events, queued with the result on the device (as
+ * CUB's), CUB interleaved. */
 template <class T, unsigned LOADS>
 xpar_status sweep_reduce(const xpar__exec *ex, const void *in, size_t n, void *result) {
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "reduce"));
   const xpar_cuda::ArraySource<T, T> src{static_cast<const T *>(in)};
   return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, xpar_cuda::ArraySource<T, T>, LOADS>(
+      ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
+}
+template <class T, unsigned LOADS>
+xpar_status sweep_reduce_ldg(const xpar__exec *ex, const void *in, size_t n, void *result) {
+  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "reduce"));
+  const LdgSource<T> src{static_cast<const T *>(in)};
+  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, LdgSource<T>, LOADS>(
       ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
 }
 template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max) {
@@ -243,11 +291,11 @@ template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max) {
     Run run;
     unsigned per_sm;
   };
-  const Config configs[] = {{"8 loads, 8/SM", sweep_reduce<T, 8>, 8},
-                            {"16 loads, 8/SM", sweep_reduce<T, 16>, 8},
-                            {"16 loads, 4/SM", sweep_reduce<T, 16>, 4},
-                            {"4 loads, 8/SM", sweep_reduce<T, 4>, 8},
-                            {"8 loads, 4/SM", sweep_reduce<T, 8>, 4}};
+  const Config configs[] = {{"8 na256, 8/SM", sweep_reduce<T, 8>, 8}, /* the library's */
+                            {"16 na256, 4/SM", sweep_reduce<T, 16>, 4},
+                            {"4 na256, 8/SM", sweep_reduce<T, 4>, 8},
+                            {"8 ldg, 8/SM", sweep_reduce_ldg<T, 8>, 8},
+                            {"16 ldg, 4/SM", sweep_reduce_ldg<T, 16>, 4}};
   fill_input<T>(c.in, (size_t)1 << lg_max, 31u);
   for (int lg = lg_min; lg <= lg_max; lg += 2) {
     const size_t n = (size_t)1 << lg;
@@ -395,18 +443,26 @@ int gpu_bench_run(int quick) {
   scan_sizes(int64_t{}, lg_max - 1);
   scan_sizes(double{}, lg_max - 1);
   {
+    /* every 8-byte op at every size of the 8-byte rows (2^26..2^29) */
+    const size_t top = (size_t)1 << (lg_max - 1);
+    fill_input<uint64_t>(c.in, top, 55u);
+    for (int lg = lg_min; lg < lg_max; lg++) {
+      scan_row<uint64_t>(c, SCAN_SUM, false, (size_t)1 << lg, "scan-incl-sum");
+      scan_row<uint64_t>(c, SCAN_SUM, true, (size_t)1 << lg, "scan-excl-sum");
+    }
+    fill_input<int64_t>(c.in, top, 56u);
+    for (int lg = lg_min; lg < lg_max; lg++) {
+      scan_row<int64_t>(c, SCAN_SUM, true, (size_t)1 << lg, "scan-excl-sum");
+      scan_row<int64_t>(c, SCAN_MIN, false, (size_t)1 << lg, "scan-incl-min");
+      scan_row<int64_t>(c, SCAN_MAX, false, (size_t)1 << lg, "scan-incl-max");
+    }
+    fill_input<double>(c.in, top, 0);
+    for (int lg = lg_min; lg < lg_max; lg++) {
+      scan_row<double>(c, SCAN_SUM, true, (size_t)1 << lg, "scan-excl-sum");
+      scan_row<double>(c, SCAN_MIN, false, (size_t)1 << lg, "scan-incl-min");
+      scan_row<double>(c, SCAN_MAX, false, (size_t)1 << lg, "scan-incl-max");
+    }
     const size_t n = (size_t)1 << (quick ? 24 : 28);
-    fill_input<uint64_t>(c.in, n, 55u);
-    scan_row<uint64_t>(c, SCAN_SUM, false, n, "scan-incl-sum");
-    scan_row<uint64_t>(c, SCAN_SUM, true, n, "scan-excl-sum");
-    fill_input<int64_t>(c.in, n, 56u);
-    scan_row<int64_t>(c, SCAN_SUM, true, n, "scan-excl-sum");
-    scan_row<int64_t>(c, SCAN_MIN, false, n, "scan-incl-min");
-    scan_row<int64_t>(c, SCAN_MAX, false, n, "scan-incl-max");
-    fill_input<double>(c.in, n, 0);
-    scan_row<double>(c, SCAN_SUM, true, n, "scan-excl-sum");
-    scan_row<double>(c, SCAN_MIN, false, n, "scan-incl-min");
-    scan_row<double>(c, SCAN_MAX, false, n, "scan-incl-max");
     fill_input<int32_t>(c.in, n, 57u);
     scan_row<int32_t>(c, SCAN_SUM, true, n, "scan-excl-sum");
     scan_row<int32_t>(c, SCAN_MAX, false, n, "scan-incl-max");
@@ -500,6 +556,75 @@ int gpu_bench_run(int quick) {
       [&] { GB_XPAR(B.reduce(&rd_ex, XPAR_INT32, XPAR_SUM, c.in, 1024, c.d_result)); }, 200,
       sreps);
   const double set_device_us = median_wall_us([&] { GB_CUDA(cudaSetDevice(0)); }, 200, sreps);
+  /* Components (issue 11 point 4).  Host side: the time a queued (nowait) call takes to
+   * return, i.e. argument checks + launch, with no waiting; device side: CUDA events
+   * around one queued call (kernel start-up + run, no host cost). */
+  xpar__exec qdev = sync_ex;
+  qdev.nowait = 1;
+  qdev.result_on_device = 1;
+  const double host_scan_us = median_wall_us(
+      [&] { GB_XPAR(B.scan(&q_ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, c.in, c.out_xpar, 1024)); },
+      200, sreps);
+  GB_CUDA(cudaStreamSynchronize(c.s));
+  const double host_reduce_us = median_wall_us(
+      [&] { GB_XPAR(B.reduce(&qdev, XPAR_INT32, XPAR_SUM, c.in, 1024, c.d_result)); }, 200, sreps);
+  GB_CUDA(cudaStreamSynchronize(c.s));
+  const double ev_empty_us =
+      median_event_us(c.s, [&] { empty_kernel<<<1, 32, 0, c.s>>>(); }, 50, 501);
+  const double ev_reduce_us = median_event_us(
+      c.s, [&] { GB_XPAR(B.reduce(&qdev, XPAR_INT32, XPAR_SUM, c.in, 1024, c.d_result)); }, 50, 501);
+  double ev_scan_us[3];
+  const size_t ev_scan_n[3] = {64, 1024, 4096};
+  for (int i = 0; i < 3; i++)
+    ev_scan_us[i] = median_event_us(
+        c.s,
+        [&] {
+          GB_XPAR(B.scan(&q_ex, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, NULL, c.in, c.out_xpar,
+                         ev_scan_n[i]));
+        },
+        50, 501);
+  /* The driver's cuLaunchKernel, reached through the runtime (no -lcuda), against the
+   * runtime's launch: host time of the launch call, and the stamp floor through it. */
+  double drv_launch_us = -1, drv_stamp_us = -1, rt_launch_us = -1;
+  {
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    cudaFunction_t f_empty = NULL, f_stamp = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &fn, 12000, cudaEnableDefault, &q) ==
+            cudaSuccess &&
+        q == cudaDriverEntryPointSuccess &&
+        cudaGetFuncBySymbol(&f_empty, (const void *)empty_kernel) == cudaSuccess &&
+        cudaGetFuncBySymbol(&f_stamp, (const void *)stamp_kernel) == cudaSuccess) {
+      const PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)fn;
+      rt_launch_us = median_wall_us(
+          [&] { GB_CUDA(cudaLaunchKernel((const void *)empty_kernel, 1, 32, NULL, 0, c.s)); },
+          200, sreps);
+      GB_CUDA(cudaStreamSynchronize(c.s));
+      drv_launch_us = median_wall_us(
+          [&] {
+            if (launch((CUfunction)f_empty, 1, 1, 1, 32, 1, 1, 0, (CUstream)c.s, NULL, NULL) !=
+                CUDA_SUCCESS)
+              abort();
+          },
+          200, sreps);
+      GB_CUDA(cudaStreamSynchronize(c.s));
+      int zero = 0;
+      drv_stamp_us = median_wall_us(
+          [&] {
+            ++stamp;
+            void *args[] = {&stamp_d, &stamp, &zero};
+            if (launch((CUfunction)f_stamp, 1, 1, 1, 32, 1, 1, 0, (CUstream)c.s, args, NULL) !=
+                CUDA_SUCCESS)
+              abort();
+            while (__atomic_load_n(stamp_h, __ATOMIC_ACQUIRE) != stamp) {
+            }
+          },
+          200, sreps);
+      GB_CUDA(cudaStreamSynchronize(c.s));
+    } else {
+      (void)cudaGetLastError();
+    }
+  }
   cudaFreeHost(stamp_h);
   printf("\nSMALLN floors (1024 int32 on the device, synchronous, host wall clock, median of "
          "%d): empty-kernel launch alone %.1f us; empty kernel + cudaStreamSynchronize %.1f us; "
@@ -510,6 +635,13 @@ int gpu_bench_run(int quick) {
          "64 elements %.1f us; 8192 (2 blocks, stream sync) %.1f us; reduce 1024 with the "
          "result on the device (stream sync) %.1f us\n",
          scan_queued_sync_us, scan_b32_us, scan_64_us, scan_8k_us, reduce_dev_us);
+  printf("SMALLN components: host time of a queued call (returns without waiting): scan "
+         "1024 %.2f us, reduce 1024 %.2f us, cudaLaunchKernel (empty) %.2f us, cuLaunchKernel "
+         "(empty) %.2f us; stamp floor through cuLaunchKernel %.1f us; device time (events "
+         "around one queued call): empty kernel %.1f us, reduce 1024 %.1f us, scan 64 / 1024 / "
+         "4096 %.1f / %.1f / %.1f us\n",
+         host_scan_us, host_reduce_us, rt_launch_us, drv_launch_us, drv_stamp_us, ev_empty_us,
+         ev_reduce_us, ev_scan_us[0], ev_scan_us[1], ev_scan_us[2]);
   printf("SMALLN reduce: CUB + cudaMemcpy %.1f us, xpar %.1f us (ratio %.2f, results %s)\n",
          cub_reduce_us, xpar_reduce_us, cub_reduce_us / xpar_reduce_us,
          host_result == xpar_result ? "equal" : "DIFFER");
@@ -520,8 +652,9 @@ int gpu_bench_run(int quick) {
   printf("\nSUMMARY (ratio = CUB time / xpar time; d2d copy %.0f GB/s; median of %d, "
          "interleaved)\n", copy_gbs, c.reps);
   for (const Row &r : g_rows) print_row("SUMMARY", r);
-  table_line("inclusive scan int64 / double, 2^26-2^29", {"scan-incl-sum"}, {"int64", "double"}, 1.00);
-  table_line("8-byte scans sum/min/max incl/excl, 2^28 (+ uint64)",
+  table_line("inclusive scan int64 / uint64 / double, 2^26-2^29", {"scan-incl-sum"},
+             {"int64", "uint64", "double"}, 1.00);
+  table_line("8-byte scans sum/min/max incl/excl, 2^26-2^29 (+ uint64)",
              {"scan-excl-sum", "scan-incl-min", "scan-incl-max"}, {"int64", "uint64", "double"}, 1.00);
   table_line("inclusive scan int32 / float, 2^26-2^30", {"scan-incl-sum"}, {"int32", "float"}, 1.08);
   table_line("reduce sum int32 / float / int64 / double, 2^26-2^30", {"reduce-sum"},
