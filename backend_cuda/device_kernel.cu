@@ -87,8 +87,31 @@ static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cu
   return c;
 }
 
-/* The result slot sits before the partials, 256-byte aligned. */
-static constexpr size_t kOperatorResultBytes = 256;
+/* The operators run the built-in scan's tile shapes (xpar/xpar_operator.cuh copies
+ * them into a header the application compiles, which cannot see launch_shape.cuh):
+ * retuning ScanTuning must retune the operators too. */
+static_assert(xpar_operator_cuda::Tuning<4>::scan_items ==
+                      tuning::ScanTuning<4>::vectors * 4 &&
+                  xpar_operator_cuda::Tuning<4>::scan_min_blocks == tuning::ScanTuning<4>::min_blocks &&
+                  xpar_operator_cuda::Tuning<4>::block == tuning::ScanTuning<4>::block &&
+                  xpar_operator_cuda::Tuning<4>::window == tuning::ScanTuning<4>::window &&
+                  xpar_operator_cuda::Tuning<4>::first_poll_delay_ns ==
+                      tuning::ScanTuning<4>::first_poll_delay_ns &&
+                  xpar_operator_cuda::Tuning<4>::poll_delay_ns == tuning::ScanTuning<4>::poll_delay_ns &&
+                  xpar_operator_cuda::Tuning<4>::delay_min_grid == tuning::ScanTuning<4>::delay_min_grid,
+              "xpar_operator.cuh's 4-byte scan shape is ScanTuning<4>'s");
+static_assert(xpar_operator_cuda::Tuning<8>::scan_items ==
+                      tuning::ScanTuning<8>::vectors * 2 &&
+                  xpar_operator_cuda::Tuning<8>::scan_min_blocks == tuning::ScanTuning<8>::min_blocks &&
+                  xpar_operator_cuda::Tuning<8>::block == tuning::ScanTuning<8>::block &&
+                  xpar_operator_cuda::Tuning<8>::window == tuning::ScanTuning<8>::window &&
+                  xpar_operator_cuda::Tuning<8>::first_poll_delay_ns ==
+                      tuning::ScanTuning<8>::first_poll_delay_ns &&
+                  xpar_operator_cuda::Tuning<8>::poll_delay_ns == tuning::ScanTuning<8>::poll_delay_ns &&
+                  xpar_operator_cuda::Tuning<8>::delay_min_grid == tuning::ScanTuning<8>::delay_min_grid,
+              "xpar_operator.cuh's 8-byte scan shape is ScanTuning<8>'s");
+static_assert(XPAR_OPERATOR_MAX_ACC <= kResultSlotBytes - kResultOperatorOffset,
+              "an operator's result fits the pinned result slot");
 
 extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_operator *op,
                                             size_t n, const void *in, void *result) {
@@ -101,21 +124,32 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, nullptr, &need);
   int err = op->gpu_reduce(&c);
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s: shape", op->name);
+  /* Scratch: the partials; a device result first when the caller's result is on the
+   * device (copied there on the stream).  A host result: the kernel writes it straight
+   * into the pinned result slot, read after the synchronisation (as the built-in reduce
+   * does: a pageable device-to-host copy would cost more than a small kernel). */
+  const size_t device_result = ex->result_on_device ? 256 : 0;
   void *scratch = nullptr;
-  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, kOperatorResultBytes + need, &scratch));
+  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, device_result + need, &scratch));
   unsigned char *base = (unsigned char *)scratch;
-  c.out = base;
-  c.scratch = base + kOperatorResultBytes;
+  if (ex->result_on_device) {
+    c.out = base;
+  } else {
+    XPAR__FORWARD(xpar__cuda_ensure_control(st));
+    c.out = (unsigned char *)st->result_device + kResultOperatorOffset;
+  }
+  c.scratch = base + device_result;
   err = op->gpu_reduce(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s reduce launch", op->name);
-  if (ex->result_on_device)
+  if (ex->result_on_device) {
     XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToDevice, st->stream),
                   "operator %s result", op->name);
-  else
-    XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToHost, st->stream),
-                  "operator %s result", op->name);
-  if (!ex->nowait || !ex->result_on_device) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+    if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+    return XPAR_OK;
+  }
+  XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+  memcpy(result, (const unsigned char *)st->result_host + kResultOperatorOffset, op->acc_size);
   return XPAR_OK;
 }
 
