@@ -206,7 +206,7 @@ __device__ __forceinline__ typename Ops::acc_type warp_range(const typename Ops:
       Acc t = x[k][0];
 #pragma unroll
       for (int e = 1; e < V; ++e) t = O::apply(t, x[k][e]);
-      acc = O::apply(acc, xpar_cuda::warp_reduce<O>(t, lane, lanes, lanes));
+      acc = O::apply(acc, xpar_cuda::warp_reduce_ordered<O>(t, lane, lanes, lanes));
     }
   }
   for (; at < hi; at += row) {
@@ -219,7 +219,7 @@ __device__ __forceinline__ typename Ops::acc_type warp_range(const typename Ops:
         if (first + e < left) t = O::apply(t, Ops::load(in, at + first + e));
     }
     const unsigned valid = left >= row ? lanes : (unsigned)((left + V - 1) / V);
-    acc = O::apply(acc, xpar_cuda::warp_reduce<O>(t, lane, lanes, valid));
+    acc = O::apply(acc, xpar_cuda::warp_reduce_ordered<O>(t, lane, lanes, valid));
   }
   return acc;
 }
@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(1024) reduce_kernel(ReduceArgs<Ops> a) {
   Acc block_total = mine;
   if (warp == 0) {
     const Acc v = lane < warps ? warp_totals[lane] : O::identity();
-    block_total = xpar_cuda::warp_reduce<O>(v, lane, lanes, warps);
+    block_total = xpar_cuda::warp_reduce_ordered<O>(v, lane, lanes, warps);
   }
   if (gridDim.x == 1) {
     if (threadIdx.x == 0) *a.out = block_total;
@@ -274,8 +274,20 @@ __global__ void __launch_bounds__(1024) reduce_kernel(ReduceArgs<Ops> a) {
     acc = load_l2(a.partials + first);
     for (unsigned i = first + 1; i < last; ++i) acc = O::apply(acc, load_l2(a.partials + i));
   }
-  const Acc total = xpar_cuda::block_reduce<O>(acc, g < b ? g : b, warp_totals);
-  if (t == 0) *a.out = total;
+  const unsigned valid = g < b ? g : b; /* threads [0, valid) hold partials */
+  const unsigned first_of_warp = warp * 32u;
+  const unsigned in_warp = valid > first_of_warp ? (valid - first_of_warp < 32u ? valid - first_of_warp : 32u) : 0u;
+  if (in_warp) {
+    acc = xpar_cuda::warp_reduce_ordered<O>(acc, lane, lanes, in_warp);
+    if (lane == 0) warp_totals[warp] = acc;
+  }
+  __syncthreads();
+  const unsigned warps_valid = (valid + 31u) / 32u;
+  if (warp == 0) {
+    const Acc v = lane < warps_valid ? warp_totals[lane] : O::identity();
+    acc = xpar_cuda::warp_reduce_ordered<O>(v, lane, lanes, warps_valid);
+    if (lane == 0) *a.out = acc;
+  }
 }
 
 /* ---- scan --------------------------------------------------------------------- */
@@ -300,10 +312,12 @@ template <class T> struct ScanShared {
 };
 
 /* One tile, as the built-in scan's consume_tile (backend_cuda/scan_kernel.cuh
- * has the steps): load, warp offsets and block total (one barrier), publish the
- * aggregate at once, scan the items in registers, warp 0 looks back and
- * publishes the inclusive prefix, prefix applied, store.  ONE_BLOCK: the block
- * walks the tiles in order carrying the running value (no look-back). */
+ * has the steps), reordered for operators that need not commute: load, scan
+ * the warp's items in registers, warp offsets and block total from the warps'
+ * running values (one barrier), publish the aggregate, warp 0 looks back (in
+ * index order) and publishes the inclusive prefix, the warp's prefix applied,
+ * store.  ONE_BLOCK: the block walks the tiles in order carrying the running
+ * value (no look-back). */
 template <class Ops, class S, bool VECTOR, bool ONE_BLOCK>
 __device__ __forceinline__ void consume_tile(const ScanArgs<Ops> &a,
                                              ScanShared<typename Ops::acc_type> &sh, size_t tile) {
@@ -326,42 +340,57 @@ __device__ __forceinline__ void consume_tile(const ScanArgs<Ops> &a,
       for (int e = 0; e < V; ++e) x[k][e] = at + e < a.n ? Ops::load(a.in, at + e) : O::identity();
     }
   }
-  T warp_offset, block_total;
-  xpar_cuda::block_warp_offsets<O>(xpar_cuda::thread_total<O>(x), sh.warp_totals, &warp_offset,
-                                   &block_total);
 
-  T seed = warp_offset;
-  if constexpr (ONE_BLOCK) {
-    if (tile > 0) seed = warp == 0 ? sh.prefix : O::apply(sh.prefix, warp_offset);
-  } else if (threadIdx.x == 0) {
-    W::store(const_cast<void *>(a.status.status), tile,
-             W::make(block_total, a.status.epoch,
-                     tile == 0 ? xpar_cuda::kStatusInclusive : xpar_cuda::kStatusAggregate));
-  }
-
-  const T running = xpar_cuda::thread_scan_items<O>(x, seed, a.exclusive != 0);
-
-  if constexpr (!ONE_BLOCK) {
-    if (warp == 0) {
-      if (tile > 0) {
-        const T prefix = xpar_cuda::look_back_words<O, Tuning<sizeof(T)>::window, W>(
-            a.status, tile, lane, lanes);
-        if (lane == 0) {
-          W::store(const_cast<void *>(a.status.status), tile,
-                   W::make(O::apply(prefix, block_total), a.status.epoch,
-                           xpar_cuda::kStatusInclusive));
-          sh.prefix = prefix;
+  T serial_carry = O::identity();
+  if (ONE_BLOCK && blockDim.x == 1) {
+    /* One thread (cuda-serial): fold every item from the carry, the CPU loop
+     * operation for operation. */
+    serial_carry =
+        xpar_cuda::thread_scan_items<O>(x, tile > 0 ? sh.prefix : O::identity(), a.exclusive != 0);
+  } else {
+    /* A lane's items are rows k * lanes + lane: not contiguous, so its items'
+     * total is not a piece of the warp's ordered total (the built-in scan
+     * folds them: its operators commute).  Scan the warp's items in order
+     * first; the warp's total is then its running value, and the warp's
+     * prefix (tile prefix, warp offset) is applied after. */
+    const T running = xpar_cuda::thread_scan_items<O>(x, O::identity(), a.exclusive != 0);
+    T warp_offset, block_total;
+    xpar_cuda::block_warp_offsets<O>(lane == lanes - 1u ? running : O::identity(), sh.warp_totals,
+                                     &warp_offset, &block_total);
+    if constexpr (!ONE_BLOCK) {
+      if (threadIdx.x == 0)
+        W::store(const_cast<void *>(a.status.status), tile,
+                 W::make(block_total, a.status.epoch,
+                         tile == 0 ? xpar_cuda::kStatusInclusive : xpar_cuda::kStatusAggregate));
+      if (warp == 0) {
+        if (tile > 0) {
+          const T prefix = xpar_cuda::look_back_words<O, Tuning<sizeof(T)>::window, W, true>(
+              a.status, tile, lane, lanes);
+          if (lane == 0) {
+            W::store(const_cast<void *>(a.status.status), tile,
+                     W::make(O::apply(prefix, block_total), a.status.epoch,
+                             xpar_cuda::kStatusInclusive));
+            sh.prefix = prefix;
+          }
         }
+        if (lane == 0 && !a.block_index_tiles) sh.next_tile = (size_t)atomicAdd(a.counter, 1ull);
       }
-      if (lane == 0 && !a.block_index_tiles) sh.next_tile = (size_t)atomicAdd(a.counter, 1ull);
+      __syncthreads();
     }
-    __syncthreads();
-    if (tile > 0) {
-      const T prefix = sh.prefix;
+    /* The warp's prefix: the tile's (look-back, or the carry of one block),
+     * then the warps before it in the tile (warp 0's offset is the identity,
+     * not applied). */
+    if (tile > 0 || warp > 0) {
+      const T prefix =
+          tile == 0 ? warp_offset : (warp == 0 ? sh.prefix : O::apply(sh.prefix, warp_offset));
 #pragma unroll
       for (int k = 0; k < K; ++k)
 #pragma unroll
         for (int e = 0; e < V; ++e) x[k][e] = O::apply(prefix, x[k][e]);
+    }
+    if constexpr (ONE_BLOCK) {
+      __syncthreads(); /* every thread has read this tile's carry and warp totals */
+      if (threadIdx.x == 0) sh.prefix = tile > 0 ? O::apply(sh.prefix, block_total) : block_total;
     }
   }
 
@@ -376,10 +405,7 @@ __device__ __forceinline__ void consume_tile(const ScanArgs<Ops> &a,
         if (at + e < a.n) a.out[at + e] = x[k][e];
     }
   }
-  if constexpr (ONE_BLOCK) {
-    __syncthreads(); /* every thread has read this tile's carry and warp totals */
-    if (threadIdx.x == blockDim.x - 1u) sh.prefix = running;
-  }
+  if (ONE_BLOCK && blockDim.x == 1) sh.prefix = serial_carry;
 }
 
 template <class Ops, class S, bool ONE_BLOCK>

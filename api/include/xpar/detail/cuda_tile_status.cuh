@@ -199,7 +199,7 @@ struct LookBack {
  * the items, and windows of 2 and 4 tiles per lane pushed the kernels into spills
  * (bench/cub/NOTES.md).
  */
-template <class Op, int M, class W>
+template <class Op, int M, class W, bool ORDERED = false>
 __device__ typename Op::Type look_back_words(const LookBack &p, size_t tile, unsigned lane,
                                              unsigned lanes) {
   using T = typename Op::Type;
@@ -250,7 +250,13 @@ __device__ typename Op::Type look_back_words(const LookBack &p, size_t tile, uns
     for (int m = M - 1; m >= 0; --m)
       if (m <= last_m)
         lane_total = m == last_m ? W::value(word[m]) : Op::apply(lane_total, W::value(word[m]));
-    T window = warp_reduce<Op>(lane_total, lane, lanes, stop_lane + 1u);
+    /* Lane 0 holds the nearest tile: the window in index order is lane stop_lane's
+     * tiles first (ORDERED, for operators that need not commute). */
+    T window;
+    if constexpr (ORDERED)
+      window = warp_reduce_ordered<Op, true>(lane_total, lane, lanes, stop_lane + 1u);
+    else
+      window = warp_reduce<Op>(lane_total, lane, lanes, stop_lane + 1u);
     window = shfl(mask, window, 0);
     prefix = have ? Op::apply(window, prefix) : window; /* the window is earlier */
     have = true;

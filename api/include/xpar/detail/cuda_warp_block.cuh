@@ -4,10 +4,11 @@
  * 32 (the last warp is partial: only its existing lanes are in the shuffle
  * mask, and no shuffle reads a lane that does not exist).
  *
- * Orders are fixed for a given shape, so results are deterministic, and
- * every combine keeps index order (a lane's value is only ever combined with
- * a later lane's on its right: shuffle-down trees, shuffle-up scans), so the
- * operator need not be commutative.
+ * Orders are fixed for a given shape, so results are deterministic.  The
+ * scans (shuffle-up) keep lane order; warp_reduce / block_reduce do not (their
+ * halving tree joins lane l with l + 16, then l + 8, ...: fine for the built-in
+ * sum, min and max, which commute); warp_reduce_ordered does, for operators
+ * that need not commute (xpar/xpar_operator.cuh).
  *
  * Installed (xpar/detail/): the built-in kernels of backend_cuda/ and the
  * application's operators (xpar/xpar_operator.cuh, compiled in the
@@ -85,6 +86,29 @@ __device__ __forceinline__ T warp_reduce(T v, unsigned lane, unsigned lanes, uns
       const unsigned src = lane + offset < lanes ? lane + offset : lanes - 1;
       const T other = shfl(mask, v, (int)src);
       if (lane + offset < valid) v = Op::apply(v, other);
+    }
+  }
+  return v;
+}
+
+/*
+ * Warp reduce of lanes [0, valid) in lane order (REVERSE: from lane valid - 1
+ * down to lane 0), result in lane 0, for operators that need not commute: a
+ * tree of doubling offsets in which lane l, a multiple of 2 * offset, joins its
+ * segment [l, l + offset) with the adjacent [l + offset, l + 2 offset).  Every
+ * existing lane must call it; same shuffle count as warp_reduce.
+ */
+template <class Op, bool REVERSE = false, class T>
+__device__ __forceinline__ T warp_reduce_ordered(T v, unsigned lane, unsigned lanes,
+                                                 unsigned valid) {
+  const unsigned mask = lane_mask(lanes);
+#pragma unroll
+  for (unsigned offset = 1; offset < 32; offset <<= 1) {
+    if (offset < valid) { /* uniform across the warp */
+      const unsigned src = lane + offset < lanes ? lane + offset : lanes - 1;
+      const T other = shfl(mask, v, (int)src);
+      if ((lane & (2 * offset - 1)) == 0 && lane + offset < valid)
+        v = REVERSE ? Op::apply(other, v) : Op::apply(v, other);
     }
   }
   return v;
