@@ -312,12 +312,13 @@ template <class T> struct ScanShared {
 };
 
 /* One tile, as the built-in scan's consume_tile (backend_cuda/scan_kernel.cuh
- * has the steps), reordered for operators that need not commute: load, scan
- * the warp's items in registers, warp offsets and block total from the warps'
- * running values (one barrier), publish the aggregate, warp 0 looks back (in
- * index order) and publishes the inclusive prefix, the warp's prefix applied,
- * store.  ONE_BLOCK: the block walks the tiles in order carrying the running
- * value (no look-back). */
+ * has the steps): load, warp totals in index order, warp offsets and block
+ * total (one barrier), publish the aggregate at once, scan the items in
+ * registers from the warp's seed, warp 0 looks back (the window combined in
+ * index order) and publishes the inclusive prefix, prefix applied, store.
+ * ONE_BLOCK: the block walks the tiles in order carrying the running value (no
+ * look-back; with one thread, every item folded from the carry: the CPU loop
+ * operation for operation). */
 template <class Ops, class S, bool VECTOR, bool ONE_BLOCK>
 __device__ __forceinline__ void consume_tile(const ScanArgs<Ops> &a,
                                              ScanShared<typename Ops::acc_type> &sh, size_t tile) {
@@ -341,56 +342,56 @@ __device__ __forceinline__ void consume_tile(const ScanArgs<Ops> &a,
     }
   }
 
-  T serial_carry = O::identity();
-  if (ONE_BLOCK && blockDim.x == 1) {
-    /* One thread (cuda-serial): fold every item from the carry, the CPU loop
-     * operation for operation. */
-    serial_carry =
-        xpar_cuda::thread_scan_items<O>(x, tile > 0 ? sh.prefix : O::identity(), a.exclusive != 0);
-  } else {
-    /* A lane's items are rows k * lanes + lane: not contiguous, so its items'
-     * total is not a piece of the warp's ordered total (the built-in scan
-     * folds them: its operators commute).  Scan the warp's items in order
-     * first; the warp's total is then its running value, and the warp's
-     * prefix (tile prefix, warp offset) is applied after. */
-    const T running = xpar_cuda::thread_scan_items<O>(x, O::identity(), a.exclusive != 0);
-    T warp_offset, block_total;
-    xpar_cuda::block_warp_offsets<O>(lane == lanes - 1u ? running : O::identity(), sh.warp_totals,
-                                     &warp_offset, &block_total);
-    if constexpr (!ONE_BLOCK) {
-      if (threadIdx.x == 0)
-        W::store(const_cast<void *>(a.status.status), tile,
-                 W::make(block_total, a.status.epoch,
-                         tile == 0 ? xpar_cuda::kStatusInclusive : xpar_cuda::kStatusAggregate));
-      if (warp == 0) {
-        if (tile > 0) {
-          const T prefix = xpar_cuda::look_back_words<O, Tuning<sizeof(T)>::window, W, true>(
-              a.status, tile, lane, lanes);
-          if (lane == 0) {
-            W::store(const_cast<void *>(a.status.status), tile,
-                     W::make(O::apply(prefix, block_total), a.status.epoch,
-                             xpar_cuda::kStatusInclusive));
-            sh.prefix = prefix;
-          }
+  /* The warp's total in index order: a lane's items are rows k * lanes + lane,
+   * not adjacent, so (unlike the built-in scan, whose operators commute) the
+   * lanes' own totals are no pieces of it; row k's lanes are combined by an
+   * ordered warp reduce, the K rows in order (K independent reduces: the
+   * aggregate is published as early as the built-in's). */
+  T warp_total = O::identity();
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    T t = x[k][0];
+#pragma unroll
+    for (int e = 1; e < V; ++e) t = O::apply(t, x[k][e]);
+    t = xpar_cuda::warp_reduce_ordered<O>(t, lane, lanes, lanes);
+    warp_total = k ? O::apply(warp_total, t) : t;
+  }
+  T warp_offset, block_total;
+  xpar_cuda::block_warp_offsets<O>(lane == 0 ? warp_total : O::identity(), sh.warp_totals,
+                                   &warp_offset, &block_total);
+
+  T seed = warp_offset;
+  if constexpr (ONE_BLOCK) {
+    if (tile > 0) seed = warp == 0 ? sh.prefix : O::apply(sh.prefix, warp_offset);
+  } else if (threadIdx.x == 0) {
+    W::store(const_cast<void *>(a.status.status), tile,
+             W::make(block_total, a.status.epoch,
+                     tile == 0 ? xpar_cuda::kStatusInclusive : xpar_cuda::kStatusAggregate));
+  }
+
+  const T running = xpar_cuda::thread_scan_items<O>(x, seed, a.exclusive != 0);
+
+  if constexpr (!ONE_BLOCK) {
+    if (warp == 0) {
+      if (tile > 0) {
+        const T prefix = xpar_cuda::look_back_words<O, Tuning<sizeof(T)>::window, W, true>(
+            a.status, tile, lane, lanes);
+        if (lane == 0) {
+          W::store(const_cast<void *>(a.status.status), tile,
+                   W::make(O::apply(prefix, block_total), a.status.epoch,
+                           xpar_cuda::kStatusInclusive));
+          sh.prefix = prefix;
         }
-        if (lane == 0 && !a.block_index_tiles) sh.next_tile = (size_t)atomicAdd(a.counter, 1ull);
       }
-      __syncthreads();
+      if (lane == 0 && !a.block_index_tiles) sh.next_tile = (size_t)atomicAdd(a.counter, 1ull);
     }
-    /* The warp's prefix: the tile's (look-back, or the carry of one block),
-     * then the warps before it in the tile (warp 0's offset is the identity,
-     * not applied). */
-    if (tile > 0 || warp > 0) {
-      const T prefix =
-          tile == 0 ? warp_offset : (warp == 0 ? sh.prefix : O::apply(sh.prefix, warp_offset));
+    __syncthreads();
+    if (tile > 0) {
+      const T prefix = sh.prefix;
 #pragma unroll
       for (int k = 0; k < K; ++k)
 #pragma unroll
         for (int e = 0; e < V; ++e) x[k][e] = O::apply(prefix, x[k][e]);
-    }
-    if constexpr (ONE_BLOCK) {
-      __syncthreads(); /* every thread has read this tile's carry and warp totals */
-      if (threadIdx.x == 0) sh.prefix = tile > 0 ? O::apply(sh.prefix, block_total) : block_total;
     }
   }
 
@@ -405,7 +406,10 @@ __device__ __forceinline__ void consume_tile(const ScanArgs<Ops> &a,
         if (at + e < a.n) a.out[at + e] = x[k][e];
     }
   }
-  if (ONE_BLOCK && blockDim.x == 1) sh.prefix = serial_carry;
+  if constexpr (ONE_BLOCK) {
+    __syncthreads(); /* every thread has read this tile's carry and warp totals */
+    if (threadIdx.x == blockDim.x - 1u) sh.prefix = running;
+  }
 }
 
 template <class Ops, class S, bool ONE_BLOCK>
