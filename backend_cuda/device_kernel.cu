@@ -84,6 +84,7 @@ static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cu
   c.scratch = nullptr;
   c.scratch_bytes = scratch_bytes;
   c.stream = (void *)st->stream;
+  c.ticket = st->reduce_ticket; /* NULL until xpar__cuda_ensure_control */
   return c;
 }
 
@@ -120,6 +121,7 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
                       op->name);
   xpar__cuda_state *st = ex->cuda;
   XPAR__FORWARD(xpar__cuda_begin(st, op->name));
+  XPAR__FORWARD(xpar__cuda_ensure_control(st)); /* the ticket, the pinned result slot */
   size_t need = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, nullptr, &need);
   int err = op->gpu_reduce(&c);
@@ -132,12 +134,8 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
   void *scratch = nullptr;
   XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, device_result + need, &scratch));
   unsigned char *base = (unsigned char *)scratch;
-  if (ex->result_on_device) {
-    c.out = base;
-  } else {
-    XPAR__FORWARD(xpar__cuda_ensure_control(st));
-    c.out = (unsigned char *)st->result_device + kResultOperatorOffset;
-  }
+  c.out = ex->result_on_device ? (void *)base
+                               : (void *)((unsigned char *)st->result_device + kResultOperatorOffset);
   c.scratch = base + device_result;
   err = op->gpu_reduce(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));

@@ -63,9 +63,10 @@ extern "C" {
 #define XPAR_KERNEL_MAX_ARGS 8
 /** Bytes of one scalar argument, at most (a double complex, two int64s). */
 #define XPAR_KERNEL_SCALAR_BYTES 16
-/** Layout version of xpar_kernel and xpar_kernel_args: a kernel object built
- *  against another layout is refused (XPAR_ERR_INVALID_ARGUMENT). */
-#define XPAR_KERNEL_ABI 1
+/** Layout version of xpar_kernel, xpar_kernel_args, xpar_operator and
+ *  xpar_operator_gpu_call: an object built against another layout is refused
+ *  (XPAR_ERR_INVALID_ARGUMENT).  2: xpar_operator_gpu_call.ticket. */
+#define XPAR_KERNEL_ABI 2
 
 /** What a kernel does with an argument. */
 typedef enum xpar_arg_role {
@@ -201,6 +202,9 @@ typedef struct xpar_operator_gpu_call {
   void *scratch;
   size_t *scratch_bytes;
   void *stream;        /* cudaStream_t                                       */
+  unsigned *ticket;    /* reduce: a zeroed device counter, to be left zeroed
+                          (the context's, shared with the built-in reduce on
+                          the same stream: no per-call memset)               */
 } xpar_operator_gpu_call;
 
 /**

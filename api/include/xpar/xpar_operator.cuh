@@ -175,7 +175,7 @@ template <class Ops> struct ReduceArgs {
   size_t n;
   size_t batches;                  /* whole batches (32 lanes x K x V items) in [0, n) */
   typename Ops::acc_type *partials; /* one per block (grid > 1) */
-  unsigned *ticket;                 /* zeroed before the launch (grid > 1) */
+  unsigned *ticket;                 /* zero; the last block leaves it zero (grid > 1) */
   typename Ops::acc_type *out;
 };
 
@@ -286,7 +286,10 @@ __global__ void __launch_bounds__(1024) reduce_kernel(ReduceArgs<Ops> a) {
   if (warp == 0) {
     const Acc v = lane < warps_valid ? warp_totals[lane] : O::identity();
     acc = xpar_cuda::warp_reduce_ordered<O>(v, lane, lanes, warps_valid);
-    if (lane == 0) *a.out = acc;
+    if (lane == 0) {
+      *a.ticket = 0; /* ready for the next reduce on this context */
+      *a.out = acc;
+    }
   }
 }
 
@@ -449,7 +452,7 @@ __global__ void __launch_bounds__(TUNED ? S::block : 1024, TUNED ? S::min_blocks
 
 static inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 static inline bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
-/* Scratch starts with a 256-byte control block (reduce: ticket; scan: counter). */
+/* The scan's scratch starts with a 256-byte control block (the tile counter). */
 constexpr size_t kControlBytes = 256;
 
 /* Resident blocks of the reduce kernel at `block` threads per SM, asked of the
@@ -497,25 +500,20 @@ template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
       grid = (unsigned)(work < cap ? work : cap);
     }
   }
-  const size_t need = kControlBytes + align_up((size_t)grid * sizeof(Acc), 256);
+  const size_t need = align_up((size_t)grid * sizeof(Acc), 256);
   if (!c->scratch) {
     *c->scratch_bytes = need;
     return 0;
   }
-  if (*c->scratch_bytes < need) return (int)cudaErrorInvalidValue;
-  cudaStream_t stream = (cudaStream_t)c->stream;
+  if (*c->scratch_bytes < need || (grid > 1 && !c->ticket)) return (int)cudaErrorInvalidValue;
   ReduceArgs<Ops> a;
   a.in = (const typename Ops::in_type *)c->in;
   a.n = c->n;
   a.batches = c->n / batch;
-  a.ticket = (unsigned *)c->scratch;
-  a.partials = (Acc *)((unsigned char *)c->scratch + kControlBytes);
+  a.ticket = c->ticket;
+  a.partials = (Acc *)c->scratch;
   a.out = (Acc *)c->out;
-  if (grid > 1) {
-    cudaError_t err = cudaMemsetAsync(a.ticket, 0, sizeof(unsigned), stream);
-    if (err != cudaSuccess) return (int)err;
-  }
-  kernel<<<grid, block, 0, stream>>>(a);
+  kernel<<<grid, block, 0, (cudaStream_t)c->stream>>>(a);
   return (int)cudaGetLastError();
 }
 
