@@ -10,7 +10,8 @@
  *    accumulator): every term is exact in double and positive, so any order
  *    of summation is within n eps(double) x the sum of the long double
  *    reference -- the documented tolerance;
- *  - a 4-byte scalar operator (uint32 sum): reduce, inclusive and exclusive scan;
+ *  - a 4-byte scalar operator (uint32 sum): reduce, inclusive and exclusive scan,
+ *    synchronous and nowait (host outputs: complete on return);
  *  - on the cuda tier, launch-shape overrides and sizes up to 5e6 (t_shapes).
  * Integers are exact on every tier.  Sizes are the conformance sizes, each
  * at two offsets; scan outputs start poisoned and their guards must hold;
@@ -172,26 +173,39 @@ static void run_case(void **state, case_t c) {
           xt_buf_alloc(&in, XPAR_UINT32, n, off);
           xt_fill_random(&rng, XPAR_UINT32, in.p, n, XT_DATA_RANDOM, 0);
           const uint32_t *v = (const uint32_t *)in.p;
-          uint32_t got, want = 0;
-          xt_check_status(label, "reduce", xpar_reduce_op(ctx, op, in.p, n, &got), XPAR_OK);
+          uint32_t want = 0;
           for (size_t i = 0; i < n; i++) want += v[i];
-          if (got != want) xt_failf(label, "reduce = %u, expected %u", got, want);
           alloc_acc(&out, sizeof(uint32_t), n, off);
-          for (int kind = 0; kind < 2; kind++) {
-            xt_buf_poison(&out);
-            xt_check_status(label, kind ? "exclusive scan" : "inclusive scan",
-                            xpar_scan_op(ctx, op, (xpar_scan_kind)kind, in.p, out.p, n), XPAR_OK);
-            check_op_decision(label, ctx, st->tier, op, n);
-            const uint32_t *o = (const uint32_t *)out.p;
-            uint32_t acc = 0;
-            for (size_t i = 0; i < n; i++) {
-              const uint32_t before = acc;
-              acc += v[i];
-              if (o[i] != (kind ? before : acc))
-                xt_failf(label, "%s out[%zu] = %u, expected %u", kind ? "exclusive" : "inclusive",
-                         i, o[i], kind ? before : acc);
+          /* synchronous, then nowait (host outputs: complete before it returns,
+           * xpar_wait harmless) */
+          for (int nowait = 0; nowait < 2; nowait++) {
+            uint32_t got = 0x5A5A5A5Au;
+            xt_check_status(label, nowait ? "reduce nowait" : "reduce",
+                            nowait ? xpar_reduce_op_nowait(ctx, op, in.p, n, &got)
+                                   : xpar_reduce_op(ctx, op, in.p, n, &got),
+                            XPAR_OK);
+            if (nowait) xt_check_status(label, "wait", xpar_wait(ctx), XPAR_OK);
+            if (got != want)
+              xt_failf(label, "reduce%s = %u, expected %u", nowait ? " nowait" : "", got, want);
+            for (int kind = 0; kind < 2; kind++) {
+              xt_buf_poison(&out);
+              xt_check_status(label, kind ? "exclusive scan" : "inclusive scan",
+                              nowait ? xpar_scan_op_nowait(ctx, op, (xpar_scan_kind)kind, in.p, out.p, n)
+                                     : xpar_scan_op(ctx, op, (xpar_scan_kind)kind, in.p, out.p, n),
+                              XPAR_OK);
+              if (nowait) xt_check_status(label, "wait", xpar_wait(ctx), XPAR_OK);
+              check_op_decision(label, ctx, st->tier, op, n);
+              const uint32_t *o = (const uint32_t *)out.p;
+              uint32_t acc = 0;
+              for (size_t i = 0; i < n; i++) {
+                const uint32_t before = acc;
+                acc += v[i];
+                if (o[i] != (kind ? before : acc))
+                  xt_failf(label, "%s out[%zu] = %u, expected %u", kind ? "exclusive" : "inclusive",
+                           i, o[i], kind ? before : acc);
+              }
+              xt_check_guards(label, "scan output", &out);
             }
-            xt_check_guards(label, "scan output", &out);
           }
           break;
         }

@@ -228,7 +228,8 @@ typedef struct xpar_operator {
 /**
  * *result = transform(in, 0) combine ... combine transform(in, n - 1), or the
  * identity for n = 0.  `in` holds n input elements anywhere xpar accepts
- * arrays; `result` is a host accumulator.  Tiers, thresholds (per operator,
+ * arrays; `result` is a host accumulator (xpar_reduce_op_nowait also takes
+ * device-accessible ones), aligned to the accumulator.  Tiers, thresholds (per operator,
  * as for kernels: XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD and
  * xpar_context_set_operator_threshold), statuses and the decision record as
  * xpar_launch.
@@ -244,6 +245,21 @@ XPAR_API xpar_status xpar_reduce_op(xpar_context *ctx, const xpar_operator *op, 
  */
 XPAR_API xpar_status xpar_scan_op(xpar_context *ctx, const xpar_operator *op,
                                   xpar_scan_kind kind, const void *in, void *out, size_t n);
+
+/**
+ * As xpar_reduce_op and xpar_scan_op, under the nowait rules of xpar.h (as
+ * xpar_reduce_nowait / xpar_scan_nowait): a call that runs on the GPU returns
+ * once queued (xpar_wait waits) when its outputs live on the device -- the
+ * scan's out, and the reduce's result, which may then be device, managed or
+ * mapped memory (aligned to the accumulator); with a host output the call
+ * completes before it returns, and on the CPU it always does.  Inputs must
+ * not change until the work is complete.  Statuses as the synchronous calls.
+ */
+XPAR_API xpar_status xpar_reduce_op_nowait(xpar_context *ctx, const xpar_operator *op,
+                                           const void *in, size_t n, void *result);
+XPAR_API xpar_status xpar_scan_op_nowait(xpar_context *ctx, const xpar_operator *op,
+                                         xpar_scan_kind kind, const void *in, void *out,
+                                         size_t n);
 
 /** An operator's thresholds, as xpar_context_set_kernel_threshold. */
 XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
