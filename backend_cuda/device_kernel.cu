@@ -91,26 +91,16 @@ static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cu
 /* The operators run the built-in scan's tile shapes (xpar/xpar_operator.cuh copies
  * them into a header the application compiles, which cannot see launch_shape.cuh):
  * retuning ScanTuning must retune the operators too. */
-static_assert(xpar_operator_cuda::Tuning<4>::scan_items ==
-                      tuning::ScanTuning<4>::vectors * 4 &&
-                  xpar_operator_cuda::Tuning<4>::scan_min_blocks == tuning::ScanTuning<4>::min_blocks &&
-                  xpar_operator_cuda::Tuning<4>::block == tuning::ScanTuning<4>::block &&
-                  xpar_operator_cuda::Tuning<4>::window == tuning::ScanTuning<4>::window &&
-                  xpar_operator_cuda::Tuning<4>::first_poll_delay_ns ==
-                      tuning::ScanTuning<4>::first_poll_delay_ns &&
-                  xpar_operator_cuda::Tuning<4>::poll_delay_ns == tuning::ScanTuning<4>::poll_delay_ns &&
-                  xpar_operator_cuda::Tuning<4>::delay_min_grid == tuning::ScanTuning<4>::delay_min_grid,
-              "xpar_operator.cuh's 4-byte scan shape is ScanTuning<4>'s");
-static_assert(xpar_operator_cuda::Tuning<8>::scan_items ==
-                      tuning::ScanTuning<8>::vectors * 2 &&
-                  xpar_operator_cuda::Tuning<8>::scan_min_blocks == tuning::ScanTuning<8>::min_blocks &&
-                  xpar_operator_cuda::Tuning<8>::block == tuning::ScanTuning<8>::block &&
-                  xpar_operator_cuda::Tuning<8>::window == tuning::ScanTuning<8>::window &&
-                  xpar_operator_cuda::Tuning<8>::first_poll_delay_ns ==
-                      tuning::ScanTuning<8>::first_poll_delay_ns &&
-                  xpar_operator_cuda::Tuning<8>::poll_delay_ns == tuning::ScanTuning<8>::poll_delay_ns &&
-                  xpar_operator_cuda::Tuning<8>::delay_min_grid == tuning::ScanTuning<8>::delay_min_grid,
-              "xpar_operator.cuh's 8-byte scan shape is ScanTuning<8>'s");
+template <size_t BYTES> constexpr bool operator_scan_shape_is_builtin() {
+  using Op = xpar_operator_cuda::Tuning<BYTES>;
+  using Tn = tuning::ScanTuning<BYTES>;
+  return Op::scan_items == Tn::vectors * (int)(tuning::vector_bytes / BYTES) &&
+         Op::scan_min_blocks == Tn::min_blocks && Op::block == Tn::block &&
+         Op::window == Tn::window && Op::first_poll_delay_ns == Tn::first_poll_delay_ns &&
+         Op::poll_delay_ns == Tn::poll_delay_ns && Op::delay_min_grid == Tn::delay_min_grid;
+}
+static_assert(operator_scan_shape_is_builtin<4>(), "xpar_operator.cuh's 4-byte scan is ScanTuning<4>");
+static_assert(operator_scan_shape_is_builtin<8>(), "xpar_operator.cuh's 8-byte scan is ScanTuning<8>");
 static_assert(XPAR_OPERATOR_MAX_ACC <= kResultSlotBytes - kResultOperatorOffset,
               "an operator's result fits the pinned result slot");
 

@@ -168,12 +168,15 @@ XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *ke
  * `which` switches to the faster-for-large-n side.  A kernel's thresholds,
  * lowest precedence first: the built-in kernel defaults (dispatch/kernel.c,
  * with their provenance: they are the elementwise add's, a kernel's cost is
- * the application's), XPAR_ALL_<KIND>_THRESHOLD, XPAR_KERNEL_<NAME>_<KIND>_
- * THRESHOLD (NAME: the kernel's name in upper case, e.g.
- * XPAR_KERNEL_SAXPY_GPU_THRESHOLD=2^20), then this function.  The
- * environment of a kernel is read when the context first meets the kernel
- * (its first launch or threshold call): an invalid value fails that call
- * with XPAR_ERR_INVALID_ENV.  Profiles do not hold kernel thresholds.
+ * the application's), the calibration profile ("kernel <name> <kind> <n>"
+ * lines, by kernel name: docs/profile.md; xpar_profile_save writes the ones
+ * set by this function or a profile), XPAR_ALL_<KIND>_THRESHOLD,
+ * XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD (NAME: the kernel's name in upper case,
+ * e.g. XPAR_KERNEL_SAXPY_GPU_THRESHOLD=2^20), then this function.  The
+ * profile and environment of a kernel are applied when the context first
+ * meets the kernel (its first launch or threshold call): an invalid value
+ * fails that call with XPAR_ERR_INVALID_ENV; xpar_profile_load replaces the
+ * thresholds of kernels already met, as it does the built-in ops'.
  */
 XPAR_API xpar_status xpar_context_set_kernel_threshold(xpar_context *ctx,
                                                        const xpar_kernel *kernel,

@@ -31,34 +31,24 @@ template <class T> struct ShuffleWords {
   static constexpr unsigned count = (unsigned)((sizeof(T) + 3) / 4);
   unsigned w[count];
 };
-template <class T>
-__device__ __forceinline__ T shfl(unsigned mask, T v, int src) {
+template <class T, class F> __device__ __forceinline__ T shuffle_words(T v, F shuffle) {
   if constexpr (std::is_arithmetic<T>::value) {
-    return __shfl_sync(mask, v, src);
+    return shuffle(v);
   } else {
     ShuffleWords<T> s;
     memset(&s, 0, sizeof s);
     memcpy(&s, &v, sizeof v);
 #pragma unroll
-    for (unsigned k = 0; k < ShuffleWords<T>::count; ++k) s.w[k] = __shfl_sync(mask, s.w[k], src);
+    for (unsigned k = 0; k < ShuffleWords<T>::count; ++k) s.w[k] = shuffle(s.w[k]);
     memcpy(&v, &s, sizeof v);
     return v;
   }
 }
-template <class T>
-__device__ __forceinline__ T shfl_up(unsigned mask, T v, unsigned delta) {
-  if constexpr (std::is_arithmetic<T>::value) {
-    return __shfl_up_sync(mask, v, delta);
-  } else {
-    ShuffleWords<T> s;
-    memset(&s, 0, sizeof s);
-    memcpy(&s, &v, sizeof v);
-#pragma unroll
-    for (unsigned k = 0; k < ShuffleWords<T>::count; ++k)
-      s.w[k] = __shfl_up_sync(mask, s.w[k], delta);
-    memcpy(&v, &s, sizeof v);
-    return v;
-  }
+template <class T> __device__ __forceinline__ T shfl(unsigned mask, T v, int src) {
+  return shuffle_words(v, [&](auto w) { return __shfl_sync(mask, w, src); });
+}
+template <class T> __device__ __forceinline__ T shfl_up(unsigned mask, T v, unsigned delta) {
+  return shuffle_words(v, [&](auto w) { return __shfl_up_sync(mask, w, delta); });
 }
 
 /* Lanes of the calling thread's warp that exist in this block (1..32). */
