@@ -220,7 +220,7 @@ static xpar_status check_op_array(const xpar_operator *op, const char *what, con
 
 static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, int scan,
                                     xpar_scan_kind kind, const void *in, void *out, size_t n,
-                                    void *result) {
+                                    void *result, int nowait) {
   xpar__kernel_call kc;
   memset(&kc, 0, sizeof kc);
   xpar_status st = check_operator(op, scan);
@@ -233,6 +233,10 @@ static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, 
     st = check_op_array(op, "out", out, n, op->acc_size, op->acc_align, &kc.bytes[1]);
   if (st == XPAR_OK && !scan && !result)
     st = xpar__fail(XPAR_ERR_NULL_POINTER, "operator %s: result is NULL", op->name);
+  if (st == XPAR_OK && !scan && ((uintptr_t)result & (op->acc_align - 1)))
+    st = xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                    "operator %s: result (%p) is not aligned to %zu bytes", op->name, result,
+                    op->acc_align);
   if (st == XPAR_OK && scan && n > 0) {
     uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
     if (a < b + kc.bytes[1] && b < a + kc.bytes[0])
@@ -264,6 +268,7 @@ static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, 
   c.dtype = XPAR_INT32; /* an operator's types are the application's */
   c.result_dtype = XPAR_INT32;
   c.n = n;
+  c.nowait = nowait;
   c.kernel = &kc;
   /* Shadow mode compares the built-in ops' results only: kernels and
    * operators run once. */
@@ -272,12 +277,25 @@ static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, 
 
 XPAR_API xpar_status xpar_reduce_op(xpar_context *ctx, const xpar_operator *op, const void *in,
                                     size_t n, void *result) {
-  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result));
+  XPAR__THROUGH_CONTEXT(ctx,
+                        operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result, 0));
 }
 
 XPAR_API xpar_status xpar_scan_op(xpar_context *ctx, const xpar_operator *op,
                                   xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL));
+  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL, 0));
+}
+
+XPAR_API xpar_status xpar_reduce_op_nowait(xpar_context *ctx, const xpar_operator *op,
+                                           const void *in, size_t n, void *result) {
+  XPAR__THROUGH_CONTEXT(ctx,
+                        operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result, 1));
+}
+
+XPAR_API xpar_status xpar_scan_op_nowait(xpar_context *ctx, const xpar_operator *op,
+                                         xpar_scan_kind kind, const void *in, void *out,
+                                         size_t n) {
+  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL, 1));
 }
 
 static xpar_status operator_threshold_entered(xpar_context *ctx, const xpar_operator *op,

@@ -294,14 +294,14 @@ xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
     }
   if (!st->result_host) {
     void *h = NULL, *d = NULL;
-    XPAR_CUDA_TRY(cudaHostAlloc(&h, 64, cudaHostAllocMapped),
-                  "pinned result slot (requested 64 bytes)");
+    XPAR_CUDA_TRY(cudaHostAlloc(&h, kResultSlotBytes, cudaHostAllocMapped),
+                  "pinned result slot (requested %zu bytes)", kResultSlotBytes);
     cudaError_t err = cudaHostGetDevicePointer(&d, h, 0);
     if (err != cudaSuccess) {
       cudaFreeHost(h);
       return xpar__cuda_error(err, "mapping the pinned result slot");
     }
-    memset(h, 0, 64); /* no stale done flag (sequence numbers start at 1) */
+    memset(h, 0, kResultSlotBytes); /* no stale done flag (sequence numbers start at 1) */
     st->result_seq = 0;
     st->result_host = h;
     st->result_device = d;

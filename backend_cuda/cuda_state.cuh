@@ -48,7 +48,7 @@ struct xpar__cuda_state {
   struct xpar__cuda_buffer staging[XPAR__OPERAND_SLOTS];
   unsigned long long staging_stamp[XPAR__OPERAND_SLOTS];
 
-  /* Pinned, host-mapped result slot (64 bytes): the reduce's last block
+  /* Pinned, host-mapped result slot (kResultSlotBytes): the reduce's last block
    * writes the result straight into host memory (offset 0) and, on a small
    * call, then raises the done flag (offset kResultFlagOffset) to the call's
    * sequence number; the host reads the result after the flag or the sync. */
@@ -109,11 +109,14 @@ xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf,
 /* The control block and pinned result slot, allocated on first use. */
 xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st);
 
-/* The pinned result slot: a plain result at 0 (read after a stream synchronisation),
- * the two stamped result words of a spinning reduce at 16 (device_reduce.cu), the done
- * flag of a spinning scan at 32. */
+/* The pinned result slot (kResultSlotBytes): a plain result at 0 (read after a stream
+ * synchronisation), the two stamped result words of a spinning reduce at 16
+ * (device_reduce.cu), the done flag of a spinning scan at 32, an operator's result (up to
+ * XPAR_OPERATOR_MAX_ACC bytes, device_kernel.cu) at 64. */
 constexpr size_t kResultStampedOffset = 16;
 constexpr size_t kResultFlagOffset = 32;
+constexpr size_t kResultOperatorOffset = 64;
+constexpr size_t kResultSlotBytes = 128;
 
 /* Wait for the kernel to raise the result slot's done flag to `seq`, spinning
  * on host memory for at most tuning::spin_limit_ns.  Returns true when the

@@ -84,11 +84,25 @@ static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cu
   c.scratch = nullptr;
   c.scratch_bytes = scratch_bytes;
   c.stream = (void *)st->stream;
+  c.ticket = st->reduce_ticket; /* NULL until xpar__cuda_ensure_control */
   return c;
 }
 
-/* The result slot sits before the partials, 256-byte aligned. */
-static constexpr size_t kOperatorResultBytes = 256;
+/* The operators run the built-in scan's tile shapes (xpar/xpar_operator.cuh copies
+ * them into a header the application compiles, which cannot see launch_shape.cuh):
+ * retuning ScanTuning must retune the operators too. */
+template <size_t BYTES> constexpr bool operator_scan_shape_is_builtin() {
+  using Op = xpar_operator_cuda::Tuning<BYTES>;
+  using Tn = tuning::ScanTuning<BYTES>;
+  return Op::scan_items == Tn::vectors * (int)(tuning::vector_bytes / BYTES) &&
+         Op::scan_min_blocks == Tn::min_blocks && Op::block == Tn::block &&
+         Op::window == Tn::window && Op::first_poll_delay_ns == Tn::first_poll_delay_ns &&
+         Op::poll_delay_ns == Tn::poll_delay_ns && Op::delay_min_grid == Tn::delay_min_grid;
+}
+static_assert(operator_scan_shape_is_builtin<4>(), "xpar_operator.cuh's 4-byte scan is ScanTuning<4>");
+static_assert(operator_scan_shape_is_builtin<8>(), "xpar_operator.cuh's 8-byte scan is ScanTuning<8>");
+static_assert(XPAR_OPERATOR_MAX_ACC <= kResultSlotBytes - kResultOperatorOffset,
+              "an operator's result fits the pinned result slot");
 
 extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_operator *op,
                                             size_t n, const void *in, void *result) {
@@ -97,25 +111,33 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
                       op->name);
   xpar__cuda_state *st = ex->cuda;
   XPAR__FORWARD(xpar__cuda_begin(st, op->name));
+  XPAR__FORWARD(xpar__cuda_ensure_control(st)); /* the ticket, the pinned result slot */
   size_t need = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, nullptr, &need);
   int err = op->gpu_reduce(&c);
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s: shape", op->name);
+  /* Scratch: the partials; a device result first when the caller's result is on the
+   * device (copied there on the stream).  A host result: the kernel writes it straight
+   * into the pinned result slot, read after the synchronisation (as the built-in reduce
+   * does: a pageable device-to-host copy would cost more than a small kernel). */
+  const size_t device_result = ex->result_on_device ? 256 : 0;
   void *scratch = nullptr;
-  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, kOperatorResultBytes + need, &scratch));
+  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, device_result + need, &scratch));
   unsigned char *base = (unsigned char *)scratch;
-  c.out = base;
-  c.scratch = base + kOperatorResultBytes;
+  c.out = ex->result_on_device ? (void *)base
+                               : (void *)((unsigned char *)st->result_device + kResultOperatorOffset);
+  c.scratch = base + device_result;
   err = op->gpu_reduce(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s reduce launch", op->name);
-  if (ex->result_on_device)
+  if (ex->result_on_device) {
     XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToDevice, st->stream),
                   "operator %s result", op->name);
-  else
-    XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToHost, st->stream),
-                  "operator %s result", op->name);
-  if (!ex->nowait || !ex->result_on_device) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+    if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+    return XPAR_OK;
+  }
+  XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+  memcpy(result, (const unsigned char *)st->result_host + kResultOperatorOffset, op->acc_size);
   return XPAR_OK;
 }
 

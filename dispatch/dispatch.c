@@ -82,7 +82,17 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
    * told; the copy routines check pinning themselves). */
   p->exact = ctx->backend == XPAR_BACKEND_AUTO && ctx->offload == XPAR_OFFLOAD_DEFAULT &&
              c->n >= host_gpu_threshold(ctx, c);
-  if (c->kernel) return add_kernel_operands(ctx, c->kernel, p);
+  if (c->kernel) {
+    XPAR__FORWARD(add_kernel_operands(ctx, c->kernel, p));
+    /* An operator's nowait reduce: its accumulator result is an operand too. */
+    if (c->kernel->kind == XPAR__KERNEL_REDUCE && c->nowait) {
+      XPAR__FORWARD(xpar__classify(ctx, c->kernel->result, c->kernel->op->acc_size, p->exact,
+                                   &p->result.where));
+      p->result.role = ROLE_WRITE;
+      p->has_result_operand = 1;
+    }
+    return XPAR_OK;
+  }
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
   if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, bytes, ROLE_READ));
   if (c->out)
@@ -257,11 +267,11 @@ static const void *resolved(const plan *p, void *const *ptrs, const void *arg) {
 /* A kernel launch: its arrays as the running side reaches them, beside the
  * scalars api/ already placed. */
 static xpar_status run_kernel(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                              const plan *p, void *const *ptrs) {
+                              const plan *p, void *const *ptrs, void *result) {
   const xpar__kernel_call *k = c->kernel;
   switch (k->kind) {
     case XPAR__KERNEL_REDUCE:
-      return b->op_reduce(ex, k->op, c->n, resolved(p, ptrs, k->args[0].ptr), k->result);
+      return b->op_reduce(ex, k->op, c->n, resolved(p, ptrs, k->args[0].ptr), result);
     case XPAR__KERNEL_SCAN:
       return b->op_scan(ex, k->op, k->scan_kind, c->n, resolved(p, ptrs, k->args[0].ptr),
                         (void *)resolved(p, ptrs, k->args[1].ptr));
@@ -330,13 +340,21 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
     }
   }
   xpar__exec ex = cpu_exec(ctx, tier);
-  xpar__scalar local_result;
+  /* A nowait result in device memory: computed here, then copied there (an
+   * operator's accumulator is up to XPAR_OPERATOR_MAX_ACC bytes). */
+  union {
+    xpar__scalar scalar;
+    unsigned char acc[XPAR_OPERATOR_MAX_ACC];
+  } local_result;
+  void *const caller_result = c->kernel ? c->kernel->result : c->result;
+  const size_t result_bytes =
+      c->kernel ? (c->kernel->op ? c->kernel->op->acc_size : 0) : xpar__dtype_size(c->result_dtype);
   int result_on_device = p->has_result_operand && p->result.where.loc == XPAR__LOC_DEVICE;
-  void *result = result_on_device ? (void *)&local_result : c->result;
+  void *result = result_on_device ? (void *)&local_result : caller_result;
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
     XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->result.where.map, &d->bytes_to_host));
   if (c->kernel)
-    XPAR__FORWARD(run_kernel(&xpar__cpu_backend, &ex, c, p, ptrs));
+    XPAR__FORWARD(run_kernel(&xpar__cpu_backend, &ex, c, p, ptrs, result));
   else
     XPAR__FORWARD(xpar__run_op(&xpar__cpu_backend, &ex, c, resolved(p, ptrs, c->x),
                                resolved(p, ptrs, c->y), (void *)resolved(p, ptrs, c->out),
@@ -355,10 +373,10 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   }
   if (p->has_result_operand) {
     if (result_on_device) {
-      size_t rb = xpar__dtype_size(c->result_dtype);
-      XPAR__FORWARD(g->copy(ctx->cuda, c->result, &local_result, rb, XPAR__HOST_TO_DEVICE));
+      XPAR__FORWARD(g->copy(ctx->cuda, caller_result, &local_result, result_bytes,
+                            XPAR__HOST_TO_DEVICE));
       XPAR__FORWARD(g->wait(ctx->cuda));
-      d->bytes_to_device += rb;
+      d->bytes_to_device += result_bytes;
     } else if (p->result.where.loc == XPAR__LOC_MAPPED) {
       p->result.where.map->valid = XPAR__VALID_HOST;
     }
@@ -396,7 +414,7 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
       default: break; /* device and managed memory are used in place */
     }
   }
-  void *result = c->result;
+  void *result = c->kernel ? c->kernel->result : c->result;
   int result_on_device = 0;
   if (p->has_result_operand) {
     const xpar__operand *w = &p->result.where;
@@ -411,7 +429,8 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   /* The backend may skip its own synchronisation when a device-to-host copy
    * follows (that copy waits), or when the caller asked for nowait and every
    * output stays on the device. */
-  int returns_early = c->nowait && !host_outputs && (!c->result || result_on_device);
+  const int has_result = c->result || (c->kernel && c->kernel->kind == XPAR__KERNEL_REDUCE);
+  int returns_early = c->nowait && !host_outputs && (!has_result || result_on_device);
   xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
                    .cuda = st,
                    .grid = ctx->launch_grid,
@@ -420,7 +439,7 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
                    .result_on_device = result_on_device,
                    .reproducible = ctx->reproducible};
   if (c->kernel)
-    XPAR__FORWARD(run_kernel(g, &ex, c, p, ptrs));
+    XPAR__FORWARD(run_kernel(g, &ex, c, p, ptrs, result));
   else
     XPAR__FORWARD(xpar__run_op(g, &ex, c, resolved(p, ptrs, c->x), resolved(p, ptrs, c->y),
                                (void *)resolved(p, ptrs, c->out), result));

@@ -71,10 +71,13 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
     }
   xpar__kernel_entry e;
   e.key = key;
+  e.name = name;
   for (int t = 0; t < XPAR_THRESHOLD_COUNT_; t++) {
     e.thresholds[t] = kernel_defaults[t];
     e.sources[t] = XPAR__SRC_DEFAULT;
   }
+  /* Precedence, lowest first: defaults, the profile, the environment (then the API). */
+  xpar__kernel_apply_profile(ctx, name, &e);
   XPAR__FORWARD(apply_env(name, &e));
   if (ctx->n_kernels == ctx->cap_kernels) {
     size_t cap = ctx->cap_kernels ? 2 * ctx->cap_kernels : 8;
@@ -88,8 +91,24 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
   return XPAR_OK;
 }
 
+void xpar__kernel_apply_profile(const xpar_context *ctx, const char *name, xpar__kernel_entry *e) {
+  for (size_t i = 0; i < ctx->n_profile_kernels; i++) {
+    const xpar__profile_kernel *pk = &ctx->profile_kernels[i];
+    if (strcmp(pk->name, name) != 0) continue;
+    for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
+      if (pk->have[k]) {
+        e->thresholds[k] = pk->thresholds[k];
+        e->sources[k] = XPAR__SRC_PROFILE;
+      }
+    return;
+  }
+}
+
 void xpar__kernels_release(xpar_context *ctx) {
   free(ctx->kernels);
   ctx->kernels = NULL;
   ctx->n_kernels = ctx->cap_kernels = 0;
+  free(ctx->profile_kernels);
+  ctx->profile_kernels = NULL;
+  ctx->n_profile_kernels = 0;
 }

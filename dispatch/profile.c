@@ -63,10 +63,43 @@ static void this_machine(xpar_context *ctx, machine_id *m, int want_gpu) {
   }
 }
 
-/* Parse the whole file into `prof` and its machine key; error names the line. */
+/* A kernel's line, "kernel <name> <threshold> <count|never>", into the list. */
+static xpar_status parse_kernel_line(const char *path, int lineno, const char *name,
+                                     const char *kind, const char *value,
+                                     xpar__profile_kernel **list, size_t *count) {
+  XPAR__RETURN_IF(strlen(name) >= XPAR__KERNEL_NAME_MAX, XPAR_ERR_PROFILE,
+                  "%s:%d: kernel name \"%.40s...\" longer than %d characters", path, lineno, name,
+                  XPAR__KERNEL_NAME_MAX - 1);
+  int k = xpar__threshold_index(kind);
+  XPAR__RETURN_IF(k < 0, XPAR_ERR_PROFILE,
+                  "%s:%d: unknown threshold \"%s\" (one of" THRESHOLD_KEYS ")", path, lineno,
+                  kind);
+  size_t n;
+  XPAR__RETURN_IF(xpar__parse_count(value, &n) != 0, XPAR_ERR_PROFILE,
+                  "%s:%d: \"%s\" is not an element count or \"never\"", path, lineno, value);
+  size_t i = 0;
+  while (i < *count && strcmp((*list)[i].name, name) != 0) i++;
+  if (i == *count) {
+    xpar__profile_kernel *grown = realloc(*list, (*count + 1) * sizeof *grown);
+    XPAR__RETURN_IF(!grown, XPAR_ERR_OUT_OF_MEMORY, "profile kernel table (%zu)", *count + 1);
+    *list = grown;
+    memset(&grown[i], 0, sizeof grown[i]);
+    snprintf(grown[i].name, sizeof grown[i].name, "%s", name);
+    (*count)++;
+  }
+  XPAR__RETURN_IF((*list)[i].have[k], XPAR_ERR_PROFILE, "%s:%d: kernel %s %s given twice", path,
+                  lineno, name, kind);
+  (*list)[i].thresholds[k] = n;
+  (*list)[i].have[k] = 1;
+  return XPAR_OK;
+}
+
+/* Parse the whole file into `prof`, the kernels' list and its machine key; error names the
+ * line. */
 static xpar_status parse(const char *path, FILE *f, machine_id *key,
                          size_t prof[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_],
-                         unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]) {
+                         unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_],
+                         xpar__profile_kernel **kernels, size_t *n_kernels) {
   char line[512];
   int lineno = 0, seen_magic = 0, seen_cpu = 0, seen_cores = 0, seen_gpu = 0;
   while (fgets(line, sizeof line, f)) {
@@ -116,11 +149,16 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
       }
       continue;
     }
-    char op[32], dt[32], kind[32], value[48], extra[2];
-    int got = sscanf(line, "%31s %31s %31s %47s %1s", op, dt, kind, value, extra);
+    char op[32], dt[96], kind[32], value[48], extra[2];
+    int got = sscanf(line, "%31s %95s %31s %47s %1s", op, dt, kind, value, extra);
     XPAR__RETURN_IF(got != 4, XPAR_ERR_PROFILE,
-                    "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\", found \"%.60s\"",
+                    "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\" or \"kernel "
+                    "<name> <threshold> <count|never>\", found \"%.60s\"",
                     path, lineno, line);
+    if (strcmp(op, "kernel") == 0) {
+      XPAR__FORWARD(parse_kernel_line(path, lineno, dt, kind, value, kernels, n_kernels));
+      continue;
+    }
     int o = xpar__op_index(op), t = xpar__dtype_index(dt), k = xpar__threshold_index(kind);
     XPAR__RETURN_IF(o < 0, XPAR_ERR_PROFILE, "%s:%d: unknown op \"%s\"", path, lineno, op);
     XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%s\"", path, lineno, dt);
@@ -152,12 +190,17 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
   size_t values[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   memset(have, 0, sizeof have);
   machine_id key = {{0}, 0, {0}}, here;
+  xpar__profile_kernel *kernels = NULL;
+  size_t n_kernels = 0;
   *applied = 0;
   FILE *f = fopen(path, "r");
   XPAR__RETURN_IF(!f, XPAR_ERR_PROFILE, "%s: cannot open: %s", path, strerror(errno));
-  xpar_status st = parse(path, f, &key, values, have);
+  xpar_status st = parse(path, f, &key, values, have, &kernels, &n_kernels);
   fclose(f);
-  XPAR__FORWARD(st);
+  if (st != XPAR_OK) {
+    free(kernels);
+    return st;
+  }
   int want_gpu = ctx->offload != XPAR_OFFLOAD_DISABLED && strcmp(key.gpu, "none") != 0;
   this_machine(ctx, &here, want_gpu);
   if (strcmp(key.cpu, here.cpu) != 0 || key.cores != here.cores ||
@@ -167,6 +210,7 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
               "xpar: notice: ignoring profile %s, written on another machine (%s, %ld cores, GPU "
               "%s; this one: %s, %ld cores, GPU %s)\n",
               path, key.cpu, key.cores, key.gpu, here.cpu, here.cores, here.gpu);
+    free(kernels);
     return XPAR_OK;
   }
   for (int o = 0; o < XPAR_OP_COUNT_; o++)
@@ -176,6 +220,13 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
           ctx->thresholds[o][t][k] = values[o][t][k];
           ctx->threshold_source[o][t][k] = XPAR__SRC_PROFILE;
         }
+  /* The kernels': kept by name for kernels the context meets later, and applied now to
+   * those it has met (replacing their values, as for the built-in ops). */
+  free(ctx->profile_kernels);
+  ctx->profile_kernels = kernels;
+  ctx->n_profile_kernels = n_kernels;
+  for (size_t i = 0; i < ctx->n_kernels; i++)
+    xpar__kernel_apply_profile(ctx, ctx->kernels[i].name, &ctx->kernels[i]);
   *applied = 1;
   return XPAR_OK;
 }
@@ -260,6 +311,43 @@ static void make_parent_dirs(const char *path) {
   mkdir(dir, 0755);
 }
 
+static void print_count(FILE *f, size_t v) {
+  if (v == XPAR_NEVER)
+    fprintf(f, "never\n");
+  else
+    fprintf(f, "%zu\n", v);
+}
+
+/* One "kernel" line, the section's comment before the first. */
+static void kernel_line(FILE *f, int *lines, const char *name, int k, size_t v) {
+  if (!(*lines)++)
+    fprintf(f, "# kernel <name> <threshold> <elements|never>: the application's kernels and "
+               "operators (their built-in defaults: the 4-byte add's)\n");
+  fprintf(f, "kernel %s %s ", name, xpar__threshold_key((xpar_threshold)k));
+  print_count(f, v);
+}
+
+/* The kernels' thresholds that came from the API or a profile (as for the ops), then
+ * the loaded profile's kernels this context has not met (kept: they are still facts
+ * about this machine). */
+static void save_kernels(const xpar_context *ctx, FILE *f) {
+  int lines = 0;
+  for (size_t i = 0; i < ctx->n_kernels; i++) {
+    const xpar__kernel_entry *e = &ctx->kernels[i];
+    for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
+      if (e->sources[k] == XPAR__SRC_PROFILE || e->sources[k] == XPAR__SRC_API)
+        kernel_line(f, &lines, e->name, k, e->thresholds[k]);
+  }
+  for (size_t j = 0; j < ctx->n_profile_kernels; j++) {
+    const xpar__profile_kernel *pk = &ctx->profile_kernels[j];
+    int met = 0;
+    for (size_t i = 0; i < ctx->n_kernels && !met; i++)
+      met = strcmp(ctx->kernels[i].name, pk->name) == 0;
+    for (int k = 0; k < XPAR_THRESHOLD_COUNT_ && !met; k++)
+      if (pk->have[k]) kernel_line(f, &lines, pk->name, k, pk->thresholds[k]);
+  }
+}
+
 xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
   machine_id here;
   this_machine(ctx, &here, ctx->offload != XPAR_OFFLOAD_DISABLED);
@@ -303,11 +391,9 @@ xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
           fprintf(f, "# built-in default %zu, measured %s\n", dflt, from);
         fprintf(f, "%s %s %s ", xpar__op_name((xpar_op)o), xpar__dtype_name((xpar_dtype)t),
                 xpar__threshold_key((xpar_threshold)k));
-        if (v == XPAR_NEVER)
-          fprintf(f, "never\n");
-        else
-          fprintf(f, "%zu\n", v);
+        print_count(f, v);
       }
+  save_kernels(ctx, f);
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) {
     unlink(tmp);

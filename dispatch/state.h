@@ -93,10 +93,21 @@ typedef struct xpar__decision_raw {
 /* One kernel's (or operator's) thresholds in one context (dispatch/kernel.c),
  * made when the context first meets it. */
 typedef struct xpar__kernel_entry {
-  const void *key; /* the xpar_kernel or xpar_operator object */
+  const void *key;  /* the xpar_kernel or xpar_operator object */
+  const char *name; /* the object's (static) name */
   size_t thresholds[XPAR_THRESHOLD_COUNT_];
   unsigned char sources[XPAR_THRESHOLD_COUNT_];
 } xpar__kernel_entry;
+
+/* A kernel's thresholds from the loaded profile ("kernel <name> <kind> <n>"
+ * lines), by name: applied to the kernel's entry when the context meets it,
+ * and written back by xpar_profile_save. */
+#define XPAR__KERNEL_NAME_MAX 64
+typedef struct xpar__profile_kernel {
+  char name[XPAR__KERNEL_NAME_MAX];
+  size_t thresholds[XPAR_THRESHOLD_COUNT_];
+  unsigned char have[XPAR_THRESHOLD_COUNT_];
+} xpar__profile_kernel;
 
 struct xpar_context {
   atomic_int busy; /* best-effort detection of concurrent use */
@@ -133,6 +144,8 @@ struct xpar_context {
 
   xpar__kernel_entry *kernels; /* dispatch/kernel.c */
   size_t n_kernels, cap_kernels;
+  xpar__profile_kernel *profile_kernels; /* the loaded profile's, dispatch/profile.c */
+  size_t n_profile_kernels;
 
   xpar__decision_raw last;
   int calls_run; /* a call has completed on this context (decision text) */
@@ -180,6 +193,8 @@ int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
  *  first use; XPAR_ERR_INVALID_ENV or XPAR_ERR_OUT_OF_MEMORY. */
 xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char *name,
                                   xpar__kernel_entry **out);
+/* Apply the profile's thresholds of kernel `name` (if any) to entry e. */
+void xpar__kernel_apply_profile(const xpar_context *ctx, const char *name, xpar__kernel_entry *e);
 /** Where the built-in kernel defaults were measured (decision records). */
 const xpar__provenance *xpar__kernel_default_from(void);
 void xpar__kernels_release(xpar_context *ctx);

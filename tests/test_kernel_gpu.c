@@ -152,6 +152,28 @@ static void t_device_pointers(void **state) {
         acc += x[i];
         if (got[i] != acc) xt_failf(label, "operator scan out[%zu] = %u, expected %u", i, got[i], acc);
       }
+      /* The nowait operator calls with their outputs on the device (the reduce's
+       * result too): written once the queue completes (xpar_wait). */
+      uint32_t *dsum;
+      if (managed)
+        CUDA_OK(cudaMallocManaged((void **)&dsum, sizeof *dsum, cudaMemAttachGlobal));
+      else
+        CUDA_OK(cudaMalloc((void **)&dsum, sizeof *dsum));
+      CUDA_OK(cudaMemset(dsum, 0xA5, sizeof *dsum));
+      CUDA_OK(cudaMemset(dy, 0xA5, sizeof y));
+      OK(xpar_reduce_op_nowait(ctx, &xk_sum_u32, dx, N, dsum));
+      OK(xpar_scan_op_nowait(ctx, &xk_sum_u32, XPAR_EXCLUSIVE, dx, dy, N));
+      OK(xpar_wait(ctx));
+      CUDA_OK(cudaMemcpy(&sum, dsum, sizeof sum, cudaMemcpyDeviceToHost));
+      if (sum != want_sum) xt_failf(label, "operator sum nowait %u, expected %u", sum, want_sum);
+      CUDA_OK(cudaMemcpy(got, dy, sizeof got, cudaMemcpyDeviceToHost));
+      acc = 0;
+      for (size_t i = 0; i < N; i++) {
+        if (got[i] != acc)
+          xt_failf(label, "operator exclusive scan nowait out[%zu] = %u, expected %u", i, got[i], acc);
+        acc += x[i];
+      }
+      CUDA_OK(cudaFree(dsum));
       xpar_context_destroy(ctx);
       CUDA_OK(cudaFree(dx));
       CUDA_OK(cudaFree(dy));

@@ -10,7 +10,9 @@
  *    accumulator): every term is exact in double and positive, so any order
  *    of summation is within n eps(double) x the sum of the long double
  *    reference -- the documented tolerance;
- *  - a 4-byte scalar operator (uint32 sum): reduce and exclusive scan.
+ *  - a 4-byte scalar operator (uint32 sum): reduce, inclusive and exclusive scan,
+ *    synchronous and nowait (host outputs: complete on return);
+ *  - on the cuda tier, launch-shape overrides and sizes up to 5e6 (t_shapes).
  * Integers are exact on every tier.  Sizes are the conformance sizes, each
  * at two offsets; scan outputs start poisoned and their guards must hold;
  * inputs must be unchanged; the decision record must name the operator.
@@ -79,8 +81,8 @@ static void run_case(void **state, case_t c) {
   for (int si = 0; si < XT_NSIZES; si++) {
     const size_t n = xt_sizes[si];
     if (n > xt_tier_max_n(st->tier)) continue;
-    for (int oi = 0; oi < 2; oi++) {
-      const size_t off = xt_offs[oi + 1][0];
+    for (int oi = 0; oi < 3; oi++) { /* offset 0: the aligned (vector) paths */
+      const size_t off = xt_offs[oi][0];
       char label[200];
       snprintf(label, sizeof label, "%s/%s/n=%zu/off=%zu", case_names[c], tier, n, off);
       xt_rng rng;
@@ -171,26 +173,134 @@ static void run_case(void **state, case_t c) {
           xt_buf_alloc(&in, XPAR_UINT32, n, off);
           xt_fill_random(&rng, XPAR_UINT32, in.p, n, XT_DATA_RANDOM, 0);
           const uint32_t *v = (const uint32_t *)in.p;
-          uint32_t got, want = 0;
-          xt_check_status(label, "reduce", xpar_reduce_op(ctx, op, in.p, n, &got), XPAR_OK);
+          uint32_t want = 0;
           for (size_t i = 0; i < n; i++) want += v[i];
-          if (got != want) xt_failf(label, "reduce = %u, expected %u", got, want);
           alloc_acc(&out, sizeof(uint32_t), n, off);
-          xt_check_status(label, "exclusive scan",
-                          xpar_scan_op(ctx, op, XPAR_EXCLUSIVE, in.p, out.p, n), XPAR_OK);
-          check_op_decision(label, ctx, st->tier, op, n);
-          const uint32_t *o = (const uint32_t *)out.p;
-          uint32_t acc = 0;
-          for (size_t i = 0; i < n; i++) {
-            if (o[i] != acc) xt_failf(label, "out[%zu] = %u, expected %u", i, o[i], acc);
-            acc += v[i];
+          /* synchronous, then nowait (host outputs: complete before it returns,
+           * xpar_wait harmless) */
+          for (int nowait = 0; nowait < 2; nowait++) {
+            uint32_t got = 0x5A5A5A5Au;
+            xt_check_status(label, nowait ? "reduce nowait" : "reduce",
+                            nowait ? xpar_reduce_op_nowait(ctx, op, in.p, n, &got)
+                                   : xpar_reduce_op(ctx, op, in.p, n, &got),
+                            XPAR_OK);
+            if (nowait) xt_check_status(label, "wait", xpar_wait(ctx), XPAR_OK);
+            if (got != want)
+              xt_failf(label, "reduce%s = %u, expected %u", nowait ? " nowait" : "", got, want);
+            for (int kind = 0; kind < 2; kind++) {
+              xt_buf_poison(&out);
+              xt_check_status(label, kind ? "exclusive scan" : "inclusive scan",
+                              nowait ? xpar_scan_op_nowait(ctx, op, (xpar_scan_kind)kind, in.p, out.p, n)
+                                     : xpar_scan_op(ctx, op, (xpar_scan_kind)kind, in.p, out.p, n),
+                              XPAR_OK);
+              if (nowait) xt_check_status(label, "wait", xpar_wait(ctx), XPAR_OK);
+              check_op_decision(label, ctx, st->tier, op, n);
+              const uint32_t *o = (const uint32_t *)out.p;
+              uint32_t acc = 0;
+              for (size_t i = 0; i < n; i++) {
+                const uint32_t before = acc;
+                acc += v[i];
+                if (o[i] != (kind ? before : acc))
+                  xt_failf(label, "%s out[%zu] = %u, expected %u", kind ? "exclusive" : "inclusive",
+                           i, o[i], kind ? before : acc);
+              }
+              xt_check_guards(label, "scan output", &out);
+            }
           }
-          xt_check_guards(label, "scan output", &out);
           break;
         }
       }
       xt_buf_free(&in);
       if (out.base) xt_buf_free(&out);
+    }
+  }
+}
+
+/* The GPU's shapes (cuda tier only): launch-shape overrides -- odd blocks with a
+ * partial last warp, grids smaller than the tile count (blocks draw tiles from
+ * the counter), one block, one lane per warp -- and a size large enough for a
+ * grid of more than 500 tiles (the look-back's sleeps), for a 4-byte (packed
+ * status word), an 8-byte (128-bit word) and a 16-byte (flag + value slots)
+ * accumulator; reduce, inclusive and exclusive scan, every element checked. */
+static void t_shapes(void **state) {
+  xt_tier_state *st = (xt_tier_state *)*state;
+  if (st->tier != XT_CUDA) return;
+  xpar_context *ctx = operator_context(st);
+  static const unsigned shapes[][2] = {{0, 0}, {7, 33}, {3, 64}, {1, 1024}, {2, 1}, {0, 97}};
+  static const size_t sizes[] = {1000, 65537, 1048579, 5000011};
+  for (size_t hi = 0; hi < sizeof shapes / sizeof shapes[0]; hi++) {
+    xt_check_status("shapes", "set_launch_shape",
+                    xpar_context_set_launch_shape(ctx, shapes[hi][0], shapes[hi][1]), XPAR_OK);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+      const size_t n = sizes[si];
+      if (n > xt_tier_max_n(st->tier)) continue;
+      if (n > 65537 && shapes[hi][1] == 1) continue; /* one lane per block: slow */
+      char label[160];
+      snprintf(label, sizeof label, "shapes/%ux%u/n=%zu", shapes[hi][0], shapes[hi][1], n);
+      xt_rng rng;
+      xt_rng_for(&rng, label);
+      uint32_t *v = malloc(n * sizeof *v), *o = malloc(n * sizeof *o);
+      xk_affine *f = malloc(n * sizeof *f), *fo = malloc(n * sizeof *fo);
+      xk_arg *ao = malloc(n * sizeof *ao);
+      assert_non_null(v && o && f && fo && ao);
+      xt_fill_random(&rng, XPAR_UINT32, v, n, XT_DATA_RANDOM, 0);
+      xt_fill_random(&rng, XPAR_UINT32, f, 2 * n, XT_DATA_RANDOM, 0);
+      /* sum_u32: reduce, inclusive and exclusive */
+      uint32_t got, want = 0;
+      for (size_t i = 0; i < n; i++) want += v[i];
+      xt_check_status(label, "sum reduce", xpar_reduce_op(ctx, &xk_sum_u32, v, n, &got), XPAR_OK);
+      if (got != want) xt_failf(label, "sum reduce = %u, expected %u", got, want);
+      for (int kind = 0; kind < 2; kind++) {
+        memset(o, 0xA5, n * sizeof *o);
+        xt_check_status(label, "sum scan",
+                        xpar_scan_op(ctx, &xk_sum_u32, (xpar_scan_kind)kind, v, o, n), XPAR_OK);
+        uint32_t acc = 0;
+        for (size_t i = 0; i < n; i++) {
+          const uint32_t before = acc;
+          acc += v[i];
+          if (o[i] != (kind ? before : acc)) {
+            xt_failf(label, "sum %s scan out[%zu] = %u, expected %u", kind ? "exclusive" : "inclusive",
+                     i, o[i], kind ? before : acc);
+            break;
+          }
+        }
+      }
+      /* argmin over values with ties (16-byte accumulator) */
+      int32_t *iv = (int32_t *)v;
+      for (size_t i = 0; i < n; i++) iv[i] = (int32_t)(v[i] % 15u) - 7;
+      xk_arg r;
+      xt_check_status(label, "argmin reduce", xpar_reduce_op(ctx, &xk_argmin, iv, n, &r), XPAR_OK);
+      check_arg(label, "argmin reduce", 0, r, ref_arg(iv, n, n, 0));
+      memset(ao, 0xA5, n * sizeof *ao);
+      xt_check_status(label, "argmin scan",
+                      xpar_scan_op(ctx, &xk_argmin, XPAR_INCLUSIVE, iv, ao, n), XPAR_OK);
+      xk_arg run = ref_arg(iv, 0, 0, 0);
+      for (size_t i = 0; i < n; i++) {
+        if (iv[i] < run.v) run = (xk_arg){iv[i], 0, (int64_t)i};
+        if (ao[i].v != run.v || ao[i].i != run.i) {
+          check_arg(label, "argmin scan", i, ao[i], run);
+          break;
+        }
+      }
+      /* the recurrence (8-byte accumulator), exclusive */
+      memset(fo, 0xA5, n * sizeof *fo);
+      xt_check_status(label, "recurrence scan",
+                      xpar_scan_op(ctx, &xk_recurrence, XPAR_EXCLUSIVE, f, fo, n), XPAR_OK);
+      uint32_t A = 1, h = 0;
+      for (size_t i = 0; i < n; i++) {
+        if (fo[i].a != A || fo[i].b != h) {
+          xt_failf(label, "recurrence out[%zu] = (%u, %u), expected (%u, %u)", i, fo[i].a,
+                   fo[i].b, A, h);
+          break;
+        }
+        A *= f[i].a;
+        h = f[i].a * h + f[i].b;
+      }
+      free(v);
+      free(o);
+      free(f);
+      free(fo);
+      free(ao);
     }
   }
 }
@@ -205,6 +315,9 @@ OP_TEST(C_SUM_U32, t_sum_u32)
 
 int main(int argc, char **argv) {
   xt_init("test_operator", argc, argv);
-  static const xt_body bodies[C_COUNT] = {t_argmin, t_argmax, t_recurrence, t_sumsq, t_sum_u32};
-  return xt_run_tier_tests("operator", case_names, bodies, C_COUNT);
+  static const char *const names[C_COUNT + 1] = {"argmin", "argmax", "recurrence", "sumsq",
+                                                  "sum_u32", "shapes"};
+  static const xt_body bodies[C_COUNT + 1] = {t_argmin, t_argmax, t_recurrence,
+                                              t_sumsq,  t_sum_u32, t_shapes};
+  return xt_run_tier_tests("operator", names, bodies, C_COUNT + 1);
 }

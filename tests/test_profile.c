@@ -17,6 +17,8 @@
 #include <cmocka.h>
 #include <xpar/xpar.h>
 
+#include "kernels/test_kernels.h" /* xt_kernels */
+
 static char dir[256];
 
 static const char *path_in_dir(const char *name) {
@@ -111,6 +113,74 @@ static void round_trip(void **state) {
   xpar_context_destroy(a);
 }
 
+static char *read_file(const char *path) {
+  static char text[8192];
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  size_t got = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[got] = '\0';
+  return text;
+}
+
+static size_t kernel_threshold(xpar_context *ctx, const xpar_kernel *k, xpar_threshold which) {
+  size_t v = 0;
+  assert_int_equal(xpar_context_get_kernel_threshold(ctx, k, which, &v), XPAR_OK);
+  return v;
+}
+
+/* Kernel thresholds round-trip by kernel name: a kernel the loading context has met
+ * (replaced), one it meets only after loading, one it never meets (written back by its
+ * own save); the environment still overrides the profile. */
+static void kernel_round_trip(void **state) {
+  (void)state;
+  xpar_context *a, *b;
+  assert_int_equal(xpar_context_create(&a), XPAR_OK);
+  assert_int_equal(xpar_context_set_kernel_threshold(a, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP, 4321),
+                   XPAR_OK);
+  assert_int_equal(xpar_context_set_kernel_threshold(a, &xk_axpy_u32,
+                                                     XPAR_THRESHOLD_GPU_DEVICE_DATA, XPAR_NEVER),
+                   XPAR_OK);
+  assert_int_equal(xpar_context_set_kernel_threshold(a, &xk_poly_f64, XPAR_THRESHOLD_OPENMP, 99),
+                   XPAR_OK);
+  assert_int_equal(kernel_threshold(a, &xk_gather_i64, XPAR_THRESHOLD_OPENMP), 1u << 15);
+  const char *path = path_in_dir("kernels/profile.txt");
+  assert_int_equal(xpar_profile_save(a, path), XPAR_OK);
+  const char *text = read_file(path);
+  assert_non_null(strstr(text, "\nkernel xk_axpy_u32 openmp 4321\n"));
+  assert_non_null(strstr(text, "\nkernel xk_axpy_u32 gpu never\n"));
+  assert_non_null(strstr(text, "\nkernel xk_poly_f64 openmp 99\n"));
+  assert_null(strstr(text, "xk_gather_i64")); /* defaults stay out */
+
+  assert_int_equal(xpar_context_create(&b), XPAR_OK);
+  assert_int_equal(xpar_context_set_kernel_threshold(b, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP, 7),
+                   XPAR_OK);
+  int applied = 0;
+  assert_int_equal(xpar_profile_load(b, path, &applied), XPAR_OK);
+  assert_int_equal(applied, 1);
+  assert_int_equal(kernel_threshold(b, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP), 4321); /* met */
+  assert_true(kernel_threshold(b, &xk_axpy_u32, XPAR_THRESHOLD_GPU_DEVICE_DATA) == XPAR_NEVER);
+  /* xk_poly_f64 not met yet: b's save keeps it, then b meets it */
+  const char *path2 = path_in_dir("kernels/profile2.txt");
+  assert_int_equal(xpar_profile_save(b, path2), XPAR_OK);
+  text = read_file(path2);
+  assert_non_null(strstr(text, "\nkernel xk_poly_f64 openmp 99\n"));
+  assert_non_null(strstr(text, "\nkernel xk_axpy_u32 openmp 4321\n"));
+  assert_int_equal(kernel_threshold(b, &xk_poly_f64, XPAR_THRESHOLD_OPENMP), 99);
+  xpar_context_destroy(b);
+
+  /* A context created with the profile: the environment overrides it. */
+  setenv("XPAR_PROFILE", path, 1);
+  setenv("XPAR_KERNEL_XK_POLY_F64_OPENMP_THRESHOLD", "2^5", 1);
+  assert_int_equal(xpar_context_create(&b), XPAR_OK);
+  assert_int_equal(kernel_threshold(b, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP), 4321);
+  assert_int_equal(kernel_threshold(b, &xk_poly_f64, XPAR_THRESHOLD_OPENMP), 32);
+  unsetenv("XPAR_KERNEL_XK_POLY_F64_OPENMP_THRESHOLD");
+  unsetenv("XPAR_PROFILE");
+  xpar_context_destroy(b);
+  xpar_context_destroy(a);
+}
+
 /* A profile written on another machine is ignored (with a notice). */
 static void other_machine(void **state) {
   (void)state;
@@ -161,6 +231,14 @@ static void corrupt(void **state) {
       {"xpar-profile 1\ncpu: x\ncores: 2\ncores: 3\ngpu: none\n", ":4: \"cores\" given twice"},
       {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nscan int32 gpu 1\nscan int32 gpu 2\n",
        ":6: scan int32 gpu given twice"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nkernel saxpy opnemp 1\n",
+       ":5: unknown threshold"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nkernel saxpy gpu lots\n", ":5: \"lots\" is not"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nkernel saxpy gpu 1\nkernel saxpy gpu 1\n",
+       ":6: kernel saxpy gpu given twice"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nkernel "
+       "a_kernel_name_of_sixty_four_characters_is_one_too_long_for_xpar_ gpu 1\n",
+       ":5: kernel name"},
   };
   const char *path = path_in_dir("corrupt.txt");
   setenv("XPAR_PROFILE", path, 1);
@@ -461,6 +539,7 @@ int main(void) {
       cmocka_unit_test(missing_profile_dir),
       cmocka_unit_test(calibrate_into_xpar_profile),
       cmocka_unit_test(round_trip),
+      cmocka_unit_test(kernel_round_trip),
       cmocka_unit_test(other_machine),
       cmocka_unit_test(corrupt),
       cmocka_unit_test(default_location),

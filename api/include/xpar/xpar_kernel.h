@@ -63,9 +63,10 @@ extern "C" {
 #define XPAR_KERNEL_MAX_ARGS 8
 /** Bytes of one scalar argument, at most (a double complex, two int64s). */
 #define XPAR_KERNEL_SCALAR_BYTES 16
-/** Layout version of xpar_kernel and xpar_kernel_args: a kernel object built
- *  against another layout is refused (XPAR_ERR_INVALID_ARGUMENT). */
-#define XPAR_KERNEL_ABI 1
+/** Layout version of xpar_kernel, xpar_kernel_args, xpar_operator and
+ *  xpar_operator_gpu_call: an object built against another layout is refused
+ *  (XPAR_ERR_INVALID_ARGUMENT).  2: xpar_operator_gpu_call.ticket. */
+#define XPAR_KERNEL_ABI 2
 
 /** What a kernel does with an argument. */
 typedef enum xpar_arg_role {
@@ -167,12 +168,15 @@ XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *ke
  * `which` switches to the faster-for-large-n side.  A kernel's thresholds,
  * lowest precedence first: the built-in kernel defaults (dispatch/kernel.c,
  * with their provenance: they are the elementwise add's, a kernel's cost is
- * the application's), XPAR_ALL_<KIND>_THRESHOLD, XPAR_KERNEL_<NAME>_<KIND>_
- * THRESHOLD (NAME: the kernel's name in upper case, e.g.
- * XPAR_KERNEL_SAXPY_GPU_THRESHOLD=2^20), then this function.  The
- * environment of a kernel is read when the context first meets the kernel
- * (its first launch or threshold call): an invalid value fails that call
- * with XPAR_ERR_INVALID_ENV.  Profiles do not hold kernel thresholds.
+ * the application's), the calibration profile ("kernel <name> <kind> <n>"
+ * lines, by kernel name: docs/profile.md; xpar_profile_save writes the ones
+ * set by this function or a profile), XPAR_ALL_<KIND>_THRESHOLD,
+ * XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD (NAME: the kernel's name in upper case,
+ * e.g. XPAR_KERNEL_SAXPY_GPU_THRESHOLD=2^20), then this function.  The
+ * profile and environment of a kernel are applied when the context first
+ * meets the kernel (its first launch or threshold call): an invalid value
+ * fails that call with XPAR_ERR_INVALID_ENV; xpar_profile_load replaces the
+ * thresholds of kernels already met, as it does the built-in ops'.
  */
 XPAR_API xpar_status xpar_context_set_kernel_threshold(xpar_context *ctx,
                                                        const xpar_kernel *kernel,
@@ -201,6 +205,9 @@ typedef struct xpar_operator_gpu_call {
   void *scratch;
   size_t *scratch_bytes;
   void *stream;        /* cudaStream_t                                       */
+  unsigned *ticket;    /* reduce: a zeroed device counter, to be left zeroed
+                          (the context's, shared with the built-in reduce on
+                          the same stream: no per-call memset)               */
 } xpar_operator_gpu_call;
 
 /**
@@ -224,7 +231,8 @@ typedef struct xpar_operator {
 /**
  * *result = transform(in, 0) combine ... combine transform(in, n - 1), or the
  * identity for n = 0.  `in` holds n input elements anywhere xpar accepts
- * arrays; `result` is a host accumulator.  Tiers, thresholds (per operator,
+ * arrays; `result` is a host accumulator (xpar_reduce_op_nowait also takes
+ * device-accessible ones), aligned to the accumulator.  Tiers, thresholds (per operator,
  * as for kernels: XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD and
  * xpar_context_set_operator_threshold), statuses and the decision record as
  * xpar_launch.
@@ -240,6 +248,21 @@ XPAR_API xpar_status xpar_reduce_op(xpar_context *ctx, const xpar_operator *op, 
  */
 XPAR_API xpar_status xpar_scan_op(xpar_context *ctx, const xpar_operator *op,
                                   xpar_scan_kind kind, const void *in, void *out, size_t n);
+
+/**
+ * As xpar_reduce_op and xpar_scan_op, under the nowait rules of xpar.h (as
+ * xpar_reduce_nowait / xpar_scan_nowait): a call that runs on the GPU returns
+ * once queued (xpar_wait waits) when its outputs live on the device -- the
+ * scan's out, and the reduce's result, which may then be device, managed or
+ * mapped memory (aligned to the accumulator); with a host output the call
+ * completes before it returns, and on the CPU it always does.  Inputs must
+ * not change until the work is complete.  Statuses as the synchronous calls.
+ */
+XPAR_API xpar_status xpar_reduce_op_nowait(xpar_context *ctx, const xpar_operator *op,
+                                           const void *in, size_t n, void *result);
+XPAR_API xpar_status xpar_scan_op_nowait(xpar_context *ctx, const xpar_operator *op,
+                                         xpar_scan_kind kind, const void *in, void *out,
+                                         size_t n);
 
 /** An operator's thresholds, as xpar_context_set_kernel_threshold. */
 XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
