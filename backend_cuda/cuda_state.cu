@@ -175,20 +175,26 @@ volatile unsigned int *xpar__cuda_next_done_flag(xpar__cuda_state *st, unsigned 
 
 namespace {
 
-/* The driver's cuLaunchKernel through the runtime, or NULL (an older driver or a runtime
- * without the entry point: the runtime path stays). */
+/* A driver function (its CUDA 12.0 form) through the runtime's driver entry point, so
+ * that nothing links libcuda; NULL where the runtime or the driver lacks it, and the
+ * caller keeps its runtime path.  Only asked once a GPU was probed usable. */
+void *driver_symbol(const char *name) {
+  void *fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+  cudaError_t err = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found);
+#else
+  cudaError_t err = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found);
+#endif
+  if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) fn = nullptr;
+  (void)cudaGetLastError();
+  return fn;
+}
+
+/* The driver's cuLaunchKernel, or NULL (the runtime launch stays). */
 PFN_cuLaunchKernel_v4000 driver_launch() {
-  static const PFN_cuLaunchKernel_v4000 fn = [] {
-    void *p = NULL;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      (void)cudaGetLastError();
-      p = NULL;
-    }
-    return (PFN_cuLaunchKernel_v4000)p;
-  }();
+  static const PFN_cuLaunchKernel_v4000 fn =
+      (PFN_cuLaunchKernel_v4000)driver_symbol("cuLaunchKernel");
   return fn;
 }
 
@@ -406,17 +412,7 @@ get_attributes_fn driver_get_attributes() {
   if (g_get_attributes_known.load(std::memory_order_acquire))
     return g_get_attributes.load(std::memory_order_relaxed);
   /* Threads racing here all find the same entry point: no lock needed. */
-  void *fn = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-  cudaError_t err = cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &fn, 12000,
-                                                     cudaEnableDefault, &found);
-#else
-  cudaError_t err = cudaGetDriverEntryPoint("cuPointerGetAttributes", &fn, cudaEnableDefault,
-                                            &found);
-#endif
-  if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) fn = nullptr;
-  (void)cudaGetLastError();
+  void *fn = driver_symbol("cuPointerGetAttributes");
   g_get_attributes.store(reinterpret_cast<get_attributes_fn>(fn), std::memory_order_relaxed);
   g_get_attributes_known.store(1, std::memory_order_release);
   return reinterpret_cast<get_attributes_fn>(fn);

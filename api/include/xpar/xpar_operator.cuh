@@ -76,7 +76,7 @@ template <int K_, int V_, unsigned BLOCK, unsigned MIN_BLOCKS> struct Shape {
 
 /*
  * Tuning, by accumulator size.  Scan: the built-in ScanTuning<4> / <8>
- * (backend_cuda/launch_shape.cuh: 256 x 32 items / 3 blocks per SM and 256 x 12
+ * (backend_cuda/launch_shape.cuh: 256 x 32 items / 3 blocks per SM and 256 x 14
  * / 4; window 1, sleeps 800 / 400 ns from 500 blocks), the figures behind them
  * are there.  Larger accumulators: 128 bytes of items per thread, as the 4-byte
  * tuning, 2 blocks per SM (not swept).  Reduce: the built-in reduce's 256
@@ -85,7 +85,7 @@ template <int K_, int V_, unsigned BLOCK, unsigned MIN_BLOCKS> struct Shape {
  * (registers: a row's items are accumulators, not input elements).
  */
 template <size_t ACC> struct Tuning {
-  static constexpr int scan_items = ACC <= 4 ? 32 : ACC <= 8 ? 12 : (ACC <= 16 ? 8 : 4);
+  static constexpr int scan_items = ACC <= 4 ? 32 : ACC <= 8 ? 14 : (ACC <= 16 ? 8 : 4);
   static constexpr unsigned scan_min_blocks = ACC <= 4 ? 3 : ACC <= 8 ? 4 : 2;
   static constexpr int reduce_items = ACC <= 4 ? 32 : ACC <= 8 ? 16 : (ACC <= 16 ? 8 : 4);
   static constexpr unsigned block = 256;
