@@ -228,7 +228,9 @@ typedef struct xpar_kernel_calibration {
  *    threshold; cpu-openmp; cuda when the kernel has a GPU variant, the GPU
  *    is usable and the context's offload is not disabled), with staging as
  *    the arguments' memory needs, in 5 interleaved rounds of batches of at
- *    least 200 us; each time is the median of the rounds;
+ *    least 200 us, each batch after one untimed launch on its tier (so data
+ *    another tier wrote moves once, not in every sample); each time is the
+ *    median of the rounds;
  *  - the OpenMP threshold is read off cpu-serial against cpu-openmp, then
  *    the GPU threshold the arguments' memory selects (report->gpu_threshold)
  *    off AUTO's CPU choice against cuda, by the calibrate rule: the
