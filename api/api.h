@@ -19,6 +19,14 @@ xpar_status xpar__ctx_busy(void);
 xpar_status xpar__check_array(const char *name, const void *p, size_t n, size_t bytes,
                               xpar_dtype dtype);
 
+/** xpar_launch's checks of a kernel and its arguments (nothing runs; the
+ *  context meets the kernel), and xpar_launch inside the door (api/launch.c;
+ *  xpar_kernel_calibrate times launches with it). */
+xpar_status xpar__launch_check(xpar_context *ctx, const xpar_kernel *k, const xpar_arg *args,
+                               int nargs);
+xpar_status xpar__launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t n,
+                                 const xpar_arg *args, int nargs, int nowait);
+
 /** Clear the detail, refuse a NULL context, and refuse concurrent use of one
  *  context.  The busy check uses plain loads and stores: a locked
  *  read-modify-write would cost more than a whole 128-element call.  Sharing

@@ -75,9 +75,11 @@ static xpar_status check_overlaps(const xpar_kernel *k, const xpar__kernel_call 
   return XPAR_OK;
 }
 
-static xpar_status launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t n,
-                                  const xpar_arg *args, int nargs, int nowait) {
-  xpar__kernel_call kc;
+/* Every check of a launch (nothing runs), filling kc; the context meets the
+ * kernel (its thresholds and environment).  Independent of n: an array's
+ * count is what the body may touch, whatever n. */
+static xpar_status launch_check(xpar_context *ctx, const xpar_kernel *k, const xpar_arg *args,
+                                int nargs, xpar__kernel_call *kc) {
   xpar_status st = check_kernel(k);
   if (st == XPAR_OK && (nargs < 0 || nargs > XPAR_KERNEL_MAX_ARGS))
     st = xpar__fail(XPAR_ERR_INVALID_ARGUMENT, "kernel %s: nargs = %d, expected 0 to %d",
@@ -86,19 +88,19 @@ static xpar_status launch_entered(xpar_context *ctx, const xpar_kernel *k, size_
     st = xpar__fail(XPAR_ERR_NULL_POINTER, "kernel %s: args is NULL (nargs = %d)", k->name,
                     nargs);
   if (st == XPAR_OK) {
-    memset(&kc, 0, sizeof kc);
-    kc.kind = XPAR__KERNEL_LAUNCH;
-    kc.name = k->name;
-    kc.has_cpu = k->cpu != NULL;
-    kc.has_gpu = k->gpu != NULL;
-    kc.kernel = k;
-    kc.nargs = nargs;
+    memset(kc, 0, sizeof *kc);
+    kc->kind = XPAR__KERNEL_LAUNCH;
+    kc->name = k->name;
+    kc->has_cpu = k->cpu != NULL;
+    kc->has_gpu = k->gpu != NULL;
+    kc->kernel = k;
+    kc->nargs = nargs;
     for (int j = 0; j < nargs && st == XPAR_OK; j++) {
-      kc.args[j] = args[j];
-      st = check_arg(k, j, &args[j], &kc.bytes[j]);
+      kc->args[j] = args[j];
+      st = check_arg(k, j, &args[j], &kc->bytes[j]);
     }
   }
-  if (st == XPAR_OK) st = check_overlaps(k, &kc);
+  if (st == XPAR_OK) st = check_overlaps(k, kc);
   /* The context meets the kernel: its thresholds (and environment). */
   xpar__kernel_entry *entry = NULL;
   if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, k, k->name, &entry);
@@ -106,7 +108,20 @@ static xpar_status launch_entered(xpar_context *ctx, const xpar_kernel *k, size_
     ctx->last.tier = XPAR_TIER_NONE;
     return st;
   }
-  kc.entry = entry;
+  kc->entry = entry;
+  return XPAR_OK;
+}
+
+xpar_status xpar__launch_check(xpar_context *ctx, const xpar_kernel *k, const xpar_arg *args,
+                               int nargs) {
+  xpar__kernel_call kc;
+  return launch_check(ctx, k, args, nargs, &kc);
+}
+
+xpar_status xpar__launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t n,
+                                 const xpar_arg *args, int nargs, int nowait) {
+  xpar__kernel_call kc;
+  XPAR__FORWARD(launch_check(ctx, k, args, nargs, &kc));
   xpar_dtype dtype = XPAR_INT32;
   int have_dtype = 0;
   for (int j = 0; j < nargs; j++) {
@@ -135,12 +150,12 @@ static xpar_status launch_entered(xpar_context *ctx, const xpar_kernel *k, size_
 
 XPAR_API xpar_status xpar_launch(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
                                  const xpar_arg *args, int nargs) {
-  XPAR__THROUGH_CONTEXT(ctx, launch_entered(ctx, kernel, n, args, nargs, 0));
+  XPAR__THROUGH_CONTEXT(ctx, xpar__launch_entered(ctx, kernel, n, args, nargs, 0));
 }
 
 XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
                                         const xpar_arg *args, int nargs) {
-  XPAR__THROUGH_CONTEXT(ctx, launch_entered(ctx, kernel, n, args, nargs, 1));
+  XPAR__THROUGH_CONTEXT(ctx, xpar__launch_entered(ctx, kernel, n, args, nargs, 1));
 }
 
 static xpar_status kernel_threshold_entered(xpar_context *ctx, const xpar_kernel *k,

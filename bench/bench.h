@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "xpar/xpar.h"
+#include "base/crossing.h" /* libxpar's threshold rule (base/), compiled into the bench too */
 
 /* ---- data location ------------------------------------------------------- */
 
@@ -238,8 +239,8 @@ int bench_mkdir_p(const char *dir);
 
 /* ---- crossover analysis and subcommands ----------------------------------- */
 
-#define BENCH_NEVER (-1)   /* the second side is never faster at the largest N */
-#define BENCH_NO_DATA (-2) /* nothing to compare */
+#define BENCH_NEVER XPAR__EXP_NEVER     /* the second side is never faster at the largest N */
+#define BENCH_NO_DATA XPAR__EXP_NO_DATA /* nothing to compare */
 
 /**
  * The crossover of a (first side) to b (second side) over exponents lo..hi:
@@ -258,6 +259,7 @@ int bench_list_has(const char *list, const char *name);
 
 int bench_cmd_crossover(int argc, char **argv);
 int bench_cmd_calibrate(int argc, char **argv);
+int bench_cmd_kernel(int argc, char **argv);
 int bench_cmd_overhead(int argc, char **argv);
 int bench_cmd_regret(int argc, char **argv);
 int bench_cmd_stalls(int argc, char **argv);

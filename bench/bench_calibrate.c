@@ -211,32 +211,12 @@ static void sweep_openmp(cal_state *s, const bench_op *op, xpar_dtype t) {
       ts[e] = fmin(ts[e], time_on(s, s->serial, op, &c[e], 0));
       to[e] = fmin(to[e], time_on(s, s->openmp, op, &c[e], 0));
     }
-  int x = bench_crossing(ts, to, s->o.omp_lo, s->o.omp_hi);
-  if (x == BENCH_NO_DATA) x = BENCH_NEVER;
-  /* The curves need not cross once (below 2 x 4096 elements the OpenMP tier
-   * itself runs one thread, and noise can flip near-ties), so the threshold
-   * written is the one
-   * that minimises AUTO's worst ratio (chosen tier / faster tier) over the
-   * sweep; with a single crossing that is the crossing itself.  Near-ties
-   * (within 2 %) go to the candidate nearest the crossing. */
-  int lo = s->o.omp_lo, hi = s->o.omp_hi;
-  double worst[BENCH_MAX_EXP + 2], best_worst = INFINITY;
-  int worst_at[BENCH_MAX_EXP + 2];
-  /* candidate k = lo - 1 stands for "never"; k >= lo for 2^k */
-  for (int k = lo - 1; k <= hi; ++k) {
-    worst[k + 1] = 0, worst_at[k + 1] = -1;
-    for (int e = lo; e <= hi; ++e) {
-      double r = (k >= lo && e >= k ? to[e] : ts[e]) / fmin(ts[e], to[e]);
-      if (r > worst[k + 1]) worst[k + 1] = r, worst_at[k + 1] = e;
-    }
-    best_worst = fmin(best_worst, worst[k + 1]);
-  }
-  int xk = x == BENCH_NEVER ? lo - 1 : x, pk = -1;
-  for (int k = lo - 1; k <= hi; ++k)
-    if (worst[k + 1] <= 1.02 * best_worst && (pk < 0 || abs(k - xk) < abs(pk - xk))) pk = k;
-  int pick = pk < lo ? BENCH_NEVER : pk;
-  double pick_worst = worst[pk + 1];
-  int pick_at = worst_at[pk + 1];
+  /* The curves need not cross once: the threshold written minimises AUTO's
+   * worst ratio over the sweep (xpar__threshold_pick, the rule
+   * xpar_kernel_calibrate applies to application kernels too). */
+  xpar__threshold_choice ch = xpar__threshold_pick(ts, to, s->o.omp_lo, s->o.omp_hi);
+  int x = ch.crossing, pick = ch.pick, pick_at = ch.worst_at;
+  double pick_worst = ch.worst;
   s->r.measured[op->op][t][XPAR_THRESHOLD_OPENMP] = 1;
   s->r.thr[op->op][t][XPAR_THRESHOLD_OPENMP] = exp_value(pick);
   char b[16], bx[16];

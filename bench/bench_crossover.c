@@ -105,18 +105,9 @@ static int out_of_time(xo_state *x) {
 
 /* ---- analysis -------------------------------------------------------------- */
 
+/* The rule is libxpar's (base/crossing.c, compiled into the bench too). */
 int bench_crossing(const double *a, const double *b, int lo, int hi) {
-  int result = BENCH_NO_DATA;
-  for (int e = hi; e >= lo; --e) {
-    if (isnan(a[e]) || isnan(b[e]) || (isinf(a[e]) && isinf(b[e]))) continue;
-    if (b[e] < a[e]) {
-      result = e;
-    } else {
-      if (result == BENCH_NO_DATA) result = BENCH_NEVER;
-      break;
-    }
-  }
-  return result;
+  return xpar__crossing(a, b, lo, hi);
 }
 
 const char *bench_exp_str(int e, char *buf, size_t size) {

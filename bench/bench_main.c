@@ -318,6 +318,8 @@ static const struct {
     {"crossover", bench_cmd_crossover,
      "serial/OpenMP/CUDA/AUTO per op x dtype x location; crossovers, AUTO's efficiency, plots"},
     {"calibrate", bench_cmd_calibrate, "measure this machine's thresholds; write a profile"},
+    {"kernel", bench_cmd_kernel,
+     "an application kernel's thresholds (xpar_kernel_calibrate) on the shipped kernels"},
     {"overhead", bench_cmd_overhead, "per-call cost of xpar at N = 128 against inline loops"},
     {"regret", bench_cmd_regret,
      "AUTO against every alternative (tiers, plain loops, CUB) per residency x op x dtype x N"},

@@ -18,6 +18,7 @@
 #include <xpar/xpar.h>
 
 #include "kernels/test_kernels.h" /* xt_kernels */
+#include "xt.h"
 
 static char dir[256];
 
@@ -36,18 +37,13 @@ static void write_file(const char *path, const char *text) {
 
 static int setup(void **state) {
   (void)state;
-  snprintf(dir, sizeof dir, "/tmp/xpar-test-profile-XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  unsetenv("XPAR_PROFILE");
-  setenv("XDG_CACHE_HOME", dir, 1); /* keep the user's real profile out */
+  assert_true(xt_private_cache("profile", dir, sizeof dir));
   return 0;
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return xt_remove_tree(dir);
 }
 
 /* Save thresholds from one context, load them in a fresh one through

@@ -837,3 +837,17 @@ int xt_run_tier_tests(const char *group, const char *const *names, const xt_body
   free(states);
   return rc;
 }
+
+int xt_private_cache(const char *tag, char *buf, size_t size) {
+  snprintf(buf, size, "/tmp/xpar-test-%s-XXXXXX", tag);
+  if (!mkdtemp(buf)) return 0;
+  unsetenv("XPAR_PROFILE");
+  setenv("XDG_CACHE_HOME", buf, 1);
+  return 1;
+}
+
+int xt_remove_tree(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}

@@ -201,6 +201,13 @@ size_t xt_tier_max_n(xt_tier t);
 int xt_gpu_usable(void);
 /** The reason the GPU is not usable (from xpar_device_query). */
 const char *xt_gpu_reason(void);
+
+/** A fresh directory /tmp/xpar-test-<tag>-XXXXXX (into buf) made the
+ *  XDG_CACHE_HOME, with XPAR_PROFILE unset: profiles a test saves or loads
+ *  stay there and the user's real one is kept out.  0 on failure. */
+int xt_private_cache(const char *tag, char *buf, size_t size);
+/** Remove such a directory and everything under it; 0 on success. */
+int xt_remove_tree(const char *dir);
 /** 1 if the library was built with the OpenMP tier (from CMake). */
 int xt_have_openmp(void);
 

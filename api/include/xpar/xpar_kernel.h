@@ -185,6 +185,75 @@ XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
                                                        const xpar_kernel *kernel,
                                                        xpar_threshold which, size_t *out);
 
+/** Sizes xpar_kernel_calibrate measures: n = 2^e for e up to this. */
+#define XPAR_KERNEL_CALIBRATION_MAX_EXP 47
+
+/** What xpar_kernel_calibrate measured and chose. */
+typedef struct xpar_kernel_calibration {
+  int lo_exp, hi_exp; /* n = 2^lo_exp .. 2^hi_exp were measured           */
+  int rounds;         /* interleaved rounds; each time is their median      */
+  /* Tiers timed, indexed by xpar_tier: CPU_SERIAL (the CPU backend's
+   * one-thread loop, AUTO's choice below the OpenMP threshold), CPU_OPENMP
+   * and CUDA (the context's stream, with the staging the arguments need). */
+  int tier_measured[XPAR_TIER_COUNT_];
+  /* Median seconds per call of tier t at n = 2^e; NAN where not measured. */
+  double seconds[XPAR_TIER_COUNT_][XPAR_KERNEL_CALIBRATION_MAX_EXP + 1];
+  /* The GPU threshold these arguments select (where their data lives:
+   * GPU_DEVICE_DATA, _PINNED_DATA, _PAGEABLE_DATA or _DEVICE_ONLY_DATA);
+   * meaningful when CUDA was timed. */
+  xpar_threshold gpu_threshold;
+  /* Thresholds set in the context (1) and their values (XPAR_NEVER: the
+   * faster-for-large-n side never paid off up to 2^hi_exp). */
+  int threshold_set[XPAR_THRESHOLD_COUNT_];
+  size_t threshold[XPAR_THRESHOLD_COUNT_];
+  /* AUTO's worst ratio over the sweep with each threshold set (the chosen
+   * side's time over the faster side's), and the exponent where it is. */
+  double worst_ratio[XPAR_THRESHOLD_COUNT_];
+  int worst_at[XPAR_THRESHOLD_COUNT_];
+} xpar_kernel_calibration;
+
+/**
+ * Measure `kernel`'s thresholds on this machine with the application's own
+ * arguments, and set them in `ctx` (as xpar_context_set_kernel_threshold:
+ * xpar_profile_save then writes them as "kernel <name> <kind> <n>" lines,
+ * docs/profile.md).  What xpar-bench calibrate does for the built-in ops:
+ *
+ *  - args are the arguments of a launch of n_max elements (n_max >= 1); each
+ *    size n = 2^e (from 2^4, or 1 when n_max < 16, up to the largest power
+ *    of two <= n_max) is launched with every array whose count is n_max cut
+ *    to n; arrays of another count (a table the body indexes by value) and
+ *    scalars are passed as they are;
+ *  - each tier of this build and context runs at every size, forced as the
+ *    backend (cpu-serial: the one-thread loop AUTO runs below the OpenMP
+ *    threshold; cpu-openmp; cuda when the kernel has a GPU variant, the GPU
+ *    is usable and the context's offload is not disabled), with staging as
+ *    the arguments' memory needs, in 5 interleaved rounds of batches of at
+ *    least 200 us, each batch after one untimed launch on its tier (so data
+ *    another tier wrote moves once, not in every sample); each time is the
+ *    median of the rounds;
+ *  - the OpenMP threshold is read off cpu-serial against cpu-openmp, then
+ *    the GPU threshold the arguments' memory selects (report->gpu_threshold)
+ *    off AUTO's CPU choice against cuda, by the calibrate rule: the
+ *    threshold (2^e or never) that minimises AUTO's worst ratio over the
+ *    sweep, near-ties going to the crossing.  A side that was not timed
+ *    sets nothing.
+ *
+ * The kernel runs many times on the given arrays: a kernel that writes in
+ * place (y += a x) accumulates, so the arrays' contents afterwards are
+ * unspecified (and a body whose time depends on its data, e.g. a loop to
+ * convergence, is measured on whatever that data has become).  The
+ * context's backend, offload and other thresholds are as before; its last
+ * decision record is the last timed call's.  report may be NULL.
+ *
+ * Statuses: as xpar_launch for the kernel and its arguments at n_max
+ * (checked before anything runs: on bad input nothing runs and nothing is
+ * set), XPAR_ERR_INVALID_ARGUMENT for n_max 0; a failing timed launch stops
+ * the calibration with that launch's status, nothing set.
+ */
+XPAR_API xpar_status xpar_kernel_calibrate(xpar_context *ctx, const xpar_kernel *kernel,
+                                           size_t n_max, const xpar_arg *args, int nargs,
+                                           xpar_kernel_calibration *report);
+
 
 /* ---- custom reduce and scan operators ---------------------------------------- */
 
