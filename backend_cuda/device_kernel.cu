@@ -12,6 +12,7 @@
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "launch_shape.cuh"
+#include "scan_tile_status.cuh"
 #include "xpar/xpar_kernel.h"
 
 using namespace xpar_cuda;
@@ -65,8 +66,10 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
  * application) decides its shape from the call's settings and asks for its
  * scratch first (CUB's idiom).  The scratch is the last operand staging slot:
  * an operator call has two array operands, so dispatch never hands that slot
- * out in the same call; the built-in scan's tile status is not shared (its
- * epoch-tagged flags must survive between calls). */
+ * out in the same call.  A scan of a 4- or 8-byte accumulator looks back over
+ * the built-in scan's tile status instead (same words, same layout, one epoch
+ * counter for both, one stream: a word of an earlier call, built-in or not,
+ * never matches), so it clears nothing per call. */
 static constexpr int kOperatorScratchSlot = XPAR__OPERAND_SLOTS - 1;
 
 static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cuda_state *st,
@@ -85,6 +88,9 @@ static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cu
   c.scratch_bytes = scratch_bytes;
   c.stream = (void *)st->stream;
   c.ticket = st->reduce_ticket; /* NULL until xpar__cuda_ensure_control */
+  c.status_tiles = nullptr;
+  c.status = nullptr;
+  c.status_epoch = 0;
   return c;
 }
 
@@ -101,6 +107,8 @@ template <size_t BYTES> constexpr bool operator_scan_shape_is_builtin() {
 }
 static_assert(operator_scan_shape_is_builtin<4>(), "xpar_operator.cuh's 4-byte scan is ScanTuning<4>");
 static_assert(operator_scan_shape_is_builtin<8>(), "xpar_operator.cuh's 8-byte scan is ScanTuning<8>");
+static_assert(TileWord<uint32_t>::bytes == 8 && TileWord<uint64_t>::bytes == 16,
+              "scan_prepare_tile_status's two arrays hold 8- and 16-byte words");
 static_assert(XPAR_OPERATOR_MAX_ACC <= kResultSlotBytes - kResultOperatorOffset,
               "an operator's result fits the pinned result slot");
 
@@ -150,12 +158,27 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
   xpar__cuda_state *st = ex->cuda;
   XPAR__FORWARD(xpar__cuda_begin(st, op->name));
   if (n == 0) return XPAR_OK;
-  size_t need = 0;
+  size_t need = 0, status_tiles = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, out, &need);
   c.exclusive = kind == XPAR_EXCLUSIVE;
+  c.status_tiles = &status_tiles;
   int err = op->gpu_scan(&c);
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s: shape", op->name);
+  /* The scratch first: it is stamped as this call's, so growing the status
+   * buffer never frees it (release_idle_buffers, cuda_state.cu), while growing
+   * the scratch after taking the status pointer could free that. */
   XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, need, &c.scratch));
+  if (status_tiles) {
+    if (op->acc_size != 4 && op->acc_size != 8)
+      return xpar__fail(XPAR_ERR_INTERNAL, "operator %s: tile status asked for a %zu-byte accumulator",
+                        op->name, op->acc_size);
+    /* The words of the operator's TileWord<Acc>, which are the built-in's. */
+    const size_t word = op->acc_size == 4 ? TileWord<uint32_t>::bytes : TileWord<uint64_t>::bytes;
+    ScanParams p;
+    XPAR__FORWARD(scan_prepare_tile_status(st, status_tiles, word, &p));
+    c.status = p.status;
+    c.status_epoch = p.epoch;
+  }
   err = op->gpu_scan(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s scan launch", op->name);

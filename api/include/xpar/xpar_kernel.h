@@ -65,8 +65,9 @@ extern "C" {
 #define XPAR_KERNEL_SCALAR_BYTES 16
 /** Layout version of xpar_kernel, xpar_kernel_args, xpar_operator and
  *  xpar_operator_gpu_call: an object built against another layout is refused
- *  (XPAR_ERR_INVALID_ARGUMENT).  2: xpar_operator_gpu_call.ticket. */
-#define XPAR_KERNEL_ABI 2
+ *  (XPAR_ERR_INVALID_ARGUMENT).  2: xpar_operator_gpu_call.ticket.
+ *  3: xpar_operator_gpu_call.status_tiles / status / status_epoch. */
+#define XPAR_KERNEL_ABI 3
 
 /** What a kernel does with an argument. */
 typedef enum xpar_arg_role {
@@ -277,6 +278,12 @@ typedef struct xpar_operator_gpu_call {
   unsigned *ticket;    /* reduce: a zeroed device counter, to be left zeroed
                           (the context's, shared with the built-in reduce on
                           the same stream: no per-call memset)               */
+  /* scan, 4- and 8-byte accumulators: the context's tile status words, the
+   * built-in scan's (same layout, same stream), which need no clearing: */
+  size_t *status_tiles; /* shape call: the tiles needing a status word there
+                           (0: none, or the operator keeps its own)        */
+  void *status;         /* launch: that many words (NULL: keep its own)     */
+  unsigned status_epoch; /* tags this call's words; older ones never match  */
 } xpar_operator_gpu_call;
 
 /**

@@ -17,8 +17,10 @@
  *    so the operator need not be commutative;
  *  - device, scan: the single-pass decoupled look-back of the built-in scan
  *    (detail/cuda_tile_status.cuh): 4- and 8-byte accumulators travel in one
- *    single-copy-atomic status word with their state, larger ones in a flag +
- *    value slot published by release / acquire; tile shapes are the built-in
+ *    single-copy-atomic status word with their state -- the context's words,
+ *    the built-in scan's, tagged per call so that none is cleared per call --
+ *    larger ones in a flag + value slot published by release / acquire, in
+ *    the call's scratch, zeroed per call; tile shapes are the built-in
  *    ScanTuning<4> / <8> (checked against them in backend_cuda/device_kernel.cu);
  *  - device, reduce: every warp of the grid folds one contiguous range of
  *    whole batches (K rows) in index order -- per row a warp reduce, since a
@@ -301,7 +303,8 @@ template <class Ops> struct ScanArgs {
   size_t n, num_tiles;
   int exclusive;
   int vectorized; /* in and out 16-byte aligned */
-  xpar_cuda::LookBack status; /* num_tiles TileWords, zeroed; epoch 1 */
+  xpar_cuda::LookBack status; /* num_tiles TileWords: the context's (this call's
+                                 epoch) or the scratch's (zeroed; epoch 1) */
   /* tile = blockIdx.x when the grid covers the tiles; otherwise blocks draw
    * tiles from the counter (zeroed), so a tile only waits for started ones. */
   int block_index_tiles;
@@ -517,14 +520,20 @@ template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
   return (int)cudaGetLastError();
 }
 
-/* out[0, n) = the scan of in[0, n); scratch: the control block, then one
- * status word per tile (zeroed here: epoch 1 never matches a zero word). */
+/* out[0, n) = the scan of in[0, n).  Tile status: 4- and 8-byte accumulators
+ * use the context's words (c->status, the built-in scan's buffer and layout,
+ * TileWord<T, 4> / <T, 8>), tagged with a per-call epoch, so nothing is
+ * cleared per call (an older word never matches); other sizes keep theirs in
+ * the scratch after the control block, zeroed here (epoch 1 never matches a
+ * zero word).  The control block's tile counter is zeroed only when blocks
+ * draw tiles from it (a grid override smaller than the tile count). */
 template <class Ops> int scan(const xpar_operator_gpu_call *c) {
   using Acc = typename Ops::acc_type;
   using S = typename Shapes<Ops>::Scan;
   using G = typename Shapes<Ops>::GenericScan;
   using Tn = Tuning<sizeof(Acc)>;
   using W = xpar_cuda::TileWord<Acc>;
+  constexpr bool shared_status = sizeof(Acc) == 4 || sizeof(Acc) == 8;
   /* The tuned kernel runs the look-back path at its block; everything else
    * (one block, cuda-serial, block overrides) the generic kernel. */
   const bool tuned_block = !c->serial && (c->block == 0 || c->block == S::block);
@@ -539,12 +548,14 @@ template <class Ops> int scan(const xpar_operator_gpu_call *c) {
     tile_items = (size_t)block * G::items;
     tiles = c->n / tile_items + (c->n % tile_items != 0);
   }
-  const size_t need = kControlBytes + align_up(tiles * W::bytes, 256);
+  const bool context_status = shared_status && grid > 1;
+  const size_t need = kControlBytes + (context_status ? 0 : align_up(tiles * W::bytes, 256));
   if (!c->scratch) {
     *c->scratch_bytes = need;
+    if (c->status_tiles) *c->status_tiles = context_status ? tiles : 0;
     return 0;
   }
-  if (*c->scratch_bytes < need) return (int)cudaErrorInvalidValue;
+  if (*c->scratch_bytes < need || (context_status && !c->status)) return (int)cudaErrorInvalidValue;
   if (c->n == 0) return 0;
   cudaStream_t stream = (cudaStream_t)c->stream;
   ScanArgs<Ops> a;
@@ -555,13 +566,17 @@ template <class Ops> int scan(const xpar_operator_gpu_call *c) {
   a.exclusive = c->exclusive;
   a.vectorized = aligned16(c->in) && aligned16(c->out);
   a.counter = (unsigned long long *)c->scratch;
-  a.status.status = (unsigned char *)c->scratch + kControlBytes;
-  a.status.epoch = 1;
+  a.status.status = context_status ? c->status : (unsigned char *)c->scratch + kControlBytes;
+  a.status.epoch = context_status ? c->status_epoch : 1;
   a.status.first_poll_ns = a.status.poll_ns = 0;
   a.block_index_tiles = grid >= tiles;
   if (grid > 1) {
-    cudaError_t err = cudaMemsetAsync(c->scratch, 0, kControlBytes + tiles * W::bytes, stream);
-    if (err != cudaSuccess) return (int)err;
+    const size_t clear = context_status ? (a.block_index_tiles ? 0 : sizeof *a.counter)
+                                        : kControlBytes + tiles * W::bytes;
+    if (clear) {
+      cudaError_t err = cudaMemsetAsync(c->scratch, 0, clear, stream);
+      if (err != cudaSuccess) return (int)err;
+    }
     if (grid >= Tn::delay_min_grid) {
       a.status.first_poll_ns = Tn::first_poll_delay_ns;
       a.status.poll_ns = Tn::poll_delay_ns;
