@@ -95,11 +95,7 @@ static inline int xpar__cpu_team_size_min(const xpar__exec *ex, size_t n, size_t
   return t;
 }
 static inline int xpar__cpu_team_size(const xpar__exec *ex, size_t n) {
-  int t = xpar__cpu_region_size(ex);
-  size_t useful = n / XPAR__CPU_MIN_PER_THREAD;
-  if (useful < 1) useful = 1;
-  if ((size_t)t > useful) t = (int)useful;
-  return t;
+  return xpar__cpu_team_size_min(ex, n, XPAR__CPU_MIN_PER_THREAD);
 }
 
 /** Inside a region: the parts of a team of `parts` wanted, given the threads

@@ -23,12 +23,6 @@
 
 #define N 4099
 
-#define OK(call)                                                                              \
-  do {                                                                                        \
-    xpar_status s_ = (call);                                                                  \
-    if (s_ != XPAR_OK)                                                                        \
-      xt_failf(#call, "status %s; detail \"%s\"", xpar_status_name(s_), xpar_last_error_detail()); \
-  } while (0)
 #define CUDA_OK(call)                                                                    \
   do {                                                                                   \
     cudaError_t e_ = (call);                                                             \
@@ -52,7 +46,7 @@ static void check_axpy(const char *label, const uint32_t *got, uint32_t a, const
 
 static xpar_decision decision(xpar_context *ctx) {
   xpar_decision d;
-  OK(xpar_last_decision(ctx, &d));
+  XT_OK(xpar_last_decision(ctx, &d));
   return d;
 }
 
@@ -66,34 +60,34 @@ static void t_mapped(void **state) {
   fill("mapped", x, y, &a);
   memcpy(y0, y, sizeof y);
   xpar_context *ctx = xt_tier_context(XT_AUTO);
-  OK(xpar_context_set_kernel_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0));
-  OK(xpar_map(ctx, x, sizeof x, XPAR_MAP_TO));
-  OK(xpar_map(ctx, y, sizeof y, XPAR_MAP_TO));
+  XT_OK(xpar_context_set_kernel_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0));
+  XT_OK(xpar_map(ctx, x, sizeof x, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, y, sizeof y, XPAR_MAP_TO));
   xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &a), XPAR_ARG_IN(XPAR_UINT32, x, N),
                       XPAR_ARG_INOUT(XPAR_UINT32, y, N)};
-  OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
+  XT_OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
   xpar_decision d = decision(ctx);
   if (d.tier != XPAR_TIER_CUDA) xt_failf("mapped", "ran on %s: %s", xpar_tier_name(d.tier), d.reason);
   if (memcmp(y, y0, sizeof y) != 0) xt_failf("mapped", "the host copy changed before an update");
-  OK(xpar_update(ctx, y, XPAR_UPDATE_FROM_DEVICE));
+  XT_OK(xpar_update(ctx, y, XPAR_UPDATE_FROM_DEVICE));
   check_axpy("mapped: GPU result", y, a, x, y0);
   memcpy(y1, y, sizeof y);
   /* The GPU runs it again (device copy newer), then the CPU: it must fetch it first. */
-  OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
-  OK(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL));
-  OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
+  XT_OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
+  XT_OK(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL));
+  XT_OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
   d = decision(ctx);
   if (d.tier != XPAR_TIER_CPU_SERIAL || d.bytes_to_host < sizeof y)
     xt_failf("mapped", "forced CPU: tier %s, %zu bytes to the host", xpar_tier_name(d.tier),
              d.bytes_to_host);
-  OK(xpar_update(ctx, y, XPAR_UPDATE_FROM_DEVICE)); /* host copy is newer: no copy */
+  XT_OK(xpar_update(ctx, y, XPAR_UPDATE_FROM_DEVICE)); /* host copy is newer: no copy */
   /* y1 already holds one axpy; the second GPU launch made a*x + y1, and the
    * CPU launch adds a*x to that (check_axpy adds the last one). */
   static uint32_t after_gpu[N];
   for (size_t i = 0; i < N; i++) after_gpu[i] = (uint32_t)(a * x[i] + y1[i]);
   check_axpy("mapped: GPU then CPU", y, a, x, after_gpu);
-  OK(xpar_unmap(ctx, x, XPAR_UNMAP_RELEASE));
-  OK(xpar_unmap(ctx, y, XPAR_UNMAP_FROM));
+  XT_OK(xpar_unmap(ctx, x, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_unmap(ctx, y, XPAR_UNMAP_FROM));
   xpar_context_destroy(ctx);
 }
 
@@ -124,14 +118,14 @@ static void t_device_pointers(void **state) {
                                                         : XT_CUDA);
       /* Managed data is priced as device data (valid on both sides): put its
        * GPU threshold below N so that AUTO takes the GPU for both kinds. */
-      OK(xpar_context_set_kernel_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0));
+      XT_OK(xpar_context_set_kernel_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0));
       xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &a), XPAR_ARG_IN(XPAR_UINT32, dx, N),
                           XPAR_ARG_INOUT(XPAR_UINT32, dy, N)};
       if (policy == 2) {
-        OK(xpar_launch_nowait(ctx, &xk_axpy_u32, N, args, 3));
-        OK(xpar_wait(ctx));
+        XT_OK(xpar_launch_nowait(ctx, &xk_axpy_u32, N, args, 3));
+        XT_OK(xpar_wait(ctx));
       } else {
-        OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
+        XT_OK(xpar_launch(ctx, &xk_axpy_u32, N, args, 3));
       }
       xpar_decision d = decision(ctx);
       xpar_tier want = policy == 1 ? XPAR_TIER_CPU_SERIAL : XPAR_TIER_CUDA;
@@ -142,10 +136,10 @@ static void t_device_pointers(void **state) {
       check_axpy(label, got, a, x, y);
       /* An operator on the same device data. */
       uint32_t sum = 0, want_sum = 0;
-      OK(xpar_reduce_op(ctx, &xk_sum_u32, dx, N, &sum));
+      XT_OK(xpar_reduce_op(ctx, &xk_sum_u32, dx, N, &sum));
       for (size_t i = 0; i < N; i++) want_sum += x[i];
       if (sum != want_sum) xt_failf(label, "operator sum %u, expected %u", sum, want_sum);
-      OK(xpar_scan_op(ctx, &xk_sum_u32, XPAR_INCLUSIVE, dx, dy, N));
+      XT_OK(xpar_scan_op(ctx, &xk_sum_u32, XPAR_INCLUSIVE, dx, dy, N));
       CUDA_OK(cudaMemcpy(got, dy, sizeof got, cudaMemcpyDeviceToHost));
       uint32_t acc = 0;
       for (size_t i = 0; i < N; i++) {
@@ -161,9 +155,9 @@ static void t_device_pointers(void **state) {
         CUDA_OK(cudaMalloc((void **)&dsum, sizeof *dsum));
       CUDA_OK(cudaMemset(dsum, 0xA5, sizeof *dsum));
       CUDA_OK(cudaMemset(dy, 0xA5, sizeof y));
-      OK(xpar_reduce_op_nowait(ctx, &xk_sum_u32, dx, N, dsum));
-      OK(xpar_scan_op_nowait(ctx, &xk_sum_u32, XPAR_EXCLUSIVE, dx, dy, N));
-      OK(xpar_wait(ctx));
+      XT_OK(xpar_reduce_op_nowait(ctx, &xk_sum_u32, dx, N, dsum));
+      XT_OK(xpar_scan_op_nowait(ctx, &xk_sum_u32, XPAR_EXCLUSIVE, dx, dy, N));
+      XT_OK(xpar_wait(ctx));
       CUDA_OK(cudaMemcpy(&sum, dsum, sizeof sum, cudaMemcpyDeviceToHost));
       if (sum != want_sum) xt_failf(label, "operator sum nowait %u, expected %u", sum, want_sum);
       CUDA_OK(cudaMemcpy(got, dy, sizeof got, cudaMemcpyDeviceToHost));

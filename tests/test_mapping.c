@@ -51,13 +51,6 @@ static int have_cudart(void) {
 #endif
 }
 
-#define OK(call)                                                                              \
-  do {                                                                                        \
-    xpar_status s_ = (call);                                                                  \
-    if (s_ != XPAR_OK)                                                                        \
-      xt_failf(#call, "status %s; detail \"%s\"", xpar_status_name(s_), xpar_last_error_detail()); \
-  } while (0)
-
 #define STATUS(want, call)                                                                    \
   do {                                                                                        \
     xpar_status s_ = (call);                                                                  \
@@ -83,16 +76,16 @@ static int have_cudart(void) {
 
 static xpar_context *ctx_with(xpar_backend b) {
   xpar_context *ctx = NULL;
-  OK(xpar_context_create(&ctx));
-  OK(xpar_context_set_backend(ctx, b));
+  XT_OK(xpar_context_create(&ctx));
+  XT_OK(xpar_context_set_backend(ctx, b));
   if (b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
-    OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_MANDATORY));
+    XT_OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_MANDATORY));
   return ctx;
 }
 
 static void expect_tier(const char *label, xpar_context *ctx, int cpu) {
   xpar_decision d;
-  OK(xpar_last_decision(ctx, &d));
+  XT_OK(xpar_last_decision(ctx, &d));
   int is_cpu = d.tier == XPAR_TIER_CPU_SERIAL || d.tier == XPAR_TIER_CPU_OPENMP;
   if (cpu ? !is_cpu : d.tier != XPAR_TIER_CUDA)
     xt_failf(label, "ran on %s, expected %s (reason \"%s\")", xpar_tier_name(d.tier),
@@ -116,12 +109,12 @@ static void map_refused(void **state) {
   int64_t h[64];
   memset(h, 0, sizeof h);
   xpar_context *ctx = NULL;
-  OK(xpar_context_create(&ctx));
+  XT_OK(xpar_context_create(&ctx));
   if (!xt_gpu_usable()) {
     STATUS(XPAR_ERR_NO_DEVICE, xpar_map(ctx, h, sizeof h, XPAR_MAP_TO));
     STATUS(XPAR_ERR_NO_DEVICE, xpar_map(ctx, h, sizeof h, XPAR_MAP_ALLOC));
   }
-  OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED));
+  XT_OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED));
   STATUS(XPAR_ERR_NO_DEVICE, xpar_map(ctx, h, sizeof h, XPAR_MAP_TO));
   /* Nothing got mapped, so nothing can be updated or unmapped. */
   xpar_status s = xpar_unmap(ctx, h, XPAR_UNMAP_FROM);
@@ -146,17 +139,17 @@ static void map_to_then_ops(void **state) {
                                    XPAR_BACKEND_CPU};
   for (size_t b = 0; b < 4; b++) {
     xpar_context *ctx = ctx_with(backends[b]);
-    OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+    XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
     int64_t r = 0;
-    OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
+    XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
     if (r != sum_range(n, -1000))
       xt_failf("map TO, reduce", "backend %s: sum %lld, expected %lld", xpar_backend_name(backends[b]),
                (long long)r, (long long)sum_range(n, -1000));
     if (backends[b] == XPAR_BACKEND_CUDA) expect_tier("map TO, forced cuda", ctx, 0);
-    OK(xpar_reduce(ctx, XPAR_INT64, XPAR_MAX, h, n, &r));
+    XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_MAX, h, n, &r));
     assert_int_equal(r, (int64_t)n - 1 - 1000);
     /* Host output, mapped input. */
-    OK(xpar_scan(ctx, XPAR_INT64, XPAR_SUM, XPAR_EXCLUSIVE, h, out, n));
+    XT_OK(xpar_scan(ctx, XPAR_INT64, XPAR_SUM, XPAR_EXCLUSIVE, h, out, n));
     int64_t acc = 0;
     for (size_t i = 0; i < n; i++) {
       if (out[i] != acc)
@@ -164,23 +157,23 @@ static void map_to_then_ops(void **state) {
                  xpar_backend_name(backends[b]), i, (long long)out[i], (long long)acc);
       acc += h[i];
     }
-    OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+    XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
     xpar_context_destroy(ctx);
   }
   /* AUTO with mapped, in-sync data and a device-data threshold of 0: the GPU,
    * with no transfer to the device. */
   xpar_context *ctx = ctx_with(XPAR_BACKEND_AUTO);
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
-  OK(xpar_context_set_threshold(ctx, XPAR_OP_REDUCE, XPAR_INT64, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_context_set_threshold(ctx, XPAR_OP_REDUCE, XPAR_INT64, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0));
   int64_t r = 0;
-  OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
   assert_int_equal(r, sum_range(n, -1000));
   xpar_decision d;
-  OK(xpar_last_decision(ctx, &d));
+  XT_OK(xpar_last_decision(ctx, &d));
   if (d.tier != XPAR_TIER_CUDA || d.bytes_to_device != 0)
     xt_failf("auto, mapped in-sync data, threshold 0", "tier %s, %zu bytes to device (reason \"%s\")",
              xpar_tier_name(d.tier), d.bytes_to_device, d.reason);
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
   xpar_context_destroy(ctx);
   free(h);
   free(out);
@@ -194,20 +187,20 @@ static void gpu_write_cpu_read(void **state) {
   int64_t *y = iota64(n, 0);
   int64_t *x = iota64(n, 5);
   xpar_context *ctx = ctx_with(XPAR_BACKEND_CUDA);
-  OK(xpar_map(ctx, x, n * sizeof *x, XPAR_MAP_TO));
-  OK(xpar_map(ctx, y, n * sizeof *y, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, x, n * sizeof *x, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, y, n * sizeof *y, XPAR_MAP_TO));
   const int64_t a = 3;
-  OK(xpar_axpy(ctx, XPAR_INT64, &a, x, y, n)); /* y = 3x + y on the device: host copy stale */
+  XT_OK(xpar_axpy(ctx, XPAR_INT64, &a, x, y, n)); /* y = 3x + y on the device: host copy stale */
   expect_tier("axpy on mapped arrays, forced cuda", ctx, 0);
   int64_t want = 0;
   for (size_t i = 0; i < n; i++) want += 3 * (int64_t)(i + 5) + (int64_t)i;
 
   const xpar_backend readers[] = {XPAR_BACKEND_CPU_SERIAL, XPAR_BACKEND_CPU, XPAR_BACKEND_AUTO};
   for (size_t k = 0; k < 3; k++) {
-    OK(xpar_context_set_backend(ctx, readers[k]));
-    OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DEFAULT));
+    XT_OK(xpar_context_set_backend(ctx, readers[k]));
+    XT_OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DEFAULT));
     int64_t r = 0;
-    OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, y, n, &r));
+    XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, y, n, &r));
     if (r != want)
       xt_failf("GPU-written mapped array read by backend", "%s: sum %lld, expected %lld (a stale host copy?)",
                xpar_backend_name(readers[k]), (long long)r, (long long)want);
@@ -215,18 +208,18 @@ static void gpu_write_cpu_read(void **state) {
   }
   /* A CPU write to the mapped array makes the device copy stale: forced cuda
    * must then see the CPU's result. */
-  OK(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL));
+  XT_OK(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL));
   const int64_t seven = 7;
-  OK(xpar_fill(ctx, XPAR_INT64, &seven, y, n));
-  OK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
-  OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_MANDATORY));
+  XT_OK(xpar_fill(ctx, XPAR_INT64, &seven, y, n));
+  XT_OK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
+  XT_OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_MANDATORY));
   int64_t r = 0;
-  OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, y, n, &r));
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, y, n, &r));
   if (r != 7 * (int64_t)n)
     xt_failf("CPU-written mapped array read by cuda", "sum %lld, expected %lld (a stale device copy?)",
              (long long)r, 7 * (long long)n);
-  OK(xpar_unmap(ctx, x, XPAR_UNMAP_RELEASE));
-  OK(xpar_unmap(ctx, y, XPAR_UNMAP_FROM));
+  XT_OK(xpar_unmap(ctx, x, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_unmap(ctx, y, XPAR_UNMAP_FROM));
   for (size_t i = 0; i < n; i++)
     if (y[i] != 7) xt_failf("unmap FROM after CPU fill", "y[%zu] = %lld", i, (long long)y[i]);
   xpar_context_destroy(ctx);
@@ -243,42 +236,42 @@ static void update_and_unmap(void **state) {
   xpar_context *ctx = ctx_with(XPAR_BACKEND_CUDA);
 
   /* update TO_DEVICE after host writes */
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   for (size_t i = 0; i < n; i++) h[i] = 2;
-  OK(xpar_update(ctx, h, XPAR_UPDATE_TO_DEVICE));
+  XT_OK(xpar_update(ctx, h, XPAR_UPDATE_TO_DEVICE));
   int64_t r = 0;
-  OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
   if (r != 2 * (int64_t)n) xt_failf("update TO_DEVICE", "sum %lld, expected %lld", (long long)r, 2 * (long long)n);
 
   /* The GPU writes; update FROM_DEVICE brings it to the host. */
   const int64_t v = 9;
-  OK(xpar_fill(ctx, XPAR_INT64, &v, h, n));
-  OK(xpar_update(ctx, h, XPAR_UPDATE_FROM_DEVICE));
+  XT_OK(xpar_fill(ctx, XPAR_INT64, &v, h, n));
+  XT_OK(xpar_update(ctx, h, XPAR_UPDATE_FROM_DEVICE));
   for (size_t i = 0; i < n; i++)
     if (h[i] != 9) xt_failf("update FROM_DEVICE", "h[%zu] = %lld, expected 9", i, (long long)h[i]);
 
   /* unmap FROM copies back */
   const int64_t w = -4;
-  OK(xpar_fill(ctx, XPAR_INT64, &w, h, n));
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_FROM));
+  XT_OK(xpar_fill(ctx, XPAR_INT64, &w, h, n));
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_FROM));
   for (size_t i = 0; i < n; i++)
     if (h[i] != -4) xt_failf("unmap FROM", "h[%zu] = %lld, expected -4", i, (long long)h[i]);
 
   /* unmap RELEASE does not */
   for (size_t i = 0; i < n; i++) h[i] = 1;
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   const int64_t u = 5;
-  OK(xpar_fill(ctx, XPAR_INT64, &u, h, n));
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_fill(ctx, XPAR_INT64, &u, h, n));
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
   for (size_t i = 0; i < n; i++)
     if (h[i] != 1) xt_failf("unmap RELEASE", "h[%zu] = %lld, expected the host's own 1", i, (long long)h[i]);
 
   /* MAP_ALLOC: the device copy is not valid yet, the host copy is; a CPU or
    * GPU reader gets the host's values. */
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_ALLOC));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_ALLOC));
   const int64_t z = 3;
-  OK(xpar_fill(ctx, XPAR_INT64, &z, h, n)); /* an output: written on the device */
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_FROM));
+  XT_OK(xpar_fill(ctx, XPAR_INT64, &z, h, n)); /* an output: written on the device */
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_FROM));
   for (size_t i = 0; i < n; i++)
     if (h[i] != 3) xt_failf("map ALLOC, fill, unmap FROM", "h[%zu] = %lld", i, (long long)h[i]);
   xpar_context_destroy(ctx);
@@ -296,18 +289,18 @@ static void residency_after_auto(void **state) {
   const size_t n = 4097, pad = 8;
   int64_t *buf = iota64(n + 2 * pad, 1), *h = buf + pad;
   xpar_context *ctx = NULL;
-  OK(xpar_context_create(&ctx)); /* AUTO, default thresholds: n is far below the GPU's */
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_context_create(&ctx)); /* AUTO, default thresholds: n is far below the GPU's */
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   const int64_t v = 77;
-  OK(xpar_fill(ctx, XPAR_INT64, &v, h, n));
+  XT_OK(xpar_fill(ctx, XPAR_INT64, &v, h, n));
   expect_tier("auto fill of a small mapped array", ctx, 1);
-  OK(xpar_update(ctx, h, XPAR_UPDATE_FROM_DEVICE));
+  XT_OK(xpar_update(ctx, h, XPAR_UPDATE_FROM_DEVICE));
   for (size_t i = 0; i < n; i++)
     if (h[i] != v) xt_failf("update FROM after a CPU write", "h[%zu] = %lld, expected %lld", i,
                             (long long)h[i], (long long)v);
 #if defined(XT_HAVE_CUDART)
   void *d = NULL;
-  OK(xpar_mapped_device_ptr(ctx, h, &d));
+  XT_OK(xpar_mapped_device_ptr(ctx, h, &d));
   int64_t *back = (int64_t *)malloc(n * sizeof *back);
   assert_non_null(back);
   CUDA_OK("copy the mapped device copy", cudaMemcpy(back, d, n * sizeof *back, cudaMemcpyDeviceToHost));
@@ -320,7 +313,7 @@ static void residency_after_auto(void **state) {
   STATUS(XPAR_ERR_INVALID_ARGUMENT, xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, buf, n + 2 * pad, &r));
   STATUS(XPAR_ERR_INVALID_ARGUMENT, xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h + n - 1, 2, &r));
   if (r != 0) xt_failf("straddling arrays", "the result was written: %lld", (long long)r);
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
   xpar_context_destroy(ctx);
   free(buf);
 }
@@ -332,13 +325,13 @@ static void mapped_subranges(void **state) {
   const size_t n = 10000;
   int64_t *h = iota64(n, 0);
   xpar_context *ctx = ctx_with(XPAR_BACKEND_CUDA);
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   int64_t r = 0;
-  OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h + 101, 5000, &r));
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h + 101, 5000, &r));
   if (r != sum_range(5000, 101)) xt_failf("sub-range reduce", "sum %lld, expected %lld", (long long)r, (long long)sum_range(5000, 101));
   /* in and out in one mapping, disjoint: out = scan(in) */
-  OK(xpar_scan(ctx, XPAR_INT64, XPAR_SUM, XPAR_INCLUSIVE, h + 3, h + 6003, 3997));
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_FROM));
+  XT_OK(xpar_scan(ctx, XPAR_INT64, XPAR_SUM, XPAR_INCLUSIVE, h + 3, h + 6003, 3997));
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_FROM));
   int64_t acc = 0;
   for (size_t i = 0; i < 3997; i++) {
     acc += (int64_t)(i + 3);
@@ -348,14 +341,14 @@ static void mapped_subranges(void **state) {
     if (h[i] != (int64_t)i) xt_failf("sub-range scan", "input h[%zu] changed to %lld", i, (long long)h[i]);
 
   /* xpar_mapped_device_ptr of an interior pointer is the same offset in. */
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   void *d0 = NULL, *d1 = NULL;
-  OK(xpar_mapped_device_ptr(ctx, h, &d0));
-  OK(xpar_mapped_device_ptr(ctx, h + 17, &d1));
+  XT_OK(xpar_mapped_device_ptr(ctx, h, &d0));
+  XT_OK(xpar_mapped_device_ptr(ctx, h + 17, &d1));
   assert_non_null(d0);
   if ((char *)d1 - (char *)d0 != 17 * (ptrdiff_t)sizeof *h)
     xt_failf("mapped_device_ptr", "h -> %p, h+17 -> %p: not 17 elements apart", d0, d1);
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
   xpar_context_destroy(ctx);
   free(h);
 }
@@ -369,17 +362,17 @@ static void mapping_errors(void **state) {
   int64_t *h = all + 100; /* the mapping: h[0..n) == 0..n-1, with room on both sides */
   int64_t other[16];
   xpar_context *ctx = ctx_with(XPAR_BACKEND_CUDA);
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   STATUS(XPAR_ERR_ALREADY_MAPPED, xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   STATUS(XPAR_ERR_ALREADY_MAPPED, xpar_map(ctx, h + 500, 100 * sizeof *h, XPAR_MAP_TO));
   STATUS(XPAR_ERR_ALREADY_MAPPED, xpar_map(ctx, h + n - 1, 10 * sizeof *h, XPAR_MAP_ALLOC));
   STATUS(XPAR_ERR_ALREADY_MAPPED, xpar_map(ctx, h - 10, 11 * sizeof *h, XPAR_MAP_ALLOC));
   STATUS(XPAR_ERR_ALREADY_MAPPED, xpar_map(ctx, all, (2 * n + 200) * sizeof *h, XPAR_MAP_TO));
   /* Adjacent on either side is not overlapping. */
-  OK(xpar_map(ctx, h + n, n * sizeof *h, XPAR_MAP_TO));
-  OK(xpar_map(ctx, all, 100 * sizeof *h, XPAR_MAP_TO));
-  OK(xpar_unmap(ctx, h + n, XPAR_UNMAP_RELEASE));
-  OK(xpar_unmap(ctx, all, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_map(ctx, h + n, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, all, 100 * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_unmap(ctx, h + n, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_unmap(ctx, all, XPAR_UNMAP_RELEASE));
   STATUS(XPAR_ERR_NOT_MAPPED, xpar_unmap(ctx, other, XPAR_UNMAP_FROM));
   STATUS(XPAR_ERR_NOT_MAPPED, xpar_update(ctx, other, XPAR_UPDATE_TO_DEVICE));
   void *dp = NULL;
@@ -392,18 +385,18 @@ static void mapping_errors(void **state) {
   if (s == XPAR_OK) xt_failf("set_device while mapped", "accepted");
   /* The mapping still works after all these refusals. */
   int64_t r = 0;
-  OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
   assert_int_equal(r, sum_range(n, 0));
-  OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
   STATUS(XPAR_ERR_NOT_MAPPED, xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE)); /* twice */
   /* Mappings belong to their context: another context doesn't see them. */
-  OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
   xpar_context *other_ctx = ctx_with(XPAR_BACKEND_CUDA);
   STATUS(XPAR_ERR_NOT_MAPPED, xpar_unmap(other_ctx, h, XPAR_UNMAP_RELEASE));
   xpar_context_destroy(other_ctx);
   /* Destroying a context with a live mapping releases it, no copy back. */
   const int64_t v = 42;
-  OK(xpar_fill(ctx, XPAR_INT64, &v, h, n));
+  XT_OK(xpar_fill(ctx, XPAR_INT64, &v, h, n));
   xpar_context_destroy(ctx);
   for (size_t i = 0; i < n; i++)
     if (h[i] != (int64_t)i) xt_failf("destroy with a live mapping", "h[%zu] = %lld: copied back", i, (long long)h[i]);
@@ -526,21 +519,21 @@ static void nowait_variants(void **state) {
     xpar_context *ctx = ctx_with(backends[b]);
     const int64_t two = 2, one = 1;
     /* A chain on one stream: fill, axpy, add, scan, reduce, dot; one wait. */
-    OK(xpar_fill_nowait(ctx, XPAR_INT64, &one, dy, n));          /* y = 1           */
-    OK(xpar_axpy_nowait(ctx, XPAR_INT64, &two, dx, dy, n));       /* y = 2x + 1      */
-    OK(xpar_add_nowait(ctx, XPAR_INT64, dy, dx, dy, n));          /* y = 3x + 1      */
-    OK(xpar_reduce_nowait(ctx, XPAR_INT64, XPAR_SUM, dy, n, dres)); /* sum(3x + 1)   */
-    OK(xpar_dot_nowait(ctx, XPAR_INT64, dx, dx, n, dres + 1));     /* sum x^2         */
-    OK(xpar_scan_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_INCLUSIVE, dy, dy, n));
+    XT_OK(xpar_fill_nowait(ctx, XPAR_INT64, &one, dy, n));          /* y = 1           */
+    XT_OK(xpar_axpy_nowait(ctx, XPAR_INT64, &two, dx, dy, n));       /* y = 2x + 1      */
+    XT_OK(xpar_add_nowait(ctx, XPAR_INT64, dy, dx, dy, n));          /* y = 3x + 1      */
+    XT_OK(xpar_reduce_nowait(ctx, XPAR_INT64, XPAR_SUM, dy, n, dres)); /* sum(3x + 1)   */
+    XT_OK(xpar_dot_nowait(ctx, XPAR_INT64, dx, dx, n, dres + 1));     /* sum x^2         */
+    XT_OK(xpar_scan_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_INCLUSIVE, dy, dy, n));
     {
       /* The call copies *init: the caller's temporary may change (or die) before the
        * queued scan runs. */
       int64_t carry = 1000003;
-      OK(xpar_scan_init_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_EXCLUSIVE, &carry, dx, dz, n));
+      XT_OK(xpar_scan_init_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_EXCLUSIVE, &carry, dx, dz, n));
       carry = -1;
       (void)carry;
     }
-    OK(xpar_wait(ctx));
+    XT_OK(xpar_wait(ctx));
     int64_t res[2];
     assert_int_equal(cudaMemcpy(res, dres, sizeof res, cudaMemcpyDeviceToHost), cudaSuccess);
     int64_t want_sum = 3 * sum_range(n, -7) + (int64_t)n, want_dot = 0;
@@ -562,17 +555,17 @@ static void nowait_variants(void **state) {
       acc += h[i];
     }
     free(back);
-    OK(xpar_wait(ctx)); /* nothing queued: fine */
+    XT_OK(xpar_wait(ctx)); /* nothing queued: fine */
     xpar_context_destroy(ctx);
   }
   /* Mapped arrays as nowait outputs: results land in the device copy. */
   xpar_context *ctx = ctx_with(XPAR_BACKEND_CUDA);
   int64_t *m = iota64(n, 0);
-  OK(xpar_map(ctx, m, n * sizeof *m, XPAR_MAP_TO));
+  XT_OK(xpar_map(ctx, m, n * sizeof *m, XPAR_MAP_TO));
   const int64_t v = 6;
-  OK(xpar_fill_nowait(ctx, XPAR_INT64, &v, m, n));
-  OK(xpar_wait(ctx));
-  OK(xpar_unmap(ctx, m, XPAR_UNMAP_FROM));
+  XT_OK(xpar_fill_nowait(ctx, XPAR_INT64, &v, m, n));
+  XT_OK(xpar_wait(ctx));
+  XT_OK(xpar_unmap(ctx, m, XPAR_UNMAP_FROM));
   for (size_t i = 0; i < n; i++)
     if (m[i] != 6) xt_failf("nowait fill into a mapped array", "m[%zu] = %lld", i, (long long)m[i]);
   xpar_context_destroy(ctx);
@@ -599,9 +592,9 @@ static void app_stream(void **state) {
   assert_int_equal(cudaMalloc((void **)&dy, n * sizeof *dy), cudaSuccess);
   assert_int_equal(cudaMemcpyAsync(dx, h, n * sizeof *h, cudaMemcpyHostToDevice, s), cudaSuccess);
   xpar_context *ctx = ctx_with(XPAR_BACKEND_CUDA);
-  OK(xpar_context_set_stream(ctx, (void *)s));
+  XT_OK(xpar_context_set_stream(ctx, (void *)s));
   /* Ordered after the application's copy on the same stream. */
-  OK(xpar_scan_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_EXCLUSIVE, dx, dy, n));
+  XT_OK(xpar_scan_nowait(ctx, XPAR_INT64, XPAR_SUM, XPAR_EXCLUSIVE, dx, dy, n));
   int64_t *back = (int64_t *)malloc(n * sizeof *back);
   assert_non_null(back);
   assert_int_equal(cudaMemcpyAsync(back, dy, n * sizeof *back, cudaMemcpyDeviceToHost, s), cudaSuccess);
@@ -612,10 +605,10 @@ static void app_stream(void **state) {
     acc += h[i];
   }
   int64_t r = 0;
-  OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, dx, n, &r)); /* synchronous on the app stream */
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, dx, n, &r)); /* synchronous on the app stream */
   assert_int_equal(r, sum_range(n, 3));
-  OK(xpar_context_set_stream(ctx, NULL));
-  OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, dx, n, &r));
+  XT_OK(xpar_context_set_stream(ctx, NULL));
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, dx, n, &r));
   assert_int_equal(r, sum_range(n, 3));
   xpar_context_destroy(ctx);
   /* The application still owns its stream: it works after the context is gone. */
@@ -733,7 +726,7 @@ static void run_threads(const char *label, xpar_backend b, int shared) {
   if (shared) {
     /* The context still works after the contention. */
     int64_t v[4] = {1, 2, 3, 4}, r = 0;
-    OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, v, 4, &r));
+    XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, v, 4, &r));
     assert_int_equal(r, 10);
     xpar_context_destroy(ctx);
   }

@@ -178,6 +178,14 @@ void xt_failf(const char *label, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/** In a test body: fail unless the xpar call returns XPAR_OK (prints the status and the
+ *  detail, labelled with the call's text). */
+#define XT_OK(call)                                                                           \
+  do {                                                                                        \
+    xpar_status s_ = (call);                                                                  \
+    if (s_ != XPAR_OK)                                                                        \
+      xt_failf(#call, "status %s; detail \"%s\"", xpar_status_name(s_), xpar_last_error_detail()); \
+  } while (0)
 /** Fail unless st == want; prints the status names and the detail. */
 void xt_check_status(const char *label, const char *what, xpar_status st, xpar_status want);
 
