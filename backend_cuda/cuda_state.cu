@@ -3,8 +3,6 @@
  * copies, and the mapping of CUDA errors to xpar statuses (including the
  * process-wide latch for context-corrupting errors).
  */
-#include <cuda.h> /* driver types only: nothing links libcuda (see pointer_kind) */
-
 #include <atomic>
 #include <chrono>
 #include <stdarg.h>
@@ -12,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda.h> /* driver types only; no libcuda link (xpar__cuda_launch_small) */
+#include <cuda.h> /* driver types only: nothing links libcuda (driver_symbol) */
 #include <cudaTypedefs.h>
 
 #include "cuda_ops.h"
@@ -405,17 +403,10 @@ extern "C" unsigned long long xpar__cuda_launch_count(const struct xpar__cuda_st
 namespace {
 typedef CUresult(CUDAAPI *get_attributes_fn)(unsigned int, CUpointer_attribute *, void **,
                                              CUdeviceptr);
-std::atomic<get_attributes_fn> g_get_attributes{nullptr};
-std::atomic<int> g_get_attributes_known{0}; /* 0 not asked, 1 asked */
-
 get_attributes_fn driver_get_attributes() {
-  if (g_get_attributes_known.load(std::memory_order_acquire))
-    return g_get_attributes.load(std::memory_order_relaxed);
-  /* Threads racing here all find the same entry point: no lock needed. */
-  void *fn = driver_symbol("cuPointerGetAttributes");
-  g_get_attributes.store(reinterpret_cast<get_attributes_fn>(fn), std::memory_order_relaxed);
-  g_get_attributes_known.store(1, std::memory_order_release);
-  return reinterpret_cast<get_attributes_fn>(fn);
+  static const get_attributes_fn fn =
+      reinterpret_cast<get_attributes_fn>(driver_symbol("cuPointerGetAttributes"));
+  return fn;
 }
 
 /* The kind through the driver: 1 when answered, 0 when the caller must ask
@@ -442,25 +433,34 @@ int driver_pointer_kind(const void *p, xpar__ptr_kind *out) {
     return 0; /* unified or unknown: let the runtime say */
   return 1;
 }
-} // namespace
 
-extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
-  XPAR__FORWARD(xpar__cuda_check_sticky());
-  if (driver_pointer_kind(p, out)) return XPAR_OK;
+/* The kind of p: the driver's answer, else the runtime's (cudaPointerGetAttributes);
+ * the runtime's error, if any, with *out untouched. */
+cudaError_t pointer_kind(const void *p, xpar__ptr_kind *out) {
+  if (driver_pointer_kind(p, out)) return cudaSuccess;
   cudaPointerAttributes attr;
   memset(&attr, 0, sizeof attr);
   cudaError_t err = cudaPointerGetAttributes(&attr, p);
-  if (err != cudaSuccess) return xpar__cuda_error(err, "classifying pointer %p", p);
-  switch (attr.type) {
-    case cudaMemoryTypeHost: *out = XPAR__PTR_HOST_PINNED; break;
-    case cudaMemoryTypeDevice: *out = XPAR__PTR_DEVICE; break;
-    case cudaMemoryTypeManaged: *out = XPAR__PTR_MANAGED; break;
-    case cudaMemoryTypeUnregistered:
-    default: *out = XPAR__PTR_HOST_PAGEABLE; break;
+  if (err == cudaSuccess) {
+    switch (attr.type) {
+      case cudaMemoryTypeHost: *out = XPAR__PTR_HOST_PINNED; break;
+      case cudaMemoryTypeDevice: *out = XPAR__PTR_DEVICE; break;
+      case cudaMemoryTypeManaged: *out = XPAR__PTR_MANAGED; break;
+      case cudaMemoryTypeUnregistered:
+      default: *out = XPAR__PTR_HOST_PAGEABLE; break;
+    }
   }
   /* Some runtimes leave an error in the last-error slot for plain host
    * pointers; it must not leak into the next call. */
   (void)cudaGetLastError();
+  return err;
+}
+} // namespace
+
+extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
+  XPAR__FORWARD(xpar__cuda_check_sticky());
+  cudaError_t err = pointer_kind(p, out);
+  if (err != cudaSuccess) return xpar__cuda_error(err, "classifying pointer %p", p);
   return XPAR_OK;
 }
 
@@ -548,14 +548,8 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
   } else if (dir == XPAR__HOST_TO_DEVICE) {
     /* From pageable memory the copy must be complete before we return (the
      * caller may reuse its buffer); from pinned memory stream order is enough. */
-    xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE;
-    if (!driver_pointer_kind(src, &kind)) {
-      cudaPointerAttributes attr;
-      memset(&attr, 0, sizeof attr);
-      if (cudaPointerGetAttributes(&attr, src) == cudaSuccess && attr.type == cudaMemoryTypeHost)
-        kind = XPAR__PTR_HOST_PINNED;
-      (void)cudaGetLastError();
-    }
+    xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE; /* unknown: wait */
+    (void)pointer_kind(src, &kind);
     wait = kind != XPAR__PTR_HOST_PINNED;
   }
   if (wait) XPAR_CUDA_TRY(cudaStreamSynchronize(st->stream), "copy %s (%zu bytes)", name, bytes);

@@ -71,6 +71,9 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
  * counter for both, one stream: a word of an earlier call, built-in or not,
  * never matches), so it clears nothing per call. */
 static constexpr int kOperatorScratchSlot = XPAR__OPERAND_SLOTS - 1;
+/* A device result's slot at the start of the reduce's scratch, before the partials
+ * (256 bytes keeps them 256-byte aligned). */
+static constexpr size_t kOperatorDeviceResultBytes = 256;
 
 static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cuda_state *st,
                                             size_t n, const void *in, void *out,
@@ -128,7 +131,7 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
    * device (copied there on the stream).  A host result: the kernel writes it straight
    * into the pinned result slot, read after the synchronisation (as the built-in reduce
    * does: a pageable device-to-host copy would cost more than a small kernel). */
-  const size_t device_result = ex->result_on_device ? 256 : 0;
+  const size_t device_result = ex->result_on_device ? kOperatorDeviceResultBytes : 0;
   void *scratch = nullptr;
   XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, device_result + need, &scratch));
   unsigned char *base = (unsigned char *)scratch;
