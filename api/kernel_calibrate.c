@@ -166,9 +166,13 @@ static xpar_status calibrate_entered(xpar_context *ctx, const xpar_kernel *k, si
   xpar__kernel_entry saved = *c.entry;
   ctx->offload = XPAR_OFFLOAD_DEFAULT; /* mandatory would override the forced CPU */
   ctx->shadow_tier = XPAR_TIER_NONE;   /* one run per launch (kernels are never shadowed) */
-  xpar_status st = sweep(&c, &r);
-  if (st == XPAR_OK && r.tier_measured[XPAR_TIER_CUDA])
-    st = gpu_kind(&c, (size_t)1 << r.lo_exp, &r.gpu_threshold);
+  /* The GPU kind first, from the arguments' memory as the application passed
+   * it: the sweep's GPU runs leave mapped outputs valid only on the device,
+   * which would select GPU_DEVICE_ONLY_DATA for arrays mapped both ways (the
+   * first H100 run of test_kernel_calibrate_gpu caught that). */
+  xpar_status st = XPAR_OK;
+  if (r.tier_measured[XPAR_TIER_CUDA]) st = gpu_kind(&c, (size_t)1 << r.lo_exp, &r.gpu_threshold);
+  if (st == XPAR_OK) st = sweep(&c, &r);
   ctx->backend = backend;
   ctx->offload = offload;
   ctx->shadow_tier = shadow;
