@@ -331,6 +331,10 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
   if (!st) return xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "allocating the CUDA state");
   st->device = device;
   st->multiprocessors = sms;
+  int l2 = 0;
+  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) == cudaSuccess && l2 > 0)
+    st->l2_bytes = (size_t)l2;
+  (void)cudaGetLastError(); /* an unknown L2 size only keeps the streaming read path */
   /* A blocking stream, not cudaStreamNonBlocking: work on it is ordered after
    * what the application queued on the legacy default stream before the call,
    * and work the application queues there afterwards waits for it -- as for

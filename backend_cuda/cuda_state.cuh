@@ -26,6 +26,7 @@ struct xpar__cuda_counters {
 struct xpar__cuda_state {
   int device;
   int multiprocessors;
+  size_t l2_bytes; /* the device's L2 size; 0 when unknown (reduce_kernel.cuh: read path) */
   cudaStream_t own_stream; /* a blocking stream, created by state_create   */
   cudaStream_t stream;     /* own_stream or the application's (set_stream) */
 

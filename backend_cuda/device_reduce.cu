@@ -39,7 +39,7 @@ extern "C" xpar_status xpar__cuda_reduce(const xpar__exec *ex, xpar_dtype t, xpa
     XPAR__FORWARD(check_element_alignment<T>(in, "reduce input"));
     return with_op<T>(op, [&](auto op_tag) -> xpar_status {
       using Op = decltype(op_tag);
-      const ArraySource<T, T> src{static_cast<const T *>(in)};
+      const ArraySource<T, T> src{static_cast<const T *>(in), reads_stream(ex, n * sizeof(T))};
       return run_reduce<Op>(ex, src, n, split_for_vectors<T>(in, n), result, "reduce");
     });
   });
@@ -51,7 +51,7 @@ extern "C" xpar_status xpar__cuda_reduce_sum_wide(const xpar__exec *ex, xpar_dty
     using T = decltype(zero);
     using Acc = typename Wide<T>::Type;
     XPAR__FORWARD(check_element_alignment<T>(in, "reduce_sum_wide input"));
-    const ArraySource<T, Acc> src{static_cast<const T *>(in)};
+    const ArraySource<T, Acc> src{static_cast<const T *>(in), reads_stream(ex, n * sizeof(T))};
     return run_reduce<SumOp<Acc>>(ex, src, n, split_for_vectors<T>(in, n), result,
                                   "reduce_sum_wide");
   });
@@ -63,7 +63,8 @@ extern "C" xpar_status xpar__cuda_dot(const xpar__exec *ex, xpar_dtype t, const 
     using T = decltype(zero);
     XPAR__FORWARD(check_element_alignment<T>(x, "dot x"));
     XPAR__FORWARD(check_element_alignment<T>(y, "dot y"));
-    const DotSource<T> src{static_cast<const T *>(x), static_cast<const T *>(y)};
+    const DotSource<T> src{static_cast<const T *>(x), static_cast<const T *>(y),
+                           reads_stream(ex, 2 * n * sizeof(T))};
     return run_reduce<SumOp<T>>(ex, src, n, split_for_vectors<T>(x, y, n), result, "dot");
   });
 }

@@ -60,16 +60,23 @@ template <class Acc> __device__ __forceinline__ void write_result(const ReducePa
     *static_cast<Acc *>(p.result) = v;
 }
 
+/* Whether a reduce reading `bytes` streams them (L1::no_allocate, L2::256B prefetch:
+ * thread_load.cuh): only when they cannot all sit in L2 from their last use. */
+inline bool reads_stream(const xpar__exec *ex, size_t bytes) {
+  return bytes > ex->cuda->l2_bytes;
+}
+
 /* What a plain reduce reads: x[i], converted to the accumulator type
  * (int32 -> int64 etc. for reduce_sum_wide; the identity otherwise). */
 template <class T, class Acc> struct ArraySource {
   using Loaded = Pack16<T>;
   static constexpr int per_vector = Pack16<T>::count;
   const T *x;
+  bool streaming; /* larger than L2: reads_stream */
   __device__ __forceinline__ Acc scalar(size_t i) const { return (Acc)__ldg(x + i); }
   __device__ __forceinline__ Loaded vector(size_t head, size_t v) const {
     Loaded l;
-    l.raw = load16_readonly(x + head + v * per_vector);
+    l.raw = load16_readonly(x + head + v * per_vector, streaming);
     return l;
   }
   __device__ __forceinline__ Acc element(const Loaded &l, int e) const { return (Acc)l.e[e]; }
@@ -83,13 +90,14 @@ template <class T> struct DotSource {
   static constexpr int per_vector = Pack16<T>::count;
   const T *x;
   const T *y;
+  bool streaming; /* larger than L2: reads_stream */
   __device__ __forceinline__ T scalar(size_t i) const {
     return Arith<T>::mul(__ldg(x + i), __ldg(y + i));
   }
   __device__ __forceinline__ Loaded vector(size_t head, size_t v) const {
     Loaded l;
-    l.a.raw = load16_readonly(x + head + v * per_vector);
-    l.b.raw = load16_readonly(y + head + v * per_vector);
+    l.a.raw = load16_readonly(x + head + v * per_vector, streaming);
+    l.b.raw = load16_readonly(y + head + v * per_vector, streaming);
     return l;
   }
   __device__ __forceinline__ T element(const Loaded &l, int e) const {

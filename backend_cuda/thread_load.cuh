@@ -26,12 +26,19 @@ template <class T> union Pack16 {
  * warp's next load asks).  Against __ldg in the same kernel (bench/cub/NOTES.md, issue
  * 11 run 1, events, x CUB): int32 2^26 1.086 vs 0.999, 2^28 1.010 vs 0.989, 2^30 0.996
  * vs 0.991; double 2^26 1.044 vs 1.001, 2^28 1.011 vs 1.001. */
-__device__ __forceinline__ int4 load16_readonly(const void *p) {
+__device__ __forceinline__ int4 load16_streaming(const void *p) {
   int4 v;
   asm("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
       : "l"(p));
   return v;
+}
+/* The same data when it may still sit in L2 from its last use (it fits there): the
+ * streaming hints cost 15-30 % on such reduces in the H100 regret run (int32 / float at
+ * 2^23, double at 2^22: 25.5 us against 20.0 us with __ldg, bench/NOTES.md), so the
+ * kernel reads through __ldg there.  `streaming` is uniform across the grid. */
+__device__ __forceinline__ int4 load16_readonly(const void *p, bool streaming) {
+  return streaming ? load16_streaming(p) : __ldg(reinterpret_cast<const int4 *>(p));
 }
 /* Data the same kernel may overwrite (in-place scan, axpy with x == y). */
 __device__ __forceinline__ int4 load16(const void *p) { return *reinterpret_cast<const int4 *>(p); }

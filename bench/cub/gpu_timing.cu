@@ -273,7 +273,7 @@ template <class T> struct LdgSource {
 template <class T, unsigned LOADS>
 xpar_status sweep_reduce(const xpar__exec *ex, const void *in, size_t n, void *result) {
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "reduce"));
-  const xpar_cuda::ArraySource<T, T> src{static_cast<const T *>(in)};
+  const xpar_cuda::ArraySource<T, T> src{static_cast<const T *>(in), true}; /* streaming */
   return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, xpar_cuda::ArraySource<T, T>, LOADS>(
       ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
 }
@@ -284,7 +284,7 @@ xpar_status sweep_reduce_ldg(const xpar__exec *ex, const void *in, size_t n, voi
   return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, LdgSource<T>, LOADS>(
       ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
 }
-template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max) {
+template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max, int lg_step) {
   typedef xpar_status (*Run)(const xpar__exec *, const void *, size_t, void *);
   struct Config {
     const char *name;
@@ -297,7 +297,7 @@ template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max) {
                             {"8 ldg, 8/SM", sweep_reduce_ldg<T, 8>, 8},
                             {"16 ldg, 4/SM", sweep_reduce_ldg<T, 16>, 4}};
   fill_input<T>(c.in, (size_t)1 << lg_max, 31u);
-  for (int lg = lg_min; lg <= lg_max; lg += 2) {
+  for (int lg = lg_min; lg <= lg_max; lg += lg_step) {
     const size_t n = (size_t)1 << lg;
     size_t tb = c.temp_bytes;
     for (const Config &cf : configs) {
@@ -428,8 +428,9 @@ int gpu_bench_run(int quick) {
             sum_ms_28);
   }
 
-  reduce_sweep<int32_t>(c, lg_min, lg_max);
-  reduce_sweep<double>(c, lg_min, lg_max - 1);
+  /* quick: every size of 2^22..2^24, around the 50 MB L2, where the read path changes */
+  reduce_sweep<int32_t>(c, lg_min, lg_max, quick ? 1 : 2);
+  reduce_sweep<double>(c, lg_min, lg_max - 1, quick ? 1 : 2);
 
   /* ---- scans ---- */
   auto scan_sizes = [&](auto zero, int lg_top) {
