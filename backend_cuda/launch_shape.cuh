@@ -40,6 +40,22 @@ constexpr unsigned reduce_vectors_per_thread = 8;
 constexpr unsigned reduce_max_blocks_per_sm = 8;
 
 /*
+ * Bulk-copy reduce (reduce_kernel.cuh, sm_90+): inputs of at least reduce_bulk_min_bytes
+ * are read by the bulk copy engine (cp.async.bulk) into reduce_bulk_stages shared-memory
+ * stages of reduce_bulk_stage_bytes per block (all arrays of a dot together), 2 blocks
+ * of 256 threads per SM.  Why: at 2^29-2^30 int32 every load-instruction reduce tried
+ * (16/8/4 loads in flight, 4 or 8 blocks/SM, grid-stride or one contiguous range per
+ * block) read at 0.997-1.006 x CUB, the bulk engine at 1.017-1.021
+ * (bench/cub/experiments/read_ceiling.cu, H100, session 7: 2^29 3117-3121 GB/s against
+ * CUB's 3057, 2^30 3129-3136 against 3075); at 2^28 (1 GiB) the load path's 1.03 stays.
+ */
+constexpr size_t reduce_bulk_min_bytes = (size_t)1 << 31;
+constexpr unsigned reduce_bulk_block = 256;
+constexpr unsigned reduce_bulk_stages = 4;
+constexpr unsigned reduce_bulk_stage_bytes = 16384;
+constexpr unsigned reduce_bulk_blocks_per_sm = 2;
+
+/*
  * Scan (device_scan.cu): single pass, decoupled look-back, one tile per block, grid =
  * number of tiles.  A tile is block x vectors 16-byte vectors per thread; the kernel is
  * compiled for min_blocks resident blocks per SM (the register budget); the look-back

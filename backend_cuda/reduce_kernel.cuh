@@ -80,6 +80,15 @@ template <class T, class Acc> struct ArraySource {
     return l;
   }
   __device__ __forceinline__ Acc element(const Loaded &l, int e) const { return (Acc)l.e[e]; }
+  /* The bulk-copy path (reduce_bulk_kernel): the arrays it copies, and vector k of a
+   * shared-memory tile holding tile_v vectors of each. */
+  static constexpr int arrays = 1;
+  __device__ __forceinline__ const void *array(int) const { return x; }
+  __device__ __forceinline__ Loaded from_shared(const int4 *tile, size_t k, size_t) const {
+    Loaded l;
+    l.raw = tile[k];
+    return l;
+  }
 };
 
 /* What dot reads: x[i] * y[i], multiplied exactly as the CPU does (no FMA). */
@@ -102,6 +111,16 @@ template <class T> struct DotSource {
   }
   __device__ __forceinline__ T element(const Loaded &l, int e) const {
     return Arith<T>::mul(l.a.e[e], l.b.e[e]);
+  }
+  static constexpr int arrays = 2; /* bulk path: x's vectors, then y's, in each tile */
+  __device__ __forceinline__ const void *array(int a) const {
+    return a ? (const void *)y : (const void *)x;
+  }
+  __device__ __forceinline__ Loaded from_shared(const int4 *tile, size_t k, size_t tile_v) const {
+    Loaded l;
+    l.a.raw = tile[k];
+    l.b.raw = tile[tile_v + k];
+    return l;
   }
 };
 
@@ -140,13 +159,16 @@ __device__ __forceinline__ typename Op::Type thread_accumulate(const Src &src,
   return acc;
 }
 
-template <class Op, class Src, unsigned LOADS>
-__global__ void __launch_bounds__(tuning::max_block) reduce_kernel(Src src, ReduceParams p) {
+/* Block and device layers: the block's threads combine, then (several blocks) every block
+ * stores its partial, fences and draws a ticket, and the block with the last ticket
+ * combines the partials in block order and writes the result.  Every thread of every
+ * block calls it. */
+template <class Op>
+__device__ __forceinline__ void combine_and_write(typename Op::Type mine, const ReduceParams &p) {
   using Acc = typename Op::Type;
   __shared__ Acc warp_scratch[32];
   __shared__ int is_last_block;
 
-  const Acc mine = thread_accumulate<Op, Src, LOADS>(src, p);
   const Acc block_total = block_reduce<Op>(mine, blockDim.x, warp_scratch);
 
   if (gridDim.x == 1) { /* the block's partial is the result: no extra step */
@@ -181,9 +203,140 @@ __global__ void __launch_bounds__(tuning::max_block) reduce_kernel(Src src, Redu
   }
 }
 
-/* Host side of every reduce-shaped call; LOADS: 16-byte loads in flight per thread (the
- * bench's reduce sweep instantiates others). */
-template <class Op, class Src, unsigned LOADS = tuning::reduce_vectors_per_thread>
+template <class Op, class Src, unsigned LOADS>
+__global__ void __launch_bounds__(tuning::max_block) reduce_kernel(Src src, ReduceParams p) {
+  combine_and_write<Op>(thread_accumulate<Op, Src, LOADS>(src, p), p);
+}
+
+/*
+ * The bulk-copy reduce, for inputs far larger than L2 (tuning::reduce_bulk_min_bytes):
+ * the vector body is cut into tiles of tile_v 16-byte vectors per array; block b takes
+ * tiles b, b + grid, ... .  Thread 0 keeps reduce_bulk_stages tiles in flight, each one
+ * bulk copy per array (cp.async.bulk, global -> shared) completing on the stage's
+ * mbarrier with its byte count; all threads wait on the barrier's phase, accumulate the
+ * tile from shared memory, and meet at a barrier before thread 0 refills the stage (the
+ * reads of the stage happen before the copy that overwrites it: __syncthreads orders
+ * them before thread 0's issue, as in CUTLASS's pipelines, where the consumer's
+ * release is an mbarrier arrive).  Vectors after the last whole tile, the head and the
+ * tail go through the ordinary loads.  The engine asks DRAM for 8-16 KB contiguous
+ * pieces with few instructions; the load path tops out at CUB's rate there (launch_shape.cuh).
+ * Compiled for an architecture without the bulk copy (< sm_90), the kernel is the
+ * ordinary grid-stride loop, so a fat binary stays correct on every device.
+ */
+template <class Op, class Src>
+__global__ void __launch_bounds__(tuning::reduce_bulk_block) reduce_bulk_kernel(Src src, ReduceParams p) {
+  using Acc = typename Op::Type;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr unsigned stages = tuning::reduce_bulk_stages;
+  constexpr unsigned stage_vectors = tuning::reduce_bulk_stage_bytes / 16;
+  constexpr size_t tile_v = stage_vectors / Src::arrays; /* vectors of each array per tile */
+  constexpr unsigned copy_bytes = (unsigned)tile_v * 16;
+  constexpr size_t element_bytes = 16 / Src::per_vector;
+  extern __shared__ __align__(128) int4 stage_buffer[];
+  __shared__ __align__(8) unsigned long long full[stages];
+
+  const size_t tiles = p.vectors / tile_v;
+  if (threadIdx.x == 0) {
+    for (unsigned s = 0; s < stages; ++s)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(&full[s])) : "memory");
+    /* the initialised barriers are visible to the copy engine (the async proxy) */
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncthreads();
+  const auto issue = [&](size_t tile, unsigned s) {
+    const unsigned bar = smem_address(&full[s]);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                 "r"(copy_bytes * Src::arrays)
+                 : "memory");
+#pragma unroll
+    for (int a = 0; a < Src::arrays; ++a) {
+      const char *from = static_cast<const char *>(src.array(a)) + p.head * element_bytes +
+                         tile * (size_t)copy_bytes;
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              smem_address(stage_buffer + s * stage_vectors + a * tile_v)),
+          "l"(from), "r"(copy_bytes), "r"(bar)
+          : "memory");
+    }
+  };
+  if (threadIdx.x == 0)
+    for (unsigned s = 0; s < stages; ++s) {
+      const size_t t = blockIdx.x + (size_t)s * gridDim.x;
+      if (t < tiles) issue(t, s);
+    }
+
+  Acc acc = Op::identity();
+  unsigned it = 0;
+  for (size_t t = blockIdx.x; t < tiles; t += gridDim.x, ++it) {
+    const unsigned s = it % stages, parity = (it / stages) & 1u;
+    const unsigned bar = smem_address(&full[s]);
+    unsigned done = 0;
+    while (!done)
+      asm volatile(
+          "{ .reg .pred ready; mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2; "
+          "selp.u32 %0, 1, 0, ready; }"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+    const int4 *tile = stage_buffer + s * stage_vectors;
+#pragma unroll 2
+    for (size_t k = threadIdx.x; k < tile_v; k += blockDim.x) {
+      const typename Src::Loaded l = src.from_shared(tile, k, tile_v);
+#pragma unroll
+      for (int e = 0; e < Src::per_vector; ++e) acc = Op::apply(acc, src.element(l, e));
+    }
+    __syncthreads(); /* the stage is read before it is refilled */
+    if (threadIdx.x == 0) {
+      const size_t next = t + (size_t)stages * gridDim.x;
+      if (next < tiles) issue(next, s);
+    }
+  }
+
+  const size_t thread = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t v = tiles * tile_v + thread; v < p.vectors; v += stride) {
+    const typename Src::Loaded one = src.vector(p.head, v);
+#pragma unroll
+    for (int e = 0; e < Src::per_vector; ++e) acc = Op::apply(acc, src.element(one, e));
+  }
+  if (thread == 0)
+    for (size_t i = 0; i < p.head; ++i) acc = Op::apply(acc, src.scalar(i));
+  for (size_t i = p.head + p.vectors * Src::per_vector + thread; i < p.n; i += stride)
+    acc = Op::apply(acc, src.scalar(i));
+#else
+  const Acc acc = thread_accumulate<Op, Src, tuning::reduce_vectors_per_thread>(src, p);
+#endif
+  combine_and_write<Op>(acc, p);
+}
+
+/* Which kernel a reduce runs: `automatic` picks the bulk-copy kernel for bodies of at
+ * least tuning::reduce_bulk_min_bytes on a device it was compiled for, and the load
+ * kernel otherwise; the bench's sweeps and checks force one. */
+enum class ReducePath { automatic, loads, bulk };
+
+/* Whether the bulk kernel of <Op, Src> can run as tuned on the current device: machine
+ * code for sm_90+ and the dynamic shared memory it asks for.  Asked once per kernel. */
+template <class Op, class Src> bool bulk_kernel_ready() {
+  static const bool ready = [] {
+    const void *kernel = (const void *)reduce_bulk_kernel<Op, Src>;
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess || attr.binaryVersion < 90 ||
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)(tuning::reduce_bulk_stages * tuning::reduce_bulk_stage_bytes)) !=
+            cudaSuccess) {
+      (void)cudaGetLastError(); /* not sticky: the load kernel serves instead */
+      return false;
+    }
+    return true;
+  }();
+  return ready;
+}
+
+/* Host side of every reduce-shaped call; LOADS: 16-byte loads in flight per thread and
+ * PATH the kernel (the bench's reduce sweep and checks instantiate others). */
+template <class Op, class Src, unsigned LOADS = tuning::reduce_vectors_per_thread,
+          ReducePath PATH = ReducePath::automatic>
 xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSplit split,
                        void *result, const char *name) {
   using Acc = typename Op::Type;
@@ -199,9 +352,35 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
 
   auto kernel = reduce_kernel<Op, Src, LOADS>;
   xpar__cuda_shape shape;
-  XPAR__FORWARD(xpar__cuda_choose_shape(
-      ex, st, XPAR_CUDA_FAMILY_REDUCE, (const void *)kernel, n,
-      LOADS * (unsigned)Src::per_vector, &shape));
+  bool bulk = false;
+  if constexpr (PATH == ReducePath::bulk) {
+    bulk = !ex->serial; /* grid = block = 1 stays the serial loop */
+  } else if constexpr (PATH == ReducePath::automatic) {
+    /* launch-shape overrides are a debugging and tuning aid of the load kernel */
+    bulk = !ex->serial && !ex->grid && !ex->block &&
+           split.vectors * 16 * (size_t)Src::arrays >= tuning::reduce_bulk_min_bytes;
+  }
+  if constexpr (PATH != ReducePath::loads) {
+    if (bulk && !bulk_kernel_ready<Op, Src>()) bulk = false;
+  }
+  if constexpr (PATH != ReducePath::loads) {
+    if (bulk) {
+      /* reduce_bulk_blocks_per_sm resident blocks per SM, none without a whole tile */
+      const size_t tile_elements =
+          tuning::reduce_bulk_stage_bytes / Src::arrays / 16 * Src::per_vector;
+      size_t grid = (size_t)(st->multiprocessors > 0 ? st->multiprocessors : 1) *
+                    tuning::reduce_bulk_blocks_per_sm;
+      const size_t tiles = n / tile_elements;
+      if (grid > tiles) grid = tiles ? tiles : 1;
+      shape.grid = (unsigned)grid;
+      shape.block = tuning::reduce_bulk_block;
+    }
+  }
+  if (!bulk) {
+    XPAR__FORWARD(xpar__cuda_choose_shape(
+        ex, st, XPAR_CUDA_FAMILY_REDUCE, (const void *)kernel, n,
+        LOADS * (unsigned)Src::per_vector, &shape));
+  }
   if (shape.grid > 1)
     XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, (size_t)shape.grid * sizeof(Acc),
                                          "reduce partials", NULL));
@@ -224,7 +403,14 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
   Src src_arg = src;
   void *args[] = {&src_arg, &p};
-  if (!spin || !xpar__cuda_launch_small(st, handle, shape.grid, shape.block, args)) {
+  if (bulk) {
+    if constexpr (PATH != ReducePath::loads) {
+      reduce_bulk_kernel<Op, Src><<<shape.grid, shape.block,
+                                    tuning::reduce_bulk_stages * tuning::reduce_bulk_stage_bytes,
+                                    st->stream>>>(src, p);
+      XPAR__FORWARD(xpar__cuda_check_launch(st, name));
+    }
+  } else if (!spin || !xpar__cuda_launch_small(st, handle, shape.grid, shape.block, args)) {
     kernel<<<shape.grid, shape.block, 0, st->stream>>>(src, p);
     XPAR__FORWARD(xpar__cuda_check_launch(st, name));
   }

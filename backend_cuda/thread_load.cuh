@@ -40,6 +40,11 @@ __device__ __forceinline__ int4 load16_streaming(const void *p) {
 __device__ __forceinline__ int4 load16_readonly(const void *p, bool streaming) {
   return streaming ? load16_streaming(p) : __ldg(reinterpret_cast<const int4 *>(p));
 }
+/* A shared-memory address as the 32-bit value that mbarrier and bulk-copy
+ * instructions take. */
+__device__ __forceinline__ unsigned smem_address(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
 /* Data the same kernel may overwrite (in-place scan, axpy with x == y). */
 __device__ __forceinline__ int4 load16(const void *p) { return *reinterpret_cast<const int4 *>(p); }
 

@@ -34,6 +34,7 @@
 
 #include "backend_cuda/cuda_state.cuh"
 #include "backend_cuda/launch_shape.cuh"
+#include "backend_cuda/reduce_kernel.cuh"
 #include "backend_cuda/scan_kernel.cuh"
 #include "gpu_bench.h"
 
@@ -236,6 +237,53 @@ xpar_status scan_with_sleeps(const xpar__exec *ex, xpar_dtype t, xpar_reduction 
 xpar_status (*g_scan)(const xpar__exec *, xpar_dtype, xpar_reduction, xpar_scan_kind,
                       const xpar__scalar *, const void *, void *, size_t) = xpar__cuda_scan;
 
+/* Set while the reduce-only pass with the bulk-copy kernel forced runs (below). */
+bool g_reduces_only = false;
+
+/* The library's reduce, reduce_sum_wide and dot with the bulk-copy kernel at every size
+ * (the library picks it from 2 GiB up: launch_shape.cuh), so the check's sizes, heads
+ * and tails run through its tiles, its remainder and its stages. */
+xpar_status reduce_bulk(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, const void *in,
+                        size_t n, void *result) {
+  using namespace xpar_cuda;
+  return with_dtype(t, [&](auto zero) -> xpar_status {
+    using T = decltype(zero);
+    return with_op<T>(op, [&](auto op_tag) -> xpar_status {
+      const ArraySource<T, T> src{static_cast<const T *>(in), true};
+      return run_reduce<decltype(op_tag), ArraySource<T, T>, tuning::reduce_vectors_per_thread,
+                        ReducePath::bulk>(ex, src, n, split_for_vectors<T>(in, n), result, "reduce");
+    });
+  });
+}
+xpar_status reduce_sum_wide_bulk(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
+                                 void *result) {
+  using namespace xpar_cuda;
+  return with_dtype(t, [&](auto zero) -> xpar_status {
+    using T = decltype(zero);
+    using Acc = typename Wide<T>::Type;
+    const ArraySource<T, Acc> src{static_cast<const T *>(in), true};
+    return run_reduce<SumOp<Acc>, ArraySource<T, Acc>, tuning::reduce_vectors_per_thread,
+                      ReducePath::bulk>(ex, src, n, split_for_vectors<T>(in, n), result,
+                                        "reduce_sum_wide");
+  });
+}
+xpar_status dot_bulk(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
+                     void *result) {
+  using namespace xpar_cuda;
+  return with_dtype(t, [&](auto zero) -> xpar_status {
+    using T = decltype(zero);
+    const DotSource<T> src{static_cast<const T *>(x), static_cast<const T *>(y), true};
+    return run_reduce<SumOp<T>, DotSource<T>, tuning::reduce_vectors_per_thread, ReducePath::bulk>(
+        ex, src, n, split_for_vectors<T>(x, y, n), result, "dot");
+  });
+}
+xpar_status (*g_reduce)(const xpar__exec *, xpar_dtype, xpar_reduction, const void *, size_t,
+                        void *) = xpar__cuda_reduce;
+xpar_status (*g_reduce_sum_wide)(const xpar__exec *, xpar_dtype, const void *, size_t,
+                                 void *) = xpar__cuda_reduce_sum_wide;
+xpar_status (*g_dot)(const xpar__exec *, xpar_dtype, const void *, const void *, size_t,
+                     void *) = xpar__cuda_dot;
+
 template <class T>
 void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, size_t n, int off,
                 bool exact_serial_only) {
@@ -284,7 +332,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
     T got;
     memset(&got, 0x5A, sizeof got);
     g_checks++;
-    xpar_status s = B.reduce(&ex, dt, op, dx, n, &got);
+    xpar_status s = g_reduce(&ex, dt, op, dx, n, &got);
     if (s != XPAR_OK) {
       printf("FAIL %s %s n=%zu shape=%s: %s %s\n", what, c.dtype, n, c.shape, xpar_status_name(s),
              xpar_last_error_detail());
@@ -304,7 +352,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
       GB_CUDA(cudaMemset(buf.r, 0x5A, 16));
       GB_CUDA(cudaDeviceSynchronize());
       g_checks++;
-      s = B.reduce(&dev, dt, op, dx, n, buf.r);
+      s = g_reduce(&dev, dt, op, dx, n, buf.r);
       if (s == XPAR_OK) s = B.wait(st);
       T got_dev;
       GB_CUDA(cudaMemcpy(&got_dev, buf.r, sizeof got_dev, cudaMemcpyDeviceToHost));
@@ -319,7 +367,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
     W got;
     memset(&got, 0x5A, sizeof got);
     g_checks++;
-    xpar_status s = B.reduce_sum_wide(&ex, dt, dx, n, &got);
+    xpar_status s = g_reduce_sum_wide(&ex, dt, dx, n, &got);
     const long double tol = (long double)(n + 2) * (long double)std::numeric_limits<W>::epsilon() *
                             (Traits<W>::is_float ? abs_sum : 0);
     if (s != XPAR_OK)
@@ -336,7 +384,7 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
     T got;
     memset(&got, 0x5A, sizeof got);
     g_checks++;
-    xpar_status s = B.dot(&ex, dt, dx, dy, n, &got);
+    xpar_status s = g_dot(&ex, dt, dx, dy, n, &got);
     const long double tol = (long double)(n + 2) * eps * abs_dot;
     if (s != XPAR_OK)
       report(c, "dot (status)", 0, (T)s, (T)0);
@@ -344,6 +392,8 @@ void check_case(xpar__cuda_state *st, const Buffers &buf, const Shape &shape, si
                                             : !close_enough(got, want, ref_dot, tol))
       report(c, "dot", 0, got, want);
   }
+
+  if (g_reduces_only) return;
 
   /* scan: op x kind, out of place; in place for two of them; each again from a carry-in
    * (xpar_scan_init: one random init per case, for every op and kind) */
@@ -703,6 +753,26 @@ int gpu_check_run(const CheckOptions &opt) {
     g_scan = xpar__cuda_scan;
     printf("  scans with the look-back sleeps on: %ld scan checks %s\n",
            g_checks - checks_before, g_failures > before ? "FAILED" : "ok");
+  }
+
+  /* Reduce, wide sum and dot again through the bulk-copy kernel, forced at every size
+   * (also under --quick, so that the sanitizers see its copies and barriers); the
+   * serial shape keeps the load kernel's serial loop. */
+  {
+    g_reduce = reduce_bulk;
+    g_reduce_sum_wide = reduce_sum_wide_bulk;
+    g_dot = dot_bulk;
+    g_reduces_only = true;
+    std::vector<Shape> bshapes = {{"bulk", 0, 0, 0}, {"bulk/cuda-serial", 1, 0, 0}};
+    const long before = g_failures;
+    const long checks_before = g_checks;
+    check_dtypes(st, buf, bshapes, sizes, offsets, false, false);
+    g_reduces_only = false;
+    g_reduce = xpar__cuda_reduce;
+    g_reduce_sum_wide = xpar__cuda_reduce_sum_wide;
+    g_dot = xpar__cuda_dot;
+    printf("  reduces through the bulk-copy kernel: %ld checks %s\n", g_checks - checks_before,
+           g_failures > before ? "FAILED" : "ok");
   }
 
   cudaFree(buf.a);

@@ -274,14 +274,15 @@ template <class T, unsigned LOADS>
 xpar_status sweep_reduce(const xpar__exec *ex, const void *in, size_t n, void *result) {
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "reduce"));
   const xpar_cuda::ArraySource<T, T> src{static_cast<const T *>(in), true}; /* streaming */
-  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, xpar_cuda::ArraySource<T, T>, LOADS>(
+  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, xpar_cuda::ArraySource<T, T>, LOADS,
+                               xpar_cuda::ReducePath::loads>(
       ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
 }
 template <class T, unsigned LOADS>
 xpar_status sweep_reduce_ldg(const xpar__exec *ex, const void *in, size_t n, void *result) {
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "reduce"));
   const LdgSource<T> src{static_cast<const T *>(in)};
-  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, LdgSource<T>, LOADS>(
+  return xpar_cuda::run_reduce<xpar_cuda::SumOp<T>, LdgSource<T>, LOADS, xpar_cuda::ReducePath::loads>(
       ex, src, n, xpar_cuda::split_for_vectors<T>(in, n), result, "reduce");
 }
 template <class T> void reduce_sweep(Ctx &c, int lg_min, int lg_max, int lg_step) {
