@@ -124,10 +124,12 @@ template <class T> struct DotSource {
   }
 };
 
-/* Thread layer: this thread's elements, in element order, one accumulator. */
+/* Thread layer: this thread's elements, in element order, one accumulator; the vectors
+ * from first_vector on (the bulk kernel has read the ones before it). */
 template <class Op, class Src, unsigned LOADS>
 __device__ __forceinline__ typename Op::Type thread_accumulate(const Src &src,
-                                                               const ReduceParams &p) {
+                                                               const ReduceParams &p,
+                                                               size_t first_vector = 0) {
   using Acc = typename Op::Type;
   constexpr unsigned loads = LOADS;
   constexpr int per_vector = Src::per_vector;
@@ -138,7 +140,7 @@ __device__ __forceinline__ typename Op::Type thread_accumulate(const Src &src,
   if (thread == 0)
     for (size_t i = 0; i < p.head; ++i) acc = Op::apply(acc, src.scalar(i));
 
-  size_t v = thread;
+  size_t v = first_vector + thread;
   for (; v + (loads - 1) * stride < p.vectors; v += loads * stride) {
     typename Src::Loaded batch[loads];
 #pragma unroll
@@ -293,17 +295,8 @@ __global__ void __launch_bounds__(tuning::reduce_bulk_block) reduce_bulk_kernel(
     }
   }
 
-  const size_t thread = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t v = tiles * tile_v + thread; v < p.vectors; v += stride) {
-    const typename Src::Loaded one = src.vector(p.head, v);
-#pragma unroll
-    for (int e = 0; e < Src::per_vector; ++e) acc = Op::apply(acc, src.element(one, e));
-  }
-  if (thread == 0)
-    for (size_t i = 0; i < p.head; ++i) acc = Op::apply(acc, src.scalar(i));
-  for (size_t i = p.head + p.vectors * Src::per_vector + thread; i < p.n; i += stride)
-    acc = Op::apply(acc, src.scalar(i));
+  /* the head, the vectors after the last whole tile, the tail */
+  acc = Op::apply(acc, thread_accumulate<Op, Src, 1>(src, p, tiles * tile_v));
 #else
   const Acc acc = thread_accumulate<Op, Src, tuning::reduce_vectors_per_thread>(src, p);
 #endif

@@ -34,9 +34,10 @@ __device__ __forceinline__ int4 load16_streaming(const void *p) {
   return v;
 }
 /* The same data when it may still sit in L2 from its last use (it fits there): the
- * streaming hints cost 15-30 % on such reduces in the H100 regret run (int32 / float at
- * 2^23, double at 2^22: 25.5 us against 20.0 us with __ldg, bench/NOTES.md), so the
- * kernel reads through __ldg there.  `streaming` is uniform across the grid. */
+ * streaming hints cost 12-23 % on such reduces (H100, regret-style, device data reduced
+ * again and again: int32 / float 2^23, double 2^22 at 1.12-1.23 x CUB with them, 0.99-1.02
+ * through __ldg; bench/cub/NOTES.md, session 7), so the kernel reads through __ldg there.
+ * `streaming` is uniform across the grid. */
 __device__ __forceinline__ int4 load16_readonly(const void *p, bool streaming) {
   return streaming ? load16_streaming(p) : __ldg(reinterpret_cast<const int4 *>(p));
 }
