@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include <atomic>
+
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "dtype_ops.cuh"
@@ -308,21 +310,29 @@ __global__ void __launch_bounds__(tuning::reduce_bulk_block) reduce_bulk_kernel(
  * kernel otherwise; the bench's sweeps and checks force one. */
 enum class ReducePath { automatic, loads, bulk };
 
-/* Whether the bulk kernel of <Op, Src> can run as tuned on the current device: machine
- * code for sm_90+ and the dynamic shared memory it asks for.  Asked once per kernel. */
-template <class Op, class Src> bool bulk_kernel_ready() {
-  static const bool ready = [] {
-    const void *kernel = (const void *)reduce_bulk_kernel<Op, Src>;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess || attr.binaryVersion < 90 ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)(tuning::reduce_bulk_stages * tuning::reduce_bulk_stage_bytes)) !=
-            cudaSuccess) {
-      (void)cudaGetLastError(); /* not sticky: the load kernel serves instead */
-      return false;
-    }
-    return true;
-  }();
+/* Whether the bulk kernel of <Op, Src> can run as tuned on the state's device (the
+ * current one): machine code for sm_90+ and the dynamic shared memory it asks for.  Both
+ * belong to the device's context, so the answer is kept per device ordinal (asked again,
+ * on every such call, past the first 64). */
+template <class Op, class Src> bool bulk_kernel_ready(int device) {
+  static std::atomic<signed char> known[64]; /* 0: not asked yet, 1: ready, -1: not */
+  const bool cached = device >= 0 && device < 64;
+  if (cached) {
+    const signed char k = known[device].load(std::memory_order_relaxed);
+    if (k) return k > 0;
+  }
+  const void *kernel = (const void *)reduce_bulk_kernel<Op, Src>;
+  cudaFuncAttributes attr;
+  bool ready = true;
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess || attr.binaryVersion < 90 ||
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)(tuning::reduce_bulk_stages * tuning::reduce_bulk_stage_bytes)) !=
+          cudaSuccess) {
+    (void)cudaGetLastError(); /* not sticky: the load kernel serves instead */
+    ready = false;
+  }
+  /* two threads asking at once set the same attribute and store the same answer */
+  if (cached) known[device].store(ready ? 1 : -1, std::memory_order_relaxed);
   return ready;
 }
 
@@ -354,7 +364,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
            split.vectors * 16 * (size_t)Src::arrays >= tuning::reduce_bulk_min_bytes;
   }
   if constexpr (PATH != ReducePath::loads) {
-    if (bulk && !bulk_kernel_ready<Op, Src>()) bulk = false;
+    if (bulk && !bulk_kernel_ready<Op, Src>(st->device)) bulk = false;
   }
   if constexpr (PATH != ReducePath::loads) {
     if (bulk) {
