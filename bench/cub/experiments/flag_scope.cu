@@ -28,14 +28,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                                \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
+#include "check_cuda.cuh"
 
 template <int MODE>
 __global__ void write_then_flag(int *out, int items, unsigned *flag, unsigned seq) {

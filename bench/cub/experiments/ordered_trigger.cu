@@ -23,14 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CK(x)                                                                                \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
+#include "check_cuda.cuh"
 
 __global__ void worker(const volatile unsigned *quit) {
   while (*quit == 0) {

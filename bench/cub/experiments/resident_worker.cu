@@ -42,14 +42,7 @@
 #include <random>
 #include <vector>
 
-#define CK(x)                                                                                \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
+#include "check_cuda.cuh"
 
 struct Mailbox {               /* pinned, host-mapped; 128-byte lines apart */
   unsigned long long cmd[2];   /* host -> device: tag<<32 | n ; tag<<48 | pointer */
