@@ -54,6 +54,7 @@ constexpr unsigned reduce_bulk_block = 256;
 constexpr unsigned reduce_bulk_stages = 4;
 constexpr unsigned reduce_bulk_stage_bytes = 16384;
 constexpr unsigned reduce_bulk_blocks_per_sm = 2;
+constexpr unsigned reduce_bulk_shared_bytes = reduce_bulk_stages * reduce_bulk_stage_bytes;
 
 /*
  * Scan (device_scan.cu): single pass, decoupled look-back, one tile per block, grid =

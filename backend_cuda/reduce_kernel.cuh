@@ -227,13 +227,18 @@ __global__ void __launch_bounds__(tuning::max_block) reduce_kernel(Src src, Redu
  * Compiled for an architecture without the bulk copy (< sm_90), the kernel is the
  * ordinary grid-stride loop, so a fat binary stays correct on every device.
  */
+/* 16-byte vectors of each array in one bulk tile (a stage holds one tile of every array). */
+template <class Src> constexpr size_t bulk_tile_vectors() {
+  return tuning::reduce_bulk_stage_bytes / 16 / Src::arrays;
+}
+
 template <class Op, class Src>
 __global__ void __launch_bounds__(tuning::reduce_bulk_block) reduce_bulk_kernel(Src src, ReduceParams p) {
   using Acc = typename Op::Type;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr unsigned stages = tuning::reduce_bulk_stages;
   constexpr unsigned stage_vectors = tuning::reduce_bulk_stage_bytes / 16;
-  constexpr size_t tile_v = stage_vectors / Src::arrays; /* vectors of each array per tile */
+  constexpr size_t tile_v = bulk_tile_vectors<Src>();
   constexpr unsigned copy_bytes = (unsigned)tile_v * 16;
   constexpr size_t element_bytes = 16 / Src::per_vector;
   extern __shared__ __align__(128) int4 stage_buffer[];
@@ -326,7 +331,7 @@ template <class Op, class Src> bool bulk_kernel_ready(int device) {
   bool ready = true;
   if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess || attr.binaryVersion < 90 ||
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)(tuning::reduce_bulk_stages * tuning::reduce_bulk_stage_bytes)) !=
+                           (int)tuning::reduce_bulk_shared_bytes) !=
           cudaSuccess) {
     (void)cudaGetLastError(); /* not sticky: the load kernel serves instead */
     ready = false;
@@ -365,15 +370,11 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   }
   if constexpr (PATH != ReducePath::loads) {
     if (bulk && !bulk_kernel_ready<Op, Src>(st->device)) bulk = false;
-  }
-  if constexpr (PATH != ReducePath::loads) {
     if (bulk) {
       /* reduce_bulk_blocks_per_sm resident blocks per SM, none without a whole tile */
-      const size_t tile_elements =
-          tuning::reduce_bulk_stage_bytes / Src::arrays / 16 * Src::per_vector;
       size_t grid = (size_t)(st->multiprocessors > 0 ? st->multiprocessors : 1) *
                     tuning::reduce_bulk_blocks_per_sm;
-      const size_t tiles = n / tile_elements;
+      const size_t tiles = split.vectors / bulk_tile_vectors<Src>();
       if (grid > tiles) grid = tiles ? tiles : 1;
       shape.grid = (unsigned)grid;
       shape.block = tuning::reduce_bulk_block;
@@ -408,8 +409,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   void *args[] = {&src_arg, &p};
   if (bulk) {
     if constexpr (PATH != ReducePath::loads) {
-      reduce_bulk_kernel<Op, Src><<<shape.grid, shape.block,
-                                    tuning::reduce_bulk_stages * tuning::reduce_bulk_stage_bytes,
+      reduce_bulk_kernel<Op, Src><<<shape.grid, shape.block, tuning::reduce_bulk_shared_bytes,
                                     st->stream>>>(src, p);
       XPAR__FORWARD(xpar__cuda_check_launch(st, name));
     }
@@ -430,6 +430,57 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   else
     memcpy(result, (const void *)st->result_host, sizeof(Acc));
   return XPAR_OK;
+}
+
+template <class T> xpar_status check_element_alignment(const void *p, const char *what) {
+  if (!aligned_to(p, sizeof(T)))
+    return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                      "%s pointer %p is not aligned to its %zu-byte elements", what, p, sizeof(T));
+  return XPAR_OK;
+}
+
+/* The entry points of reduce, reduce_sum_wide and dot (device_reduce.cu) for one kernel
+ * choice: the library's is `automatic`; --check forces `bulk` at every size. */
+template <ReducePath PATH>
+xpar_status reduce_entry(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, const void *in,
+                         size_t n, void *result) {
+  return with_dtype(t, [&](auto zero) -> xpar_status {
+    using T = decltype(zero);
+    XPAR__FORWARD(check_element_alignment<T>(in, "reduce input"));
+    return with_op<T>(op, [&](auto op_tag) -> xpar_status {
+      using Op = decltype(op_tag);
+      const ArraySource<T, T> src{static_cast<const T *>(in), reads_stream(ex, n * sizeof(T))};
+      return run_reduce<Op, ArraySource<T, T>, tuning::reduce_vectors_per_thread, PATH>(
+          ex, src, n, split_for_vectors<T>(in, n), result, "reduce");
+    });
+  });
+}
+
+template <ReducePath PATH>
+xpar_status reduce_sum_wide_entry(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
+                                  void *result) {
+  return with_dtype(t, [&](auto zero) -> xpar_status {
+    using T = decltype(zero);
+    using Acc = typename Wide<T>::Type;
+    XPAR__FORWARD(check_element_alignment<T>(in, "reduce_sum_wide input"));
+    const ArraySource<T, Acc> src{static_cast<const T *>(in), reads_stream(ex, n * sizeof(T))};
+    return run_reduce<SumOp<Acc>, ArraySource<T, Acc>, tuning::reduce_vectors_per_thread, PATH>(
+        ex, src, n, split_for_vectors<T>(in, n), result, "reduce_sum_wide");
+  });
+}
+
+template <ReducePath PATH>
+xpar_status dot_entry(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
+                      void *result) {
+  return with_dtype(t, [&](auto zero) -> xpar_status {
+    using T = decltype(zero);
+    XPAR__FORWARD(check_element_alignment<T>(x, "dot x"));
+    XPAR__FORWARD(check_element_alignment<T>(y, "dot y"));
+    const DotSource<T> src{static_cast<const T *>(x), static_cast<const T *>(y),
+                           reads_stream(ex, 2 * n * sizeof(T))};
+    return run_reduce<SumOp<T>, DotSource<T>, tuning::reduce_vectors_per_thread, PATH>(
+        ex, src, n, split_for_vectors<T>(x, y, n), result, "dot");
+  });
 }
 
 } // namespace

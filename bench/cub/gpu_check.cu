@@ -243,40 +243,9 @@ bool g_reduces_only = false;
 /* The library's reduce, reduce_sum_wide and dot with the bulk-copy kernel at every size
  * (the library picks it from 2 GiB up: launch_shape.cuh), so the check's sizes, heads
  * and tails run through its tiles, its remainder and its stages. */
-xpar_status reduce_bulk(const xpar__exec *ex, xpar_dtype t, xpar_reduction op, const void *in,
-                        size_t n, void *result) {
-  using namespace xpar_cuda;
-  return with_dtype(t, [&](auto zero) -> xpar_status {
-    using T = decltype(zero);
-    return with_op<T>(op, [&](auto op_tag) -> xpar_status {
-      const ArraySource<T, T> src{static_cast<const T *>(in), true};
-      return run_reduce<decltype(op_tag), ArraySource<T, T>, tuning::reduce_vectors_per_thread,
-                        ReducePath::bulk>(ex, src, n, split_for_vectors<T>(in, n), result, "reduce");
-    });
-  });
-}
-xpar_status reduce_sum_wide_bulk(const xpar__exec *ex, xpar_dtype t, const void *in, size_t n,
-                                 void *result) {
-  using namespace xpar_cuda;
-  return with_dtype(t, [&](auto zero) -> xpar_status {
-    using T = decltype(zero);
-    using Acc = typename Wide<T>::Type;
-    const ArraySource<T, Acc> src{static_cast<const T *>(in), true};
-    return run_reduce<SumOp<Acc>, ArraySource<T, Acc>, tuning::reduce_vectors_per_thread,
-                      ReducePath::bulk>(ex, src, n, split_for_vectors<T>(in, n), result,
-                                        "reduce_sum_wide");
-  });
-}
-xpar_status dot_bulk(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
-                     void *result) {
-  using namespace xpar_cuda;
-  return with_dtype(t, [&](auto zero) -> xpar_status {
-    using T = decltype(zero);
-    const DotSource<T> src{static_cast<const T *>(x), static_cast<const T *>(y), true};
-    return run_reduce<SumOp<T>, DotSource<T>, tuning::reduce_vectors_per_thread, ReducePath::bulk>(
-        ex, src, n, split_for_vectors<T>(x, y, n), result, "dot");
-  });
-}
+const auto reduce_bulk = xpar_cuda::reduce_entry<xpar_cuda::ReducePath::bulk>;
+const auto reduce_sum_wide_bulk = xpar_cuda::reduce_sum_wide_entry<xpar_cuda::ReducePath::bulk>;
+const auto dot_bulk = xpar_cuda::dot_entry<xpar_cuda::ReducePath::bulk>;
 xpar_status (*g_reduce)(const xpar__exec *, xpar_dtype, xpar_reduction, const void *, size_t,
                         void *) = xpar__cuda_reduce;
 xpar_status (*g_reduce_sum_wide)(const xpar__exec *, xpar_dtype, const void *, size_t,
