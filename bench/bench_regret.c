@@ -38,6 +38,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,7 @@ static const char *const alt_tier[A_COUNT] = {"auto", "serial", "openmp", "cuda"
 #define RG_TARGET_RATIO 1.10
 #define RG_TARGET_ABS_S 0.3e-6
 #define RG_STALL_FACTOR 10.0
+#define RG_FAULTS_SHOWN 0.05 /* page faults per call worth a line under the table */
 
 typedef enum { P_NONE = 0, P_OK, P_NA, P_WRONG, P_FAILED } pstat;
 static const char *const pstat_names[] = {"-", "ok", "n/a", "WRONG", "failed"};
@@ -66,6 +68,13 @@ typedef struct rg_alt_pt {
   int stalls;      /* rounds > RG_STALL_FACTOR x median */
   int held;        /* the median itself is > RG_STALL_FACTOR x the fastest round */
   char ran[24];    /* auto: the tier of its last call */
+  /* What the process suffered during the timed batches (getrusage, all
+   * threads, read outside the timed region): page faults per call -- a
+   * loop over arrays that stay mapped takes none, so a nonzero figure means
+   * pages were unmapped or changed under the calls (the kernel's NUMA or
+   * huge-page work, a library remapping memory) -- and involuntary context
+   * switches per round (a thread preempted: the host's other load). */
+  double faults_per_call, preempt_per_round;
 } rg_alt_pt;
 
 typedef struct rg_point {
@@ -182,6 +191,17 @@ void bench_cub_release(void) {}
 
 #define quantile bench_quantile
 
+/* Page faults and involuntary context switches of the whole process so far. */
+static void rg_usage(long *faults, long *preempts) {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u) != 0) {
+    *faults = *preempts = 0;
+    return;
+  }
+  *faults = u.ru_minflt + u.ru_majflt;
+  *preempts = u.ru_nivcsw;
+}
+
 static double median_of(const double *sorted, int n) {
   return (n % 2) ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
@@ -193,17 +213,19 @@ typedef struct rg_stall {
   int exp, round;
   double t, med; /* the stalled round, and the point's median */
   int held;      /* the median itself held by an episode */
+  long faults, preempts; /* during the stalled round's batch (-1: not one round) */
+  int batch;
 } rg_stall;
 #define RG_MAX_STALLS 4096
 static rg_stall stalls[RG_MAX_STALLS];
 static int nstalls, nstalls_total;
 
 static void note_stall(const rg_series *sr, int e, int alt, int round, double t, double med,
-                       int held) {
+                       int held, long faults, long preempts, int batch) {
   nstalls_total++;
   if (nstalls == RG_MAX_STALLS) return;
   stalls[nstalls++] = (rg_stall){sr->op->name, xpar_dtype_name(sr->dtype), res_names[sr->res],
-                                 alt_names[alt], e, round, t, med, held};
+                                 alt_names[alt], e, round, t, med, held, faults, preempts, batch};
 }
 
 /* ---- formatting ------------------------------------------------------------ */
@@ -382,8 +404,10 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
   }
   double *samp = calloc((size_t)A_COUNT * (size_t)rounds, sizeof *samp);
   double *sorted = calloc((size_t)rounds, sizeof *sorted);
-  if (!samp || !sorted) {
-    free(samp), free(sorted);
+  long *round_faults = calloc((size_t)A_COUNT * (size_t)rounds, sizeof *round_faults);
+  long *round_preempts = calloc((size_t)A_COUNT * (size_t)rounds, sizeof *round_preempts);
+  if (!samp || !sorted || !round_faults || !round_preempts) {
+    free(samp), free(sorted), free(round_faults), free(round_preempts);
     (*failures)++;
     return;
   }
@@ -399,6 +423,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
    * application calling it in a loop, which is what AUTO's thresholds
    * decide for; the shuffle keeps a slow stretch of the machine spread
    * over all of them. */
+  long faults[A_COUNT] = {0}, preempts[A_COUNT] = {0}, calls_timed[A_COUNT] = {0};
   uint64_t order_rng = s->o.seed ^ ((uint64_t)(sr->res + 1) << 40) ^ ((uint64_t)e << 32) ^
                        (uint64_t)sr->dtype * 977 ^ (uint64_t)sr->op->op * 131;
   for (int r = 0; r < rounds && nl > 0; ++r) {
@@ -420,6 +445,8 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
         (*failures)++;
         continue;
       }
+      long f0, c0, f1, c1;
+      rg_usage(&f0, &c0);
       double t0 = bench_now_s();
       for (int b = 0; b < batch; ++b)
         if (!call_once(&calls[a])) {
@@ -430,6 +457,12 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
           break;
         }
       samp[(size_t)a * rounds + r] = (bench_now_s() - t0) / batch;
+      rg_usage(&f1, &c1);
+      faults[a] += f1 - f0;
+      preempts[a] += c1 - c0;
+      round_faults[(size_t)a * rounds + r] = f1 - f0;
+      round_preempts[(size_t)a * rounds + r] = c1 - c0;
+      calls_timed[a] += batch;
     }
   }
   for (int j = 0; j < nl; ++j) {
@@ -445,19 +478,24 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     q->p90 = quantile(sorted, rounds, 0.90);
     q->min = sorted[0];
     q->max = sorted[rounds - 1];
+    q->faults_per_call = calls_timed[a] ? (double)faults[a] / (double)calls_timed[a] : 0;
+    q->preempt_per_round = (double)preempts[a] / rounds;
     for (int r = 0; r < rounds; ++r)
       if (t[r] > RG_STALL_FACTOR * q->med) {
         q->stalls++;
-        note_stall(sr, e, a, r, t[r], q->med, 0);
+        note_stall(sr, e, a, r, t[r], q->med, 0, round_faults[(size_t)a * rounds + r],
+                   round_preempts[(size_t)a * rounds + r], q->batch);
       }
     if (q->med > RG_STALL_FACTOR * q->min) {
       q->held = 1;
-      note_stall(sr, e, a, -1, q->med, q->min, 1);
+      note_stall(sr, e, a, -1, q->med, q->min, 1, -1, -1, q->batch);
     }
     sr->stalls += q->stalls + q->held;
   }
   free(samp);
   free(sorted);
+  free(round_faults);
+  free(round_preempts);
   if (p->a[A_AUTO].st == P_OK) {
     xpar_decision d;
     if (xpar_last_decision(s->runs[A_AUTO].ctx, &d) == XPAR_OK)
@@ -551,6 +589,21 @@ static void print_series(FILE *f, const rg_state *s, const rg_series *sr) {
       fprintf(f, " %12.3f %9s", p->ratio, p->pass ? "ok" : p->same_tier ? "MISS=" : "MISS");
     fprintf(f, " %-11s %d\n", p->a[A_AUTO].ran, p->a[A_AUTO].rounds);
   }
+  /* Where calls took page faults (arrays stay mapped: a loop over them
+   * should take none) or threads were preempted, per alternative. */
+  for (int e = sr->min_exp; e <= sr->max_exp; ++e) {
+    const rg_point *p = &sr->pt[e];
+    if (!p->measured) continue;
+    int shown = 0;
+    for (int a = 0; a < A_COUNT; ++a) {
+      const rg_alt_pt *q = &p->a[a];
+      if (q->st != P_OK || (q->faults_per_call < RG_FAULTS_SHOWN && q->preempt_per_round < 1.0))
+        continue;
+      if (!shown++) fprintf(f, "#   2^%d faults per call / preemptions per round:", e);
+      fprintf(f, " %s %.2f / %.1f", alt_names[a], q->faults_per_call, q->preempt_per_round);
+    }
+    if (shown) fprintf(f, "\n");
+  }
   fflush(f);
 }
 
@@ -560,7 +613,7 @@ static void csv_series(FILE *f, const rg_series *sr) {
     if (!p->measured) continue;
     for (int a = 0; a < A_COUNT; ++a) {
       const rg_alt_pt *q = &p->a[a];
-      fprintf(f, "%s,%s,%s,%zu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%d,%d,%s,%s,%.4f,%.4f,%d\n",
+      fprintf(f, "%s,%s,%s,%zu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%d,%d,%s,%s,%.4f,%.4f,%d,%.4f,%.2f\n",
               sr->op->name, xpar_dtype_name(sr->dtype), res_names[sr->res], (size_t)1 << e, e,
               alt_names[a], pstat_names[q->st], q->med * 1e6, q->p90 * 1e6, q->min * 1e6,
               q->max * 1e6, q->rounds, q->batch, q->stalls, q->held, a == A_AUTO ? q->ran : "",
@@ -568,7 +621,7 @@ static void csv_series(FILE *f, const rg_series *sr) {
               p->best >= 0 && p->a[A_AUTO].st == P_OK
                   ? (p->a[A_AUTO].med - p->a[p->best].med) * 1e6
                   : 0.0,
-              p->pass);
+              p->pass, q->faults_per_call, q->preempt_per_round);
     }
   }
   fflush(f);
@@ -668,9 +721,11 @@ static void print_stalls(FILE *f) {
       fprintf(f, "#   %s %s %s 2^%d %s: median %s held, fastest round %s\n", stalls[i].op,
               stalls[i].dtype, stalls[i].res, stalls[i].exp, stalls[i].alt, a, b);
     else
-      fprintf(f, "#   %s %s %s 2^%d %s: round %d took %s per call, median %s\n", stalls[i].op,
-              stalls[i].dtype, stalls[i].res, stalls[i].exp, stalls[i].alt, stalls[i].round, a,
-              b);
+      fprintf(f,
+              "#   %s %s %s 2^%d %s: round %d took %s per call, median %s (batch of %d: %ld "
+              "page faults, %ld preemptions)\n",
+              stalls[i].op, stalls[i].dtype, stalls[i].res, stalls[i].exp, stalls[i].alt,
+              stalls[i].round, a, b, stalls[i].batch, stalls[i].faults, stalls[i].preempts);
   }
   if (nstalls_total > nstalls) fprintf(f, "#   ... %d more\n", nstalls_total - nstalls);
 }
@@ -846,7 +901,7 @@ int bench_cmd_regret(int argc, char **argv) {
   }
   fprintf(s.csv, "op,dtype,residency,n,exp,alt,status,median_us,p90_us,min_us,max_us,rounds,"
                  "batch,stalled_rounds,median_held,auto_ran,best_alt,auto_over_best,"
-                 "auto_minus_best_us,pass\n");
+                 "auto_minus_best_us,pass,faults_per_call,preemptions_per_round\n");
   printf("# xpar-bench regret, seed %llu, GPU: %s, threads %d%s, rounds %d (shuffled order), "
          "sample >= %.0f us, %s\n",
          (unsigned long long)s.o.seed, s.gpu ? s.dev.name : (s.dev.usable ? "no runtime" : s.dev.reason),

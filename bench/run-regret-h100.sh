@@ -53,6 +53,12 @@ for v in $(compgen -e | grep '^XPAR_'); do unset "$v"; done
   command -v nvidia-smi >/dev/null &&
     echo "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
   env | grep -E '^(OMP_|GOMP_|CUDA_VISIBLE)' || echo "no OMP_/GOMP_ variables set"
+  # what can unmap or move a process's pages under its calls (regret's fault column)
+  echo "kernel: $(uname -r); numa nodes: $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l)"
+  echo "numa_balancing: $(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo n/a)"
+  echo "thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo n/a)," \
+       "defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null || echo n/a)"
+  echo "ksm: $(cat /sys/kernel/mm/ksm/run 2>/dev/null || echo n/a)"
 } >>"$OUT/run.log" 2>&1
 
 # ---- 0. build ------------------------------------------------------------------
