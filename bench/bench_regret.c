@@ -31,7 +31,13 @@
  *    hold the median), is counted and listed, and the numbers keep it: no
  *    sample is ever dropped;
  *  - AUTO/best: best = the fastest other alternative's median; a point meets
- *    the target if AUTO <= 1.10 x best or AUTO - best <= 0.3 us.
+ *    the target if AUTO <= 1.10 x best or AUTO - best <= 0.3 us;
+ *  - paired: the median over rounds of AUTO's round / the best's round (the
+ *    same round, moments apart), printed beside AUTO/best: slow stretches
+ *    longer than a round cancel in it (rg_point.paired);
+ *  - page faults per call and preemptions per round of every alternative
+ *    (getrusage around each timed batch), listed under each table where
+ *    not zero, and in each stall note.
  * Output: a table per series (op dtype residency), the summary (geometric
  * mean and worst per series and overall), DIR/regret.csv (one row per point
  * and alternative), DIR/summary.csv, and a chart per series.
@@ -84,6 +90,14 @@ typedef struct rg_point {
   double ratio;        /* auto / best, NAN unknown */
   int pass;
   int same_tier; /* the best alternative is the forced tier AUTO ran: the same code */
+  /* The median over rounds of AUTO's round / the best alternative's round
+   * (the same round, taken moments apart).  A slow stretch of the machine
+   * longer than a round slows both sides of each pair alike and cancels in
+   * it, where it moves the two medians of `ratio` independently: the
+   * decision's own cost, as far as one host can show it.  Printed beside
+   * `ratio`, which stays the headline and the target's figure. */
+  double paired;
+  int paired_pass;
 } rg_point;
 
 typedef struct rg_series {
@@ -95,7 +109,8 @@ typedef struct rg_series {
   /* summary */
   int points, misses, stalls;
   int same_tier_misses; /* misses against the forced tier AUTO itself ran */
-  double log_sum, worst;
+  int paired_misses;
+  double log_sum, paired_log_sum, worst;
   int worst_exp;
   char plot_path[1024];
 } rg_series;
@@ -338,6 +353,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
   p->measured = 1;
   p->best = -1;
   p->ratio = NAN;
+  p->paired = NAN;
   size_t n = (size_t)1 << e;
   size_t bytes = n * xpar_dtype_size(sr->dtype);
   int has_out = sr->op->has_array_output;
@@ -492,6 +508,20 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     }
     sr->stalls += q->stalls + q->held;
   }
+  for (int a = 1; a < A_COUNT; ++a)
+    if (p->a[a].st == P_OK && (p->best < 0 || p->a[a].med < p->a[p->best].med)) p->best = a;
+  if (p->best >= 0 && p->a[A_AUTO].st == P_OK) {
+    const double *ta = &samp[(size_t)A_AUTO * rounds], *tb = &samp[(size_t)p->best * rounds];
+    int m = 0;
+    for (int r = 0; r < rounds; ++r)
+      if (ta[r] > 0 && tb[r] > 0) sorted[m++] = ta[r] / tb[r];
+    if (m > 0) {
+      bench_sort(sorted, m);
+      p->paired = median_of(sorted, m);
+      double best_med = p->a[p->best].med;
+      p->paired_pass = p->paired <= RG_TARGET_RATIO || (p->paired - 1.0) * best_med <= RG_TARGET_ABS_S;
+    }
+  }
   free(samp);
   free(sorted);
   free(round_faults);
@@ -501,8 +531,6 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     if (xpar_last_decision(s->runs[A_AUTO].ctx, &d) == XPAR_OK)
       snprintf(p->a[A_AUTO].ran, sizeof p->a[A_AUTO].ran, "%s", xpar_tier_name(d.tier));
   }
-  for (int a = 1; a < A_COUNT; ++a)
-    if (p->a[a].st == P_OK && (p->best < 0 || p->a[a].med < p->a[p->best].med)) p->best = a;
   if (p->best >= 0 && p->a[A_AUTO].st == P_OK) {
     double ta = p->a[A_AUTO].med, tb = p->a[p->best].med;
     p->ratio = ta / tb;
@@ -567,7 +595,7 @@ static void print_series(FILE *f, const rg_state *s, const rg_series *sr) {
   fprintf(f, "%-6s", "n");
   for (int a = 0; a < A_COUNT; ++a)
     if (s->avail[a]) fprintf(f, " %12s", alt_names[a]);
-  fprintf(f, " %12s %9s %-11s %s\n", "auto/best", "target", "auto ran", "rounds");
+  fprintf(f, " %12s %9s %7s %-11s %s\n", "auto/best", "target", "paired", "auto ran", "rounds");
   for (int e = sr->min_exp; e <= sr->max_exp; ++e) {
     const rg_point *p = &sr->pt[e];
     if (!p->measured) continue;
@@ -587,6 +615,10 @@ static void print_series(FILE *f, const rg_state *s, const rg_series *sr) {
       fprintf(f, " %12s %9s", "-", "-");
     else
       fprintf(f, " %12.3f %9s", p->ratio, p->pass ? "ok" : p->same_tier ? "MISS=" : "MISS");
+    if (isnan(p->paired))
+      fprintf(f, " %7s", "-");
+    else
+      fprintf(f, " %6.3f%s", p->paired, p->paired_pass ? " " : "x");
     fprintf(f, " %-11s %d\n", p->a[A_AUTO].ran, p->a[A_AUTO].rounds);
   }
   /* Where calls took page faults (arrays stay mapped: a loop over them
@@ -613,7 +645,7 @@ static void csv_series(FILE *f, const rg_series *sr) {
     if (!p->measured) continue;
     for (int a = 0; a < A_COUNT; ++a) {
       const rg_alt_pt *q = &p->a[a];
-      fprintf(f, "%s,%s,%s,%zu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%d,%d,%s,%s,%.4f,%.4f,%d,%.4f,%.2f\n",
+      fprintf(f, "%s,%s,%s,%zu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%d,%d,%s,%s,%.4f,%.4f,%d,%.4f,%.2f,%.4f,%d\n",
               sr->op->name, xpar_dtype_name(sr->dtype), res_names[sr->res], (size_t)1 << e, e,
               alt_names[a], pstat_names[q->st], q->med * 1e6, q->p90 * 1e6, q->min * 1e6,
               q->max * 1e6, q->rounds, q->batch, q->stalls, q->held, a == A_AUTO ? q->ran : "",
@@ -621,15 +653,16 @@ static void csv_series(FILE *f, const rg_series *sr) {
               p->best >= 0 && p->a[A_AUTO].st == P_OK
                   ? (p->a[A_AUTO].med - p->a[p->best].med) * 1e6
                   : 0.0,
-              p->pass, q->faults_per_call, q->preempt_per_round);
+              p->pass, q->faults_per_call, q->preempt_per_round,
+              isnan(p->paired) ? 0.0 : p->paired, p->paired_pass);
     }
   }
   fflush(f);
 }
 
 static void summarise(rg_series *sr) {
-  sr->points = sr->misses = sr->same_tier_misses = 0;
-  sr->log_sum = 0;
+  sr->points = sr->misses = sr->same_tier_misses = sr->paired_misses = 0;
+  sr->log_sum = sr->paired_log_sum = 0;
   sr->worst = NAN;
   sr->worst_exp = -1;
   for (int e = sr->min_exp; e <= sr->max_exp; ++e) {
@@ -637,6 +670,8 @@ static void summarise(rg_series *sr) {
     if (!p->measured || isnan(p->ratio)) continue;
     sr->points++;
     sr->log_sum += log(p->ratio);
+    sr->paired_log_sum += log(isnan(p->paired) ? p->ratio : p->paired);
+    if (!isnan(p->paired) && !p->paired_pass) sr->paired_misses++;
     if (!p->pass) sr->misses++;
     if (!p->pass && p->same_tier) sr->same_tier_misses++;
     if (isnan(sr->worst) || p->ratio > sr->worst) sr->worst = p->ratio, sr->worst_exp = e;
@@ -670,18 +705,21 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
   fprintf(f, "\n# xpar-bench regret summary: AUTO / best alternative per point (median of "
              "rounds); target <= %.2fx or within %.1f us at every point, geomean <= 1.03\n",
           RG_TARGET_RATIO, RG_TARGET_ABS_S * 1e6);
-  fprintf(f, "%-7s %-7s %-9s %7s %8s %-22s %7s %7s %7s\n", "# op", "dtype", "data", "points",
-          "geomean", "worst (at)", "misses", "(same)", "stalls");
-  int points = 0, misses = 0, same = 0, stalls_all = 0, wi = -1;
-  double log_sum = 0, worst = NAN;
+  fprintf(f, "%-7s %-7s %-9s %7s %8s %-22s %7s %7s %7s %8s %7s\n", "# op", "dtype", "data",
+          "points", "geomean", "worst (at)", "misses", "(same)", "stalls", "paired:", "misses");
+  int points = 0, misses = 0, same = 0, stalls_all = 0, wi = -1, paired_misses = 0;
+  double log_sum = 0, paired_log_sum = 0, worst = NAN;
   for (int i = 0; i < nsw; ++i) {
     const rg_series *sr = &sw[i];
     char w[40] = "-";
     if (!isnan(sr->worst)) snprintf(w, sizeof w, "%.3f at 2^%d", sr->worst, sr->worst_exp);
-    fprintf(f, "%-7s %-7s %-9s %7d %8.3f %-22s %7d %7d %7d\n", sr->op->name,
+    fprintf(f, "%-7s %-7s %-9s %7d %8.3f %-22s %7d %7d %7d %8.3f %7d\n", sr->op->name,
             xpar_dtype_name(sr->dtype), res_names[sr->res], sr->points,
             sr->points ? exp(sr->log_sum / sr->points) : NAN, w, sr->misses,
-            sr->same_tier_misses, sr->stalls);
+            sr->same_tier_misses, sr->stalls,
+            sr->points ? exp(sr->paired_log_sum / sr->points) : NAN, sr->paired_misses);
+    paired_misses += sr->paired_misses;
+    paired_log_sum += sr->paired_log_sum;
     points += sr->points;
     misses += sr->misses;
     same += sr->same_tier_misses;
@@ -701,6 +739,10 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
           same);
   fprintf(f, "# targets: per point %s, geometric mean %s\n", misses ? "NOT met" : "met",
           points && gm <= 1.03 ? "met" : "NOT met");
+  if (points)
+    fprintf(f, "# paired (median over rounds of AUTO's round / the best's round, the same "
+               "round): geometric mean %.3f, %d points over 1.10x and 0.3 us\n",
+            exp(paired_log_sum / points), paired_misses);
   (void)s;
   fflush(f);
 }
@@ -901,7 +943,8 @@ int bench_cmd_regret(int argc, char **argv) {
   }
   fprintf(s.csv, "op,dtype,residency,n,exp,alt,status,median_us,p90_us,min_us,max_us,rounds,"
                  "batch,stalled_rounds,median_held,auto_ran,best_alt,auto_over_best,"
-                 "auto_minus_best_us,pass,faults_per_call,preemptions_per_round\n");
+                 "auto_minus_best_us,pass,faults_per_call,preemptions_per_round,"
+                 "paired_auto_over_best,paired_pass\n");
   printf("# xpar-bench regret, seed %llu, GPU: %s, threads %d%s, rounds %d (shuffled order), "
          "sample >= %.0f us, %s\n",
          (unsigned long long)s.o.seed, s.gpu ? s.dev.name : (s.dev.usable ? "no runtime" : s.dev.reason),
