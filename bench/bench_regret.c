@@ -24,8 +24,10 @@
  *  - one timed call sizes a batch (back-to-back calls lasting >= --batch-us,
  *    so the clock's ~20 ns does not swamp a 50 ns call);
  *  - ROUNDS: each round runs one batch of every alternative, the order
- *    rotating by round (interleaved: a slow stretch of the machine hits all
- *    of them); per alternative the median and p90 over rounds;
+ *    shuffled every round (interleaved: a slow stretch of the machine hits
+ *    all of them); then AUTO and the alternatives within 1.5x of the fastest
+ *    go on for up to --contender-rounds in all; per alternative the median
+ *    and p90 over its rounds (the table's last column: AUTO's count);
  *  - stalls: a round > 10x its alternative's median at that point, or a
  *    median > 10x the alternative's fastest round (an episode long enough to
  *    hold the median), is counted and listed, and the numbers keep it: no
@@ -62,6 +64,7 @@ static const char *const alt_tier[A_COUNT] = {"auto", "serial", "openmp", "cuda"
 #define RG_TARGET_RATIO 1.10
 #define RG_TARGET_ABS_S 0.3e-6
 #define RG_STALL_FACTOR 10.0
+#define RG_CONTENDER_FACTOR 1.5 /* within this of the fastest: more rounds (measure_point) */
 #define RG_FAULTS_SHOWN 0.05 /* page faults per call worth a line under the table */
 
 typedef enum { P_NONE = 0, P_OK, P_NA, P_WRONG, P_FAILED } pstat;
@@ -118,6 +121,7 @@ typedef struct rg_series {
 typedef struct rg_opts {
   const char *ops, *dtypes, *residencies, *alts, *out_dir;
   int min_exp, max_exp, exp_step, rounds, threads, quick, plot;
+  int contender_rounds; /* rounds in all for AUTO and the alternatives near the best */
   int warm; /* one untimed call before every timed batch (default on) */
   double batch_s, point_budget_s, time_limit_s;
   uint64_t seed;
@@ -418,10 +422,19 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     rounds = (int)(s->o.point_budget_s / per_round);
     if (rounds < 3) rounds = 3;
   }
-  double *samp = calloc((size_t)A_COUNT * (size_t)rounds, sizeof *samp);
-  double *sorted = calloc((size_t)rounds, sizeof *sorted);
-  long *round_faults = calloc((size_t)A_COUNT * (size_t)rounds, sizeof *round_faults);
-  long *round_preempts = calloc((size_t)A_COUNT * (size_t)rounds, sizeof *round_preempts);
+  /* Contenders' rounds: after `rounds` rounds of everyone, AUTO and the
+   * alternatives within RG_CONTENDER_FACTOR of the fastest go on alone, up
+   * to --contender-rounds in all while the point's budget lasts (another
+   * budget's worth).  An alternative 10x off cannot become the best, and at
+   * large N its rounds (a one-thread pass over 64 MB: 15-20 ms) were what
+   * limited the contenders to 7-15 rounds, too few to settle a 10 % target
+   * against a spread of 10-50 % between single calls (bench/NOTES.md). */
+  const int cap = s->o.contender_rounds > rounds ? s->o.contender_rounds : rounds;
+  int cnt[A_COUNT] = {0};
+  double *samp = calloc((size_t)A_COUNT * (size_t)cap, sizeof *samp);
+  double *sorted = calloc((size_t)cap, sizeof *sorted);
+  long *round_faults = calloc((size_t)A_COUNT * (size_t)cap, sizeof *round_faults);
+  long *round_preempts = calloc((size_t)A_COUNT * (size_t)cap, sizeof *round_preempts);
   if (!samp || !sorted || !round_faults || !round_preempts) {
     free(samp), free(sorted), free(round_faults), free(round_preempts);
     (*failures)++;
@@ -442,7 +455,30 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
   long faults[A_COUNT] = {0}, preempts[A_COUNT] = {0}, calls_timed[A_COUNT] = {0};
   uint64_t order_rng = s->o.seed ^ ((uint64_t)(sr->res + 1) << 40) ^ ((uint64_t)e << 32) ^
                        (uint64_t)sr->dtype * 977 ^ (uint64_t)sr->op->op * 131;
-  for (int r = 0; r < rounds && nl > 0; ++r) {
+  const double t_rounds = bench_now_s();
+  for (int r = 0; r < cap && nl > 0; ++r) {
+    if (r == rounds) {
+      /* the contenders: AUTO and whoever is within reach of the fastest */
+      double fastest = INFINITY;
+      for (int j = 0; j < nl; ++j)
+        if (list[j] != A_AUTO && p->a[list[j]].st != P_FAILED) {
+          memcpy(sorted, &samp[(size_t)list[j] * cap], (size_t)rounds * sizeof *sorted);
+          bench_sort(sorted, rounds);
+          double m = median_of(sorted, rounds);
+          if (m < fastest) fastest = m;
+        }
+      int kept = 0;
+      for (int j = 0; j < nl; ++j) {
+        int a = list[j];
+        if (p->a[a].st == P_FAILED) continue;
+        memcpy(sorted, &samp[(size_t)a * cap], (size_t)rounds * sizeof *sorted);
+        bench_sort(sorted, rounds);
+        if (a == A_AUTO || median_of(sorted, rounds) <= RG_CONTENDER_FACTOR * fastest)
+          list[kept++] = a;
+      }
+      nl = kept;
+    }
+    if (r >= rounds && bench_now_s() - t_rounds > 2 * s->o.point_budget_s) break;
     int order[A_COUNT];
     for (int j = 0; j < nl; ++j) order[j] = list[j];
     for (int j = nl - 1; j > 0; --j) {
@@ -472,35 +508,36 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
           (*failures)++;
           break;
         }
-      samp[(size_t)a * rounds + r] = (bench_now_s() - t0) / batch;
+      samp[(size_t)a * cap + r] = (bench_now_s() - t0) / batch;
       rg_usage(&f1, &c1);
       faults[a] += f1 - f0;
       preempts[a] += c1 - c0;
-      round_faults[(size_t)a * rounds + r] = f1 - f0;
-      round_preempts[(size_t)a * rounds + r] = c1 - c0;
+      round_faults[(size_t)a * cap + r] = f1 - f0;
+      round_preempts[(size_t)a * cap + r] = c1 - c0;
       calls_timed[a] += batch;
+      cnt[a] = r + 1;
     }
   }
-  for (int j = 0; j < nl; ++j) {
-    int a = list[j];
+  for (int a = 0; a < A_COUNT; ++a) {
     rg_alt_pt *q = &p->a[a];
-    if (q->st == P_FAILED) continue;
-    const double *t = &samp[(size_t)a * rounds];
-    memcpy(sorted, t, (size_t)rounds * sizeof *sorted);
-    bench_sort(sorted, rounds);
+    int k = cnt[a];
+    if (q->st == P_FAILED || k == 0) continue;
+    const double *t = &samp[(size_t)a * cap];
+    memcpy(sorted, t, (size_t)k * sizeof *sorted);
+    bench_sort(sorted, k);
     q->st = P_OK;
-    q->rounds = rounds;
-    q->med = median_of(sorted, rounds);
-    q->p90 = quantile(sorted, rounds, 0.90);
+    q->rounds = k;
+    q->med = median_of(sorted, k);
+    q->p90 = quantile(sorted, k, 0.90);
     q->min = sorted[0];
-    q->max = sorted[rounds - 1];
+    q->max = sorted[k - 1];
     q->faults_per_call = calls_timed[a] ? (double)faults[a] / (double)calls_timed[a] : 0;
-    q->preempt_per_round = (double)preempts[a] / rounds;
-    for (int r = 0; r < rounds; ++r)
+    q->preempt_per_round = (double)preempts[a] / k;
+    for (int r = 0; r < k; ++r)
       if (t[r] > RG_STALL_FACTOR * q->med) {
         q->stalls++;
-        note_stall(sr, e, a, r, t[r], q->med, 0, round_faults[(size_t)a * rounds + r],
-                   round_preempts[(size_t)a * rounds + r], q->batch);
+        note_stall(sr, e, a, r, t[r], q->med, 0, round_faults[(size_t)a * cap + r],
+                   round_preempts[(size_t)a * cap + r], q->batch);
       }
     if (q->med > RG_STALL_FACTOR * q->min) {
       q->held = 1;
@@ -511,9 +548,9 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
   for (int a = 1; a < A_COUNT; ++a)
     if (p->a[a].st == P_OK && (p->best < 0 || p->a[a].med < p->a[p->best].med)) p->best = a;
   if (p->best >= 0 && p->a[A_AUTO].st == P_OK) {
-    const double *ta = &samp[(size_t)A_AUTO * rounds], *tb = &samp[(size_t)p->best * rounds];
+    const double *ta = &samp[(size_t)A_AUTO * cap], *tb = &samp[(size_t)p->best * cap];
     int m = 0;
-    for (int r = 0; r < rounds; ++r)
+    for (int r = 0; r < cap; ++r)
       if (ta[r] > 0 && tb[r] > 0) sorted[m++] = ta[r] / tb[r];
     if (m > 0) {
       bench_sort(sorted, m);
@@ -789,6 +826,9 @@ static void usage(FILE *f) {
           "  --exp-step S       every S-th exponent from --min-exp (default 1)\n"
           "  --rounds R         interleaved rounds per point, each in a fresh shuffled\n"
           "                     order (default 15)\n"
+          "  --contender-rounds R  then AUTO and the alternatives within 1.5x of the\n"
+          "                     fastest go on alone, up to R rounds in all (default 45;\n"
+          "                     --quick: 0, none)\n"
           "  --no-warm          no untimed call before each timed batch (the default\n"
           "                     warms each alternative, see measure_point)\n"
           "  --batch-us U       a sample lasts at least U us (default 20)\n"
@@ -805,10 +845,10 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
                  .residencies = "device,pinned,pageable,mapped",
                  .alts = "auto,serial,openmp,cuda,plain-serial,plain-omp,cub",
                  .out_dir = "regret", .min_exp = 7, .max_exp = 30, .exp_step = 1, .rounds = 15,
-                 .plot = 1, .warm = 1,
+                 .contender_rounds = 45, .plot = 1, .warm = 1,
                  .batch_s = 20e-6, .point_budget_s = 3.0,
                  .seed = (uint64_t)(bench_now_s() * 1e6)};
-  int max_set = 0, rounds_set = 0;
+  int max_set = 0, rounds_set = 0, contenders_set = 0;
   for (int i = 0; i < argc; ++i) {
     const char *a = argv[i];
     long v;
@@ -850,6 +890,8 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
       o->exp_step = (int)v;
     else if (strcmp(a, "--rounds") == 0 && bench_parse_long(val, 3, 100000, &v))
       o->rounds = (int)v, rounds_set = 1;
+    else if (strcmp(a, "--contender-rounds") == 0 && bench_parse_long(val, 0, 100000, &v))
+      o->contender_rounds = (int)v, contenders_set = 1;
     else if (strcmp(a, "--batch-us") == 0 && bench_parse_long(val, 0, 1000000, &v))
       o->batch_s = (double)v * 1e-6;
     else if (strcmp(a, "--point-budget-ms") == 0 && bench_parse_long(val, 1, 10000000, &v))
@@ -869,6 +911,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
   if (o->quick) {
     if (!max_set) o->max_exp = 14;
     if (!rounds_set) o->rounds = 5;
+    if (!contenders_set) o->contender_rounds = 0;
     o->point_budget_s = 0.2;
   }
   if (o->min_exp > o->max_exp) {
@@ -945,10 +988,11 @@ int bench_cmd_regret(int argc, char **argv) {
                  "batch,stalled_rounds,median_held,auto_ran,best_alt,auto_over_best,"
                  "auto_minus_best_us,pass,faults_per_call,preemptions_per_round,"
                  "paired_auto_over_best,paired_pass\n");
-  printf("# xpar-bench regret, seed %llu, GPU: %s, threads %d%s, rounds %d (shuffled order), "
-         "sample >= %.0f us, %s\n",
+  printf("# xpar-bench regret, seed %llu, GPU: %s, threads %d%s, rounds %d (shuffled order; "
+         "AUTO and the alternatives within %.1fx of the fastest up to %d), sample >= %.0f us, %s\n",
          (unsigned long long)s.o.seed, s.gpu ? s.dev.name : (s.dev.usable ? "no runtime" : s.dev.reason),
-         s.o.threads, s.o.threads ? "" : " (runtime default)", s.o.rounds, s.o.batch_s * 1e6,
+         s.o.threads, s.o.threads ? "" : " (runtime default)", s.o.rounds, RG_CONTENDER_FACTOR,
+         s.o.contender_rounds > s.o.rounds ? s.o.contender_rounds : s.o.rounds, s.o.batch_s * 1e6,
          s.o.warm ? "one untimed call before each batch" : "no warm-up calls (--no-warm)");
   const char *prof = getenv("XPAR_PROFILE");
   printf("# thresholds: %s\n", prof && *prof ? prof : "built-in defaults (or the default profile)");
