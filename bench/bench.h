@@ -192,9 +192,16 @@ void bench_free_pinned(void *p);
 /** Device memory (cudaMalloc), or NULL with the reason in why. */
 void *bench_alloc_device(size_t bytes, char *why, size_t why_size);
 void bench_free_device(void *p);
-/** A synchronous copy between any two of host / pinned / device memory
- *  (cudaMemcpyDefault; plain memcpy without the CUDA runtime).  1 on success. */
+/** A copy between any two of host / pinned / device memory (cudaMemcpy,
+ *  cudaMemcpyDefault; plain memcpy without the CUDA runtime): the bytes have
+ *  arrived when it returns, except from pageable memory to the device, where
+ *  the DMA may still be in flight on the legacy stream (bench_copy_settled).
+ *  1 on success. */
 int bench_copy(void *dst, const void *src, size_t bytes);
+/** bench_copy, then the device idle: for set-up copies (data in, poison) that
+ *  work on another stream must see -- a pageable-to-device cudaMemcpy may
+ *  return before its DMA lands. */
+int bench_copy_settled(void *dst, const void *src, size_t bytes);
 
 /* ---- CUB, the application's GPU alternative (cub/bench_regret_cub.cu) ------ */
 

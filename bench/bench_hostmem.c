@@ -92,3 +92,18 @@ int bench_copy(void *dst, const void *src, size_t bytes) {
   return 1;
 #endif
 }
+
+int bench_copy_settled(void *dst, const void *src, size_t bytes) {
+  if (!bench_copy(dst, src, bytes)) return 0;
+#if defined(BENCH_HAVE_CUDART)
+  /* A cudaMemcpy from pageable memory to the device may return before its
+   * DMA has landed (CUDA runtime API, "API synchronization behavior"); work
+   * on a non-blocking stream (the CUB alternative's) is not ordered after
+   * it.  Wait for the device, so what follows sees the bytes. */
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)
+    return cudaDeviceSynchronize() == cudaSuccess;
+  (void)cudaGetLastError();
+#endif
+  return 1;
+}

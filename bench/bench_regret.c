@@ -322,7 +322,7 @@ static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void 
   memset(c->result, 0xA5, sizeof c->result); /* poison: the call must write it */
   if (c->out) { /* poison the output where it lives */
     memset(ar->check, 0xA5, bytes);
-    if (!bench_copy(c->out, ar->check, bytes)) {
+    if (!bench_copy_settled(c->out, ar->check, bytes)) {
       snprintf(k->why, sizeof k->why, "cannot poison the output");
       return -1;
     }
@@ -1070,7 +1070,7 @@ int bench_cmd_regret(int argc, char **argv) {
         rg_arrays ar = arrs[res];
         int ok = arr_state[res] == 1;
         if (!ok && !why[0]) snprintf(why, sizeof why, "its arrays could not be allocated");
-        if (ok && !bench_copy(ar.x, ref.x, nmax * es)) {
+        if (ok && !bench_copy_settled(ar.x, ref.x, nmax * es)) {
           snprintf(why, sizeof why, "copying the data in failed");
           ok = 0;
         }
