@@ -71,21 +71,27 @@ void bench_free_device(void *p) {
 #endif
 }
 
-int bench_copy(void *dst, const void *src, size_t bytes) {
 #if defined(BENCH_HAVE_CUDART)
-  /* Without a usable CUDA runtime (no driver, no device) there is no device
-   * memory: every pointer is host memory.  Asked once. */
-  static int have_gpu = -1;
-  if (have_gpu < 0) {
+/* Without a usable CUDA runtime (no driver, no device) there is no device
+ * memory: every pointer is host memory.  Asked once. */
+static int have_gpu(void) {
+  static int known = -1;
+  if (known < 0) {
     int count = 0;
-    have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    known = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
     (void)cudaGetLastError();
   }
-  if (!have_gpu) {
+  return known;
+}
+#endif
+
+int bench_copy(void *dst, const void *src, size_t bytes) {
+#if defined(BENCH_HAVE_CUDART)
+  if (!have_gpu()) {
     memcpy(dst, src, bytes);
     return 1;
   }
-  /* cudaMemcpyDefault: unified addressing tells the direction; synchronous */
+  /* cudaMemcpyDefault: unified addressing tells the direction (bench.h: when it returns) */
   return cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) == cudaSuccess;
 #else
   memcpy(dst, src, bytes);
@@ -100,10 +106,7 @@ int bench_copy_settled(void *dst, const void *src, size_t bytes) {
    * DMA has landed (CUDA runtime API, "API synchronization behavior"); work
    * on a non-blocking stream (the CUB alternative's) is not ordered after
    * it.  Wait for the device, so what follows sees the bytes. */
-  int count = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)
-    return cudaDeviceSynchronize() == cudaSuccess;
-  (void)cudaGetLastError();
+  if (have_gpu()) return cudaDeviceSynchronize() == cudaSuccess;
 #endif
   return 1;
 }

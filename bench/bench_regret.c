@@ -221,6 +221,12 @@ static void rg_usage(long *faults, long *preempts) {
   *preempts = u.ru_nivcsw;
 }
 
+/* The per-point target: AUTO's auto_s seconds within RG_TARGET_RATIO of the best's
+ * best_s, or within RG_TARGET_ABS_S of it. */
+static int meets_target(double auto_s, double best_s) {
+  return auto_s / best_s <= RG_TARGET_RATIO || auto_s - best_s <= RG_TARGET_ABS_S;
+}
+
 static double median_of(const double *sorted, int n) {
   return (n % 2) ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
@@ -452,28 +458,24 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
    * application calling it in a loop, which is what AUTO's thresholds
    * decide for; the shuffle keeps a slow stretch of the machine spread
    * over all of them. */
-  long faults[A_COUNT] = {0}, preempts[A_COUNT] = {0}, calls_timed[A_COUNT] = {0};
   uint64_t order_rng = s->o.seed ^ ((uint64_t)(sr->res + 1) << 40) ^ ((uint64_t)e << 32) ^
                        (uint64_t)sr->dtype * 977 ^ (uint64_t)sr->op->op * 131;
   const double t_rounds = bench_now_s();
   for (int r = 0; r < cap && nl > 0; ++r) {
     if (r == rounds) {
       /* the contenders: AUTO and whoever is within reach of the fastest */
-      double fastest = INFINITY;
-      for (int j = 0; j < nl; ++j)
-        if (list[j] != A_AUTO && p->a[list[j]].st != P_FAILED) {
-          memcpy(sorted, &samp[(size_t)list[j] * cap], (size_t)rounds * sizeof *sorted);
-          bench_sort(sorted, rounds);
-          double m = median_of(sorted, rounds);
-          if (m < fastest) fastest = m;
-        }
+      double med[A_COUNT], fastest = INFINITY;
+      for (int j = 0; j < nl; ++j) {
+        int a = list[j];
+        memcpy(sorted, &samp[(size_t)a * cap], (size_t)rounds * sizeof *sorted);
+        bench_sort(sorted, rounds);
+        med[a] = median_of(sorted, rounds);
+        if (a != A_AUTO && p->a[a].st != P_FAILED && med[a] < fastest) fastest = med[a];
+      }
       int kept = 0;
       for (int j = 0; j < nl; ++j) {
         int a = list[j];
-        if (p->a[a].st == P_FAILED) continue;
-        memcpy(sorted, &samp[(size_t)a * cap], (size_t)rounds * sizeof *sorted);
-        bench_sort(sorted, rounds);
-        if (a == A_AUTO || median_of(sorted, rounds) <= RG_CONTENDER_FACTOR * fastest)
+        if (p->a[a].st != P_FAILED && (a == A_AUTO || med[a] <= RG_CONTENDER_FACTOR * fastest))
           list[kept++] = a;
       }
       nl = kept;
@@ -510,11 +512,8 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
         }
       samp[(size_t)a * cap + r] = (bench_now_s() - t0) / batch;
       rg_usage(&f1, &c1);
-      faults[a] += f1 - f0;
-      preempts[a] += c1 - c0;
       round_faults[(size_t)a * cap + r] = f1 - f0;
       round_preempts[(size_t)a * cap + r] = c1 - c0;
-      calls_timed[a] += batch;
       cnt[a] = r + 1;
     }
   }
@@ -531,8 +530,13 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     q->p90 = quantile(sorted, k, 0.90);
     q->min = sorted[0];
     q->max = sorted[k - 1];
-    q->faults_per_call = calls_timed[a] ? (double)faults[a] / (double)calls_timed[a] : 0;
-    q->preempt_per_round = (double)preempts[a] / k;
+    long faults = 0, preempts = 0;
+    for (int r = 0; r < k; ++r) {
+      faults += round_faults[(size_t)a * cap + r];
+      preempts += round_preempts[(size_t)a * cap + r];
+    }
+    q->faults_per_call = (double)faults / ((double)k * q->batch);
+    q->preempt_per_round = (double)preempts / k;
     for (int r = 0; r < k; ++r)
       if (t[r] > RG_STALL_FACTOR * q->med) {
         q->stalls++;
@@ -555,8 +559,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     if (m > 0) {
       bench_sort(sorted, m);
       p->paired = median_of(sorted, m);
-      double best_med = p->a[p->best].med;
-      p->paired_pass = p->paired <= RG_TARGET_RATIO || (p->paired - 1.0) * best_med <= RG_TARGET_ABS_S;
+      p->paired_pass = meets_target(p->paired * p->a[p->best].med, p->a[p->best].med);
     }
   }
   free(samp);
@@ -571,7 +574,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
   if (p->best >= 0 && p->a[A_AUTO].st == P_OK) {
     double ta = p->a[A_AUTO].med, tb = p->a[p->best].med;
     p->ratio = ta / tb;
-    p->pass = p->ratio <= RG_TARGET_RATIO || ta - tb <= RG_TARGET_ABS_S;
+    p->pass = meets_target(ta, tb);
     /* AUTO against the forced tier it chose itself (the OpenMP tier, CUDA):
      * the same code through another context, so a gap is the machine's
      * spread between rounds, not the decision; counted apart in the
