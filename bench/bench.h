@@ -205,14 +205,13 @@ int bench_copy_settled(void *dst, const void *src, size_t bytes);
 
 /* ---- CUB, the application's GPU alternative (cub/bench_regret_cub.cu) ------ */
 
-/** One synchronous CUB call of reduce-sum (op XPAR_OP_REDUCE: *result, a host
- *  scalar) or inclusive scan-sum (XPAR_OP_SCAN: out) of n elements of t, as an
- *  application writes it: x and out are device memory (on_device) or host
- *  memory, copied in and out around the call (the copies are part of the
- *  call).  Buffers are cached between calls.  1 on success, else 0 with the
- *  reason in why. */
-int bench_cub_call(xpar_op op, xpar_dtype t, const void *x, void *out, void *result, size_t n,
-                   int on_device, char *why, size_t why_size);
+/** One synchronous CUB call of c's op (sum reduce, inclusive sum scan, axpy,
+ *  add, fill, dot) on c's arrays, as an application writes it: the arrays are
+ *  device memory (on_device) or host memory, copied in and out around the
+ *  call (the copies are part of the call); a reduce's or dot's value lands in
+ *  c->result.  Buffers are cached between calls.  1 on success, else 0 with
+ *  the reason in why. */
+int bench_cub_call(bench_case *c, int on_device, char *why, size_t why_size);
 /** Free the cached CUB buffers. */
 void bench_cub_release(void);
 

@@ -168,6 +168,39 @@ static int bench_threads(int threads) { return threads > 0 ? threads : omp_get_m
 XPAR_DTYPE_MAP(BENCH_BASELINES_)
 #undef BENCH_BASELINES_
 
+/* The elementwise ops as an application writes them with OpenMP: one
+ * `parallel for` (y = alpha x + y, out = x + y, out = value). */
+#define BENCH_ELEMENTWISE_BASELINES_(e, ctype, name, size)                                  \
+  static void plain_axpy_##e(bench_case *c, int threads) {                                 \
+    const ctype *x = (const ctype *)c->x;                                                  \
+    ctype *y = (ctype *)c->y;                                                              \
+    BENCH_ACC(ctype, size) a;                                                              \
+    ctype a0;                                                                              \
+    memcpy(&a0, c->scalar, sizeof a0);                                                     \
+    a = (BENCH_ACC(ctype, size))a0;                                                        \
+    long long n = (long long)c->n;                                                         \
+    _Pragma("omp parallel for num_threads(bench_threads(threads))")                        \
+    for (long long i = 0; i < n; ++i)                                                      \
+      y[i] = (ctype)(a * (BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);     \
+  }                                                                                        \
+  static void plain_add_##e(bench_case *c, int threads) {                                  \
+    const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
+    ctype *out = (ctype *)c->out;                                                          \
+    long long n = (long long)c->n;                                                         \
+    _Pragma("omp parallel for num_threads(bench_threads(threads))")                        \
+    for (long long i = 0; i < n; ++i)                                                      \
+      out[i] = (ctype)((BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);       \
+  }                                                                                        \
+  static void plain_fill_##e(bench_case *c, int threads) {                                 \
+    ctype *out = (ctype *)c->out, v;                                                       \
+    memcpy(&v, c->scalar, sizeof v);                                                       \
+    long long n = (long long)c->n;                                                         \
+    _Pragma("omp parallel for num_threads(bench_threads(threads))")                        \
+    for (long long i = 0; i < n; ++i) out[i] = v;                                          \
+  }
+XPAR_DTYPE_MAP(BENCH_ELEMENTWISE_BASELINES_)
+#undef BENCH_ELEMENTWISE_BASELINES_
+
 #define BENCH_DISPATCH_BASELINE_(opname)                                   \
   static void plain_##opname(bench_case *c, int threads) {                 \
     switch (c->dtype) {                                                    \
@@ -181,10 +214,19 @@ XPAR_DTYPE_MAP(BENCH_BASELINES_)
   case XPAR_##e: plain_dot_##e(c, threads); break;
 #define BENCH_BASELINE_CASE_scan(e, ctype, name, size) \
   case XPAR_##e: plain_scan_##e(c, threads); break;
+#define BENCH_BASELINE_CASE_axpy(e, ctype, name, size) \
+  case XPAR_##e: plain_axpy_##e(c, threads); break;
+#define BENCH_BASELINE_CASE_add(e, ctype, name, size) \
+  case XPAR_##e: plain_add_##e(c, threads); break;
+#define BENCH_BASELINE_CASE_fill(e, ctype, name, size) \
+  case XPAR_##e: plain_fill_##e(c, threads); break;
 #define BENCH_BASELINE_CASES_(opname) XPAR_DTYPE_MAP(BENCH_BASELINE_CASE_##opname)
 BENCH_DISPATCH_BASELINE_(reduce)
 BENCH_DISPATCH_BASELINE_(dot)
 BENCH_DISPATCH_BASELINE_(scan)
+BENCH_DISPATCH_BASELINE_(axpy)
+BENCH_DISPATCH_BASELINE_(add)
+BENCH_DISPATCH_BASELINE_(fill)
 #define BENCH_PLAIN(opname) plain_##opname
 #else
 #define BENCH_PLAIN(opname) NULL
@@ -223,6 +265,43 @@ BENCH_DISPATCH_BASELINE_(scan)
 XPAR_DTYPE_MAP(BENCH_SERIAL_LOOPS_)
 #undef BENCH_SERIAL_LOOPS_
 
+/* dot and the elementwise ops, one thread (-O3 vectorises all but the float
+ * dot, whose sum stays an element-order chain as written). */
+#define BENCH_SERIAL_LOOPS2_(e, ctype, name, size)                                         \
+  static void plain_serial_dot_##e(bench_case *c, int threads) {                           \
+    (void)threads;                                                                         \
+    const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
+    BENCH_ACC(ctype, size) s = 0;                                                          \
+    for (size_t i = 0; i < c->n; ++i)                                                      \
+      s += (BENCH_ACC(ctype, size))x[i] * (BENCH_ACC(ctype, size))y[i];                    \
+    ctype r = (ctype)s;                                                                    \
+    memcpy(c->result, &r, sizeof r);                                                       \
+  }                                                                                        \
+  static void plain_serial_axpy_##e(bench_case *c, int threads) {                          \
+    (void)threads;                                                                         \
+    const ctype *x = (const ctype *)c->x;                                                  \
+    ctype *y = (ctype *)c->y, a0;                                                          \
+    memcpy(&a0, c->scalar, sizeof a0);                                                     \
+    BENCH_ACC(ctype, size) a = (BENCH_ACC(ctype, size))a0;                                 \
+    for (size_t i = 0; i < c->n; ++i)                                                      \
+      y[i] = (ctype)(a * (BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);     \
+  }                                                                                        \
+  static void plain_serial_add_##e(bench_case *c, int threads) {                           \
+    (void)threads;                                                                         \
+    const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
+    ctype *out = (ctype *)c->out;                                                          \
+    for (size_t i = 0; i < c->n; ++i)                                                      \
+      out[i] = (ctype)((BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);       \
+  }                                                                                        \
+  static void plain_serial_fill_##e(bench_case *c, int threads) {                          \
+    (void)threads;                                                                         \
+    ctype *out = (ctype *)c->out, v;                                                       \
+    memcpy(&v, c->scalar, sizeof v);                                                       \
+    for (size_t i = 0; i < c->n; ++i) out[i] = v;                                          \
+  }
+XPAR_DTYPE_MAP(BENCH_SERIAL_LOOPS2_)
+#undef BENCH_SERIAL_LOOPS2_
+
 #define BENCH_SERIAL_CASE_reduce(e, ctype, name, size) \
   case XPAR_##e: plain_serial_reduce_##e(c, threads); break;
 #define BENCH_SERIAL_CASE_scan(e, ctype, name, size) \
@@ -234,8 +313,20 @@ XPAR_DTYPE_MAP(BENCH_SERIAL_LOOPS_)
       default: break;                                                      \
     }                                                                      \
   }
+#define BENCH_SERIAL_CASE_dot(e, ctype, name, size) \
+  case XPAR_##e: plain_serial_dot_##e(c, threads); break;
+#define BENCH_SERIAL_CASE_axpy(e, ctype, name, size) \
+  case XPAR_##e: plain_serial_axpy_##e(c, threads); break;
+#define BENCH_SERIAL_CASE_add(e, ctype, name, size) \
+  case XPAR_##e: plain_serial_add_##e(c, threads); break;
+#define BENCH_SERIAL_CASE_fill(e, ctype, name, size) \
+  case XPAR_##e: plain_serial_fill_##e(c, threads); break;
 BENCH_DISPATCH_SERIAL_(reduce)
 BENCH_DISPATCH_SERIAL_(scan)
+BENCH_DISPATCH_SERIAL_(dot)
+BENCH_DISPATCH_SERIAL_(axpy)
+BENCH_DISPATCH_SERIAL_(add)
+BENCH_DISPATCH_SERIAL_(fill)
 #undef BENCH_DISPATCH_SERIAL_
 
 /* ---- one call through the public API ------------------------------------- */
@@ -266,10 +357,10 @@ static const bench_op ops[] = {
     {"reduce", XPAR_OP_REDUCE, 0, 1.0, run_reduce, BENCH_PLAIN(reduce), "plain-reduce",
      plain_serial_reduce},
     {"scan", XPAR_OP_SCAN, 1, 2.0, run_scan, BENCH_PLAIN(scan), "plain-2pass", plain_serial_scan},
-    {"axpy", XPAR_OP_AXPY, 1, 3.0, run_axpy, NULL, NULL, NULL},
-    {"add", XPAR_OP_ADD, 1, 3.0, run_add, NULL, NULL, NULL},
-    {"fill", XPAR_OP_FILL, 1, 1.0, run_fill, NULL, NULL, NULL},
-    {"dot", XPAR_OP_DOT, 0, 2.0, run_dot, BENCH_PLAIN(dot), "plain-reduce", NULL},
+    {"axpy", XPAR_OP_AXPY, 1, 3.0, run_axpy, BENCH_PLAIN(axpy), "plain-loop", plain_serial_axpy},
+    {"add", XPAR_OP_ADD, 1, 3.0, run_add, BENCH_PLAIN(add), "plain-loop", plain_serial_add},
+    {"fill", XPAR_OP_FILL, 1, 1.0, run_fill, BENCH_PLAIN(fill), "plain-loop", plain_serial_fill},
+    {"dot", XPAR_OP_DOT, 0, 2.0, run_dot, BENCH_PLAIN(dot), "plain-reduce", plain_serial_dot},
 };
 
 const bench_op *bench_op_at(int i) {

@@ -8,8 +8,12 @@
  *   openmp        xpar, XPAR_BACKEND_CPU with the OpenMP threshold at 0
  *   cuda          xpar, XPAR_BACKEND_CUDA
  *   plain-serial  a plain serial loop (bench_ops.c)
- *   plain-omp     a plain `#pragma omp parallel for reduction` / two-pass scan
+ *   plain-omp     a plain `#pragma omp parallel for` (reduction), the two-pass scan
  *   cub           CUB, with the copies an application needs (cub/bench_regret_cub.cu)
+ *
+ * Ops: every built-in op in its sum form -- reduce, inclusive scan, axpy, add,
+ * fill, dot -- each on the arrays it reads and writes (axpy updates y in
+ * place; fill reads nothing).
  *
  * Residencies: `device` (cudaMalloc: xpar's CPU tiers copy in and out, and so
  * do the plain loops, into pinned staging), `pinned` (cudaMallocHost),
@@ -138,14 +142,28 @@ typedef struct rg_state {
   FILE *csv;
 } rg_state;
 
+/* ---- the arrays of an op ---------------------------------------------------- */
+
+static int op_reads_x(xpar_op op) { return op != XPAR_OP_FILL; }
+static int op_reads_y(xpar_op op) {
+  return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
+}
+static int op_writes_out(xpar_op op) {
+  return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+}
+/* The array an op writes (axpy: y, in place), or NULL (reduce, dot). */
+static void *output_of(const bench_case *c) {
+  return c->op == XPAR_OP_AXPY ? c->y : op_writes_out(c->op) ? c->out : NULL;
+}
+
 /* ---- one call of one alternative ----------------------------------------- */
 
 typedef struct rg_call {
   rg_state *s;
   int alt, res;
   const bench_op *op;
-  bench_case c;      /* x, out: the residency's arrays (n elements) */
-  void *sx, *sout;   /* host staging for the plain loops on device data */
+  bench_case c;          /* x, y, out: the residency's arrays (n elements) */
+  void *sx, *sy, *sout;  /* host staging for the plain loops on device data */
   char why[160];
 } rg_call;
 
@@ -174,22 +192,25 @@ static int call_once(void *arg) {
         loop(c, k->s->o.threads);
         return 1;
       }
-      /* device data: copy in, the loop on the host, copy the array out */
+      /* device data: copy the inputs in, the loop on the host, copy the
+       * output array out */
       bench_case h = *c;
-      h.x = k->sx;
+      h.x = c->x ? k->sx : NULL;
+      h.y = c->y ? k->sy : NULL;
       h.out = c->out ? k->sout : NULL;
-      if (!bench_copy(k->sx, c->x, bytes)) goto copy_failed;
+      if (op_reads_x(c->op) && !bench_copy(h.x, c->x, bytes)) goto copy_failed;
+      if (op_reads_y(c->op) && !bench_copy(h.y, c->y, bytes)) goto copy_failed;
       loop(&h, k->s->o.threads);
       memcpy(c->result, h.result, sizeof c->result);
-      if (c->out && !bench_copy(c->out, k->sout, bytes)) goto copy_failed;
+      void *dst = output_of(c);
+      if (dst && !bench_copy(dst, output_of(&h), bytes)) goto copy_failed;
       return 1;
     copy_failed:
       snprintf(k->why, sizeof k->why, "cudaMemcpy failed");
       return 0;
     }
     case A_CUB:
-      return bench_cub_call(k->op->op, c->dtype, c->x, c->out, c->result, c->n,
-                            k->res == R_DEVICE, k->why, sizeof k->why);
+      return bench_cub_call(c, k->res == R_DEVICE, k->why, sizeof k->why);
     default: return 0;
   }
 }
@@ -197,9 +218,8 @@ static int call_once(void *arg) {
 #if !defined(BENCH_HAVE_CUB)
 /* Without the CUDA backend there is no CUB alternative (never called: the
  * alternative is unavailable without a GPU build). */
-int bench_cub_call(xpar_op op, xpar_dtype t, const void *x, void *out, void *result, size_t n,
-                   int on_device, char *why, size_t why_size) {
-  (void)op, (void)t, (void)x, (void)out, (void)result, (void)n, (void)on_device;
+int bench_cub_call(bench_case *c, int on_device, char *why, size_t why_size) {
+  (void)c, (void)on_device;
   snprintf(why, why_size, "xpar-bench was built without CUDA");
   return 0;
 }
@@ -291,8 +311,8 @@ static uint64_t rg_next(uint64_t *st) {
 }
 
 typedef struct rg_arrays {
-  void *x, *out;          /* the residency's arrays, max n elements */
-  void *sx, *sout;        /* host staging (device residency) */
+  void *x, *y, *out;      /* the residency's arrays, max n elements */
+  void *sx, *sy, *sout;   /* host staging (device residency) */
   void *check;            /* host buffer for fetching outputs to check */
   int pinned_staging;     /* sx/sout from cudaMallocHost */
 } rg_arrays;
@@ -306,44 +326,60 @@ static int out_of_time(rg_state *s) {
   return s->out_of_time;
 }
 
-static xpar_status map_point(rg_state *s, rg_arrays *ar, size_t bytes, int has_out, int on) {
+/* Map (on) or unmap the arrays op uses on every xpar context: its inputs
+ * XPAR_MAP_TO, an output of its own XPAR_MAP_ALLOC. */
+static xpar_status map_point(rg_state *s, rg_arrays *ar, size_t bytes, xpar_op op, int on) {
+  void *arr[3] = {op_reads_x(op) ? ar->x : NULL, op_reads_y(op) ? ar->y : NULL,
+                  op_writes_out(op) ? ar->out : NULL};
+  const xpar_map_kind kind[3] = {XPAR_MAP_TO, XPAR_MAP_TO, XPAR_MAP_ALLOC};
   for (int a = 0; a < A_COUNT; ++a) {
     if (!s->avail[a] || !s->runs[a].ctx) continue;
-    if (on) {
-      xpar_status st = xpar_map(s->runs[a].ctx, ar->x, bytes, XPAR_MAP_TO);
-      if (st == XPAR_OK && has_out) st = xpar_map(s->runs[a].ctx, ar->out, bytes, XPAR_MAP_ALLOC);
-      if (st != XPAR_OK) return st;
-    } else {
-      xpar_unmap(s->runs[a].ctx, ar->x, XPAR_UNMAP_RELEASE);
-      if (has_out) xpar_unmap(s->runs[a].ctx, ar->out, XPAR_UNMAP_RELEASE);
+    for (int i = 0; i < 3; ++i) {
+      if (!arr[i]) continue;
+      if (on) {
+        xpar_status st = xpar_map(s->runs[a].ctx, arr[i], bytes, kind[i]);
+        if (st != XPAR_OK) return st;
+      } else {
+        xpar_unmap(s->runs[a].ctx, arr[i], XPAR_UNMAP_RELEASE);
+      }
     }
   }
   return XPAR_OK;
 }
 
-/* Check alternative a's output at this point against the reference. */
-static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void *ref_result) {
+/* Check alternative a's output at this point against the reference (y_init:
+ * axpy's y before the call, restored first). */
+static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void *ref_result,
+                     const void *y_init) {
   bench_case *c = &k->c;
   size_t bytes = c->n * c->esize;
+  void *out = output_of(c);
+  const int xpar_mapped = k->res == R_MAPPED && k->alt <= A_CUDA;
   memset(c->result, 0xA5, sizeof c->result); /* poison: the call must write it */
-  if (c->out) { /* poison the output where it lives */
+  if (c->op == XPAR_OP_AXPY) { /* y is input and output: its input values back */
+    if (!bench_copy_settled(c->y, y_init, bytes)) {
+      snprintf(k->why, sizeof k->why, "cannot restore y");
+      return -1;
+    }
+    if (xpar_mapped) xpar_update(k->s->runs[k->alt].ctx, c->y, XPAR_UPDATE_TO_DEVICE);
+  } else if (out) { /* poison the output where it lives */
     memset(ar->check, 0xA5, bytes);
-    if (!bench_copy_settled(c->out, ar->check, bytes)) {
+    if (!bench_copy_settled(out, ar->check, bytes)) {
       snprintf(k->why, sizeof k->why, "cannot poison the output");
       return -1;
     }
-    if (k->res == R_MAPPED && k->alt <= A_CUDA) /* the device copy too */
-      xpar_update(k->s->runs[k->alt].ctx, c->out, XPAR_UPDATE_TO_DEVICE);
+    if (xpar_mapped) /* the device copy too */
+      xpar_update(k->s->runs[k->alt].ctx, out, XPAR_UPDATE_TO_DEVICE);
   }
   if (!call_once(k)) return -1;
-  if (!c->out) {
+  if (!out) {
     if (memcmp(c->result, ref_result, c->esize) == 0) return 1;
     snprintf(k->why, sizeof k->why, "result differs from the plain serial loop's");
     return 0;
   }
-  if (k->res == R_MAPPED && k->alt <= A_CUDA) /* no-op when the host copy is newer */
-    xpar_update(k->s->runs[k->alt].ctx, c->out, XPAR_UPDATE_FROM_DEVICE);
-  if (!bench_copy(ar->check, c->out, bytes)) {
+  if (xpar_mapped) /* no-op when the host copy is newer */
+    xpar_update(k->s->runs[k->alt].ctx, out, XPAR_UPDATE_FROM_DEVICE);
+  if (!bench_copy(ar->check, out, bytes)) {
     snprintf(k->why, sizeof k->why, "cannot fetch the output");
     return -1;
   }
@@ -357,7 +393,7 @@ static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void 
 }
 
 static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, const void *ref_out,
-                          const void *ref_result, int *failures) {
+                          const void *ref_result, const void *y_init, int *failures) {
   rg_point *p = &sr->pt[e];
   memset(p, 0, sizeof *p);
   p->measured = 1;
@@ -366,15 +402,15 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
   p->paired = NAN;
   size_t n = (size_t)1 << e;
   size_t bytes = n * xpar_dtype_size(sr->dtype);
-  int has_out = sr->op->has_array_output;
+  const xpar_op op = sr->op->op;
   rg_call calls[A_COUNT];
   int list[A_COUNT], nl = 0;
   if (sr->res == R_MAPPED) {
-    xpar_status st = map_point(s, ar, bytes, has_out, 1);
+    xpar_status st = map_point(s, ar, bytes, op, 1);
     if (st != XPAR_OK) {
       fprintf(stderr, "\nxpar-bench regret: xpar_map at 2^%d: %s (%s)\n", e, xpar_status_name(st),
               xpar_last_error_detail());
-      map_point(s, ar, bytes, has_out, 0);
+      map_point(s, ar, bytes, op, 0);
       for (int a = 0; a < A_COUNT; ++a) p->a[a].st = P_FAILED;
       (*failures)++;
       return;
@@ -384,8 +420,8 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     rg_call *k = &calls[a];
     memset(k, 0, sizeof *k);
     k->s = s, k->alt = a, k->res = sr->res, k->op = sr->op;
-    bench_case_view(&k->c, sr->op, sr->dtype, n, ar->x, NULL, has_out ? ar->out : NULL);
-    k->sx = ar->sx, k->sout = ar->sout;
+    bench_case_view(&k->c, sr->op, sr->dtype, n, ar->x, ar->y, ar->out);
+    k->sx = ar->sx, k->sy = ar->sy, k->sout = ar->sout;
     int usable = s->avail[a];
     if (a == A_PSERIAL && !sr->op->serial_baseline) usable = 0;
     if (a == A_POMP && !sr->op->baseline) usable = 0;
@@ -393,7 +429,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
       p->a[a].st = P_NA;
       continue;
     }
-    int ok = check_alt(k, ar, ref_out, ref_result);
+    int ok = check_alt(k, ar, ref_out, ref_result, y_init);
     if (ok != 1) {
       p->a[a].st = ok == 0 ? P_WRONG : P_FAILED;
       fprintf(stderr, "\nxpar-bench regret: %s %s %s 2^%d, %s: %s: %s\n", sr->op->name,
@@ -582,50 +618,58 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     p->same_tier = (p->best == A_OPENMP && strcmp(p->a[A_AUTO].ran, "cpu-openmp") == 0) ||
                    (p->best == A_CUDA && strcmp(p->a[A_AUTO].ran, "cuda") == 0);
   }
-  if (sr->res == R_MAPPED) map_point(s, ar, bytes, has_out, 0);
+  if (sr->res == R_MAPPED) map_point(s, ar, bytes, op, 0);
 }
 
 /* ---- per series: arrays, sweep, table, CSV -------------------------------- */
 
 static void free_arrays(int res, rg_arrays *ar) {
-  if (res == R_DEVICE) {
-    bench_free_device(ar->x), bench_free_device(ar->out);
-  } else if (res == R_PINNED) {
-    bench_free_pinned(ar->x), bench_free_pinned(ar->out);
-  } else {
-    free(ar->x), free(ar->out);
+  void *const arr[3] = {ar->x, ar->y, ar->out}, *const staging[3] = {ar->sx, ar->sy, ar->sout};
+  for (int i = 0; i < 3; ++i) {
+    if (res == R_DEVICE)
+      bench_free_device(arr[i]);
+    else if (res == R_PINNED)
+      bench_free_pinned(arr[i]);
+    else
+      free(arr[i]);
+    if (ar->pinned_staging)
+      bench_free_pinned(staging[i]);
+    else
+      free(staging[i]);
   }
-  if (ar->pinned_staging)
-    bench_free_pinned(ar->sx), bench_free_pinned(ar->sout);
-  else
-    free(ar->sx), free(ar->sout);
   free(ar->check);
   memset(ar, 0, sizeof *ar);
 }
 
-static int alloc_arrays(int res, size_t bytes, int has_out, rg_arrays *ar, char *why,
-                        size_t why_size) {
+/* The residency's arrays x, and y / out where want_y / want_out, of `bytes`
+ * each; device data gets pinned host staging of the same shape. */
+static int alloc_arrays(int res, size_t bytes, int want_y, int want_out, rg_arrays *ar,
+                        char *why, size_t why_size) {
   memset(ar, 0, sizeof *ar);
-  if (res == R_DEVICE) {
-    ar->x = bench_alloc_device(bytes, why, why_size);
-    if (ar->x && has_out) ar->out = bench_alloc_device(bytes, why, why_size);
-    /* staging for the plain loops: pinned, the fastest copies an
-     * application can have */
-    ar->sx = bench_alloc_pinned(bytes, why, why_size);
-    if (ar->sx && has_out) ar->sout = bench_alloc_pinned(bytes, why, why_size);
-    ar->pinned_staging = 1;
-    if (!ar->sx || (has_out && !ar->sout)) return 0;
-  } else if (res == R_PINNED) {
-    ar->x = bench_alloc_pinned(bytes, why, why_size);
-    if (ar->x && has_out) ar->out = bench_alloc_pinned(bytes, why, why_size);
-  } else {
-    ar->x = malloc(bytes);
-    if (has_out) ar->out = malloc(bytes);
-    if (!ar->x || (has_out && !ar->out)) snprintf(why, why_size, "out of host memory");
+  void **arr[3] = {&ar->x, &ar->y, &ar->out}, **staging[3] = {&ar->sx, &ar->sy, &ar->sout};
+  const int want[3] = {1, want_y, want_out};
+  int ok = 1;
+  for (int i = 0; i < 3 && ok; ++i) {
+    if (!want[i]) continue;
+    if (res == R_DEVICE) {
+      *arr[i] = bench_alloc_device(bytes, why, why_size);
+      /* staging for the plain loops: pinned, the fastest copies an
+       * application can have */
+      *staging[i] = bench_alloc_pinned(bytes, why, why_size);
+      ar->pinned_staging = 1;
+      ok = *arr[i] && *staging[i];
+    } else if (res == R_PINNED) {
+      *arr[i] = bench_alloc_pinned(bytes, why, why_size);
+      ok = *arr[i] != NULL;
+    } else {
+      *arr[i] = malloc(bytes);
+      ok = *arr[i] != NULL;
+      if (!ok) snprintf(why, why_size, "out of host memory");
+    }
   }
   ar->check = malloc(bytes);
   if (!ar->check) snprintf(why, why_size, "out of host memory");
-  return ar->x && (!has_out || ar->out) && ar->check;
+  return ok && ar->check;
 }
 
 static void print_series(FILE *f, const rg_state *s, const rg_series *sr) {
@@ -818,8 +862,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: xpar-bench regret [options]\n"
           "  --quick            CI smoke: pageable (and the other residencies with a GPU),\n"
-          "                     reduce+scan x int32,float,double, 2^7..2^14, 5 rounds\n"
-          "  --ops LIST         reduce,scan (default both)\n"
+          "                     every op x int32,float,double, 2^7..2^14, 5 rounds\n"
+          "  --ops LIST         reduce,scan,axpy,add,fill,dot (default all)\n"
           "  --dtypes LIST      default int32,float,double\n"
           "  --residencies LIST device,pinned,pageable,mapped (default: those available)\n"
           "  --alts LIST        subset of auto,serial,openmp,cuda,plain-serial,plain-omp,cub\n"
@@ -844,7 +888,7 @@ static void usage(FILE *f) {
 }
 
 static int parse_opts(int argc, char **argv, rg_opts *o) {
-  *o = (rg_opts){.ops = "reduce,scan", .dtypes = "int32,float,double",
+  *o = (rg_opts){.ops = "reduce,scan,axpy,add,fill,dot", .dtypes = "int32,float,double",
                  .residencies = "device,pinned,pageable,mapped",
                  .alts = "auto,serial,openmp,cuda,plain-serial,plain-omp,cub",
                  .out_dir = "regret", .min_exp = 7, .max_exp = 30, .exp_step = 1, .rounds = 15,
@@ -930,7 +974,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
 static int cap_exp(const rg_state *s, const bench_op *op, xpar_dtype t, int want) {
   size_t avail = bench_mem_available();
   double es = (double)xpar_dtype_size(t);
-  int arrays = op->has_array_output ? 2 : 1;
+  int arrays = 1 + op_reads_y(op->op) + op_writes_out(op->op);
   int e = want;
   while (e > s->o.min_exp && avail && (2.0 + 3.0 * arrays) * ldexp(es, e) > 0.8 * (double)avail)
     --e;
@@ -1000,7 +1044,7 @@ int bench_cmd_regret(int argc, char **argv) {
   const char *prof = getenv("XPAR_PROFILE");
   printf("# thresholds: %s\n", prof && *prof ? prof : "built-in defaults (or the default profile)");
 
-  enum { MAX_SERIES = 2 * XPAR_DTYPE_COUNT_ * R_COUNT };
+  enum { MAX_OPS = 8, MAX_SERIES = MAX_OPS * XPAR_DTYPE_COUNT_ * R_COUNT };
   rg_series *sw = calloc(MAX_SERIES, sizeof *sw);
   bench_plot *plots = calloc(MAX_SERIES, sizeof *plots);
   char(*bases)[1024] = calloc(MAX_SERIES, sizeof *bases);
@@ -1018,31 +1062,31 @@ int bench_cmd_regret(int argc, char **argv) {
    * 2026-11-25 crashed so at the first device series after a pinned one:
    * see bench/NOTES.md, issue 12).  Stable buffers keep the bench off that
    * path; the bug itself is xpar's, reported there. */
-  int max_exp_of[8][XPAR_DTYPE_COUNT_];
+  int max_exp_of[MAX_OPS][XPAR_DTYPE_COUNT_];
   size_t max_bytes = 0;
-  int any_out = 0;
-  for (int oi = 0; bench_op_at(oi) && oi < 8; ++oi)
+  int any_y = 0, any_out = 0;
+  for (int oi = 0; bench_op_at(oi) && oi < MAX_OPS; ++oi)
     for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
       const bench_op *op = bench_op_at(oi);
       max_exp_of[oi][t] = -1;
       if (!bench_list_has(s.o.ops, op->name) ||
-          !bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t)) ||
-          (op->op != XPAR_OP_REDUCE && op->op != XPAR_OP_SCAN))
+          !bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t)) || !op->serial_baseline)
         continue;
       max_exp_of[oi][t] = cap_exp(&s, op, (xpar_dtype)t, s.o.max_exp);
       size_t b = ((size_t)1 << max_exp_of[oi][t]) * xpar_dtype_size((xpar_dtype)t);
       if (b > max_bytes) max_bytes = b;
-      any_out |= op->has_array_output;
+      any_y |= op_reads_y(op->op);
+      any_out |= op_writes_out(op->op);
     }
   rg_arrays arrs[R_COUNT];
   int arr_state[R_COUNT] = {0}; /* 0 not yet allocated, 1 ready, -1 failed */
   memset(arrs, 0, sizeof arrs);
 
-  for (int oi = 0; bench_op_at(oi); ++oi) {
+  for (int oi = 0; bench_op_at(oi) && oi < MAX_OPS; ++oi) {
     const bench_op *op = bench_op_at(oi);
     if (!bench_list_has(s.o.ops, op->name)) continue;
-    if (op->op != XPAR_OP_REDUCE && op->op != XPAR_OP_SCAN) {
-      fprintf(stderr, "xpar-bench regret: op %s not supported (reduce, scan)\n", op->name);
+    if (!op->serial_baseline) { /* the reference: every op has one */
+      fprintf(stderr, "xpar-bench regret: op %s has no plain serial loop\n", op->name);
       continue;
     }
     for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
@@ -1058,7 +1102,10 @@ int bench_cmd_regret(int argc, char **argv) {
         failures++;
         continue;
       }
-      if (op->serial_baseline && op->has_array_output) op->serial_baseline(&ref, 1);
+      /* axpy: ref.y becomes the reference output, ref.y0 keeps y's input */
+      if (op->has_array_output) op->serial_baseline(&ref, 1);
+      const void *ref_out = output_of(&ref);
+      const void *y_init = op->op == XPAR_OP_AXPY ? ref.y0 : ref.y;
       for (int res = 0; res < R_COUNT; ++res) {
         if (!bench_list_has(s.o.residencies, res_names[res]) || out_of_time(&s)) continue;
         if (res != R_PAGEABLE && !s.gpu) {
@@ -1069,11 +1116,13 @@ int bench_cmd_regret(int argc, char **argv) {
         }
         char why[160] = "";
         if (arr_state[res] == 0)
-          arr_state[res] = alloc_arrays(res, max_bytes, any_out, &arrs[res], why, sizeof why) ? 1 : -1;
+          arr_state[res] =
+              alloc_arrays(res, max_bytes, any_y, any_out, &arrs[res], why, sizeof why) ? 1 : -1;
         rg_arrays ar = arrs[res];
         int ok = arr_state[res] == 1;
         if (!ok && !why[0]) snprintf(why, sizeof why, "its arrays could not be allocated");
-        if (ok && !bench_copy_settled(ar.x, ref.x, nmax * es)) {
+        if (ok && (!bench_copy_settled(ar.x, ref.x, nmax * es) ||
+                   (y_init && !bench_copy_settled(ar.y, y_init, nmax * es)))) {
           snprintf(why, sizeof why, "copying the data in failed");
           ok = 0;
         }
@@ -1098,7 +1147,7 @@ int bench_cmd_regret(int argc, char **argv) {
             memcpy(ref_result, v.result, sizeof ref_result);
           }
           fprintf(stderr, "\r[%s %s %s] 2^%d ", op->name, xpar_dtype_name(dt), res_names[res], e);
-          measure_point(&s, sr, &ar, e, ref.out, ref_result, &failures);
+          measure_point(&s, sr, &ar, e, ref_out, ref_result, y_init, &failures);
         }
         fprintf(stderr, "\r%50s\r", "");
         summarise(sr);

@@ -1,6 +1,6 @@
 # CI smoke test of `xpar-bench regret --quick` (issue 12.7): CPU-only, small
-# (pageable data, reduce+scan x int32/float/double, 2^7..2^14, 5 rounds; about
-# a second on 2 cores), with 9 rounds for the contenders (AUTO and those near
+# (pageable data, every op -- reduce, scan, axpy, add, fill, dot -- x
+# int32/float/double, 2^7..2^14, 5 rounds; a few seconds on 2 cores), with 9 rounds for the contenders (AUTO and those near
 # the fastest) after the 5 of everyone.  It must print its table with the
 # geometric mean and the paired ratio, AUTO's 9 rounds at 2^7, and exit 0 (0
 # also means every alternative's answer matched the reference).
@@ -17,7 +17,9 @@ if(NOT rc EQUAL 0)
 endif()
 foreach(want "# overall: [0-9]+ points, geometric mean [0-9]+\\.[0-9]+"
              "# paired \\(median over rounds" "\n2\\^7 [^\n]* 9\n"
-             "\n2\\^14 " "reduce +int32 +pageable" "scan +double +pageable")
+             "\n2\\^14 " "reduce +int32 +pageable" "scan +double +pageable"
+             "axpy +float +pageable" "add +int32 +pageable" "fill +double +pageable"
+             "dot +float +pageable")
   if(NOT out MATCHES "${want}")
     message(FATAL_ERROR "xpar-bench regret --quick: output lacks /${want}/")
   endif()

@@ -1,20 +1,27 @@
 /*
  * CUB as the application's GPU alternative in `xpar-bench regret`
- * (bench/bench_regret.c): one synchronous reduce-sum or inclusive scan-sum,
- * written the way an application that skips xpar would write it.
+ * (bench/bench_regret.c): one synchronous call of each op, written the way an
+ * application that skips xpar would write it with CUB:
  *
- *  - device data: CUB on the arrays; a reduce writes its result into a
+ *   reduce  cub::DeviceReduce::Sum
+ *   scan    cub::DeviceScan::InclusiveSum
+ *   axpy    cub::DeviceTransform::Transform((x, y) -> a x + y) in place on y
+ *   add     cub::DeviceTransform::Transform((x, y) -> x + y)
+ *   fill    cub::DeviceFor::Bulk (out[i] = value)
+ *   dot     cub::DeviceReduce::TransformReduce over the indices (x[i] y[i], +)
+ *
+ *  - device data: CUB on the arrays; a reduce or dot writes its result into a
  *    mapped pinned scalar (no cudaMemcpy: the cheapest way to get one value
  *    to the host), then one stream synchronize;
  *  - host data (pageable, pinned, or the host copy of an xpar-mapped array):
- *    cudaMemcpyAsync in, CUB, cudaMemcpyAsync out (the scan's array), one
- *    synchronize.  The copies are part of the call, as they are for xpar's
- *    CUDA tier on host data.
+ *    cudaMemcpyAsync of the inputs in, CUB, cudaMemcpyAsync of the output
+ *    array out, one synchronize.  The copies are part of the call, as they
+ *    are for xpar's CUDA tier on host data.
  *
  * Device buffers, CUB's temporary storage and the stream are cached between
  * calls (grown as needed), as an application reusing its buffers does.
- * Integers are summed in the unsigned type of their width: the same bits as
- * xpar's wrapping sums, without signed overflow in device code.
+ * Integers are computed in the unsigned type of their width: the same bits as
+ * xpar's wrapping arithmetic, without signed overflow in device code.
  *
  * Compiled into xpar-bench (a C program) only when the CUDA backend is built;
  * the interface is the two extern "C" functions declared in bench/bench.h.
@@ -23,9 +30,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include <cub/device/device_for.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_transform.cuh>
+#include <cuda/std/functional>
+#include <cuda/std/tuple>
 #include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
 
 extern "C" {
 #include "bench.h"
@@ -35,8 +47,8 @@ namespace {
 
 struct cub_cache {
   cudaStream_t stream = nullptr;
-  void *d_in = nullptr, *d_out = nullptr, *d_temp = nullptr;
-  size_t in_bytes = 0, out_bytes = 0, temp_bytes = 0;
+  void *d_in = nullptr, *d_y = nullptr, *d_out = nullptr, *d_temp = nullptr;
+  size_t in_bytes = 0, y_bytes = 0, out_bytes = 0, temp_bytes = 0;
   void *h_result = nullptr; /* mapped pinned scalar (8 bytes) */
   void *d_result = nullptr; /* its device address */
 };
@@ -71,76 +83,160 @@ bool setup(char *why, size_t why_size) {
 }
 
 template <class T>
-bool run(xpar_op op, const void *x, void *out, void *result, size_t n, bool on_device, char *why,
-         size_t why_size) {
-  if (!setup(why, why_size)) return false;
-  const size_t bytes = n * sizeof(T);
-  const T *in = static_cast<const T *>(x);
-  if (!on_device) {
-    if (!grow(&cache.d_in, &cache.in_bytes, bytes, why, why_size)) return false;
-    cudaError_t e = cudaMemcpyAsync(cache.d_in, x, bytes, cudaMemcpyHostToDevice, cache.stream);
-    if (e != cudaSuccess) return fail(e, "cudaMemcpyAsync H2D", why, why_size);
-    in = static_cast<const T *>(cache.d_in);
-  }
-  size_t temp = 0;
-  cudaError_t e;
-  if (op == XPAR_OP_REDUCE) {
-    T *res = static_cast<T *>(cache.d_result);
-    e = cub::DeviceReduce::Sum(nullptr, temp, in, res, (int64_t)n, cache.stream);
-    if (e != cudaSuccess) return fail(e, "cub::DeviceReduce::Sum (size)", why, why_size);
-    if (!grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size)) return false;
-    e = cub::DeviceReduce::Sum(cache.d_temp, temp, in, res, (int64_t)n, cache.stream);
-    if (e != cudaSuccess) return fail(e, "cub::DeviceReduce::Sum", why, why_size);
-    e = cudaStreamSynchronize(cache.stream);
-    if (e != cudaSuccess) return fail(e, "cudaStreamSynchronize", why, why_size);
-    T v = *static_cast<volatile T *>(cache.h_result);
-    std::memcpy(result, &v, sizeof v); /* result: a byte buffer, maybe unaligned */
+struct axpy_op {
+  T a;
+  __device__ T operator()(T x, T y) const { return a * x + y; }
+};
+template <class T>
+struct add_op {
+  __device__ T operator()(T x, T y) const { return x + y; }
+};
+template <class T>
+struct fill_op {
+  T *out;
+  T v;
+  __device__ void operator()(int64_t i) const { out[i] = v; }
+};
+template <class T>
+struct product_at {
+  const T *x, *y;
+  __device__ T operator()(int64_t i) const { return x[i] * y[i]; }
+};
+
+/* Host data: the array copied into the cached device buffer *buf on the
+ * stream; device data: the array itself. */
+template <class T>
+bool device_array(const void *host_or_dev, bool on_device, bool copy_in, void **buf, size_t *have,
+                  size_t bytes, T **out, char *why, size_t why_size) {
+  if (on_device) {
+    *out = static_cast<T *>(const_cast<void *>(host_or_dev));
     return true;
   }
-  T *dst = static_cast<T *>(out);
-  if (!on_device) {
-    if (!grow(&cache.d_out, &cache.out_bytes, bytes, why, why_size)) return false;
-    dst = static_cast<T *>(cache.d_out);
+  if (!grow(buf, have, bytes, why, why_size)) return false;
+  if (copy_in) {
+    cudaError_t e = cudaMemcpyAsync(*buf, host_or_dev, bytes, cudaMemcpyHostToDevice, cache.stream);
+    if (e != cudaSuccess) return fail(e, "cudaMemcpyAsync H2D", why, why_size);
   }
-  e = cub::DeviceScan::InclusiveSum(nullptr, temp, in, dst, (int64_t)n, cache.stream);
-  if (e != cudaSuccess) return fail(e, "cub::DeviceScan::InclusiveSum (size)", why, why_size);
-  if (!grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size)) return false;
-  e = cub::DeviceScan::InclusiveSum(cache.d_temp, temp, in, dst, (int64_t)n, cache.stream);
-  if (e != cudaSuccess) return fail(e, "cub::DeviceScan::InclusiveSum", why, why_size);
-  if (!on_device) {
-    e = cudaMemcpyAsync(out, dst, bytes, cudaMemcpyDeviceToHost, cache.stream);
-    if (e != cudaSuccess) return fail(e, "cudaMemcpyAsync D2H", why, why_size);
+  *out = static_cast<T *>(*buf);
+  return true;
+}
+
+template <class T>
+bool run(bench_case *c, bool on_device, char *why, size_t why_size) {
+  if (!setup(why, why_size)) return false;
+  const xpar_op op = c->op;
+  const size_t n = c->n, bytes = n * sizeof(T);
+  const bool reads_x = op != XPAR_OP_FILL;
+  const bool reads_y = op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
+  const bool writes_out = op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+  T *x = nullptr, *y = nullptr, *out = nullptr;
+  if (reads_x && !device_array<T>(c->x, on_device, true, &cache.d_in, &cache.in_bytes, bytes, &x,
+                                  why, why_size))
+    return false;
+  if (reads_y && !device_array<T>(c->y, on_device, true, &cache.d_y, &cache.y_bytes, bytes, &y,
+                                  why, why_size))
+    return false;
+  if (writes_out && !device_array<T>(c->out, on_device, false, &cache.d_out, &cache.out_bytes,
+                                     bytes, &out, why, why_size))
+    return false;
+  T *res = static_cast<T *>(cache.d_result);
+  size_t temp = 0;
+  cudaError_t e = cudaSuccess;
+  const char *what = "";
+  switch (op) {
+    case XPAR_OP_REDUCE:
+      what = "cub::DeviceReduce::Sum";
+      e = cub::DeviceReduce::Sum(nullptr, temp, x, res, (int64_t)n, cache.stream);
+      if (e == cudaSuccess && !grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size))
+        return false;
+      if (e == cudaSuccess)
+        e = cub::DeviceReduce::Sum(cache.d_temp, temp, x, res, (int64_t)n, cache.stream);
+      break;
+    case XPAR_OP_SCAN:
+      what = "cub::DeviceScan::InclusiveSum";
+      e = cub::DeviceScan::InclusiveSum(nullptr, temp, x, out, (int64_t)n, cache.stream);
+      if (e == cudaSuccess && !grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size))
+        return false;
+      if (e == cudaSuccess)
+        e = cub::DeviceScan::InclusiveSum(cache.d_temp, temp, x, out, (int64_t)n, cache.stream);
+      break;
+    case XPAR_OP_AXPY: {
+      what = "cub::DeviceTransform::Transform (axpy)";
+      T a;
+      std::memcpy(&a, c->scalar, sizeof a);
+      e = cub::DeviceTransform::Transform(cuda::std::make_tuple(x, y), y, (int64_t)n,
+                                          axpy_op<T>{a}, cache.stream);
+      break;
+    }
+    case XPAR_OP_ADD:
+      what = "cub::DeviceTransform::Transform (add)";
+      e = cub::DeviceTransform::Transform(cuda::std::make_tuple(x, y), out, (int64_t)n,
+                                          add_op<T>{}, cache.stream);
+      break;
+    case XPAR_OP_FILL: {
+      what = "cub::DeviceFor::Bulk (fill)";
+      T v;
+      std::memcpy(&v, c->scalar, sizeof v);
+      e = cub::DeviceFor::Bulk((int64_t)n, fill_op<T>{out, v}, cache.stream);
+      break;
+    }
+    case XPAR_OP_DOT: {
+      what = "cub::DeviceReduce::TransformReduce (dot)";
+      thrust::counting_iterator<int64_t> idx(0);
+      e = cub::DeviceReduce::TransformReduce(nullptr, temp, idx, res, (int64_t)n,
+                                             cuda::std::plus<T>{}, product_at<T>{x, y}, T(0),
+                                             cache.stream);
+      if (e == cudaSuccess && !grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size))
+        return false;
+      if (e == cudaSuccess)
+        e = cub::DeviceReduce::TransformReduce(cache.d_temp, temp, idx, res, (int64_t)n,
+                                               cuda::std::plus<T>{}, product_at<T>{x, y}, T(0),
+                                               cache.stream);
+      break;
+    }
+    default:
+      std::snprintf(why, why_size, "CUB alternative: op %d not supported", (int)op);
+      return false;
+  }
+  if (e != cudaSuccess) return fail(e, what, why, why_size);
+  if (!on_device) { /* the output array back to the host */
+    void *dst = op == XPAR_OP_AXPY ? c->y : writes_out ? c->out : nullptr;
+    const void *src = op == XPAR_OP_AXPY ? static_cast<void *>(y) : static_cast<void *>(out);
+    if (dst) {
+      e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cache.stream);
+      if (e != cudaSuccess) return fail(e, "cudaMemcpyAsync D2H", why, why_size);
+    }
   }
   e = cudaStreamSynchronize(cache.stream);
   if (e != cudaSuccess) return fail(e, "cudaStreamSynchronize", why, why_size);
+  if (op == XPAR_OP_REDUCE || op == XPAR_OP_DOT) {
+    T v = *static_cast<volatile T *>(cache.h_result);
+    std::memcpy(c->result, &v, sizeof v); /* result: a byte buffer, maybe unaligned */
+  }
   return true;
 }
 
 }  // namespace
 
-extern "C" int bench_cub_call(xpar_op op, xpar_dtype t, const void *x, void *out, void *result,
-                              size_t n, int on_device, char *why, size_t why_size) {
-  if (op != XPAR_OP_REDUCE && op != XPAR_OP_SCAN) {
-    std::snprintf(why, why_size, "CUB alternative: only reduce and scan");
-    return 0;
-  }
+extern "C" int bench_cub_call(bench_case *c, int on_device, char *why, size_t why_size) {
   bool dev = on_device != 0;
-  switch (t) {
+  switch (c->dtype) {
     case XPAR_INT32:
-    case XPAR_UINT32: return run<uint32_t>(op, x, out, result, n, dev, why, why_size);
+    case XPAR_UINT32: return run<uint32_t>(c, dev, why, why_size);
     case XPAR_INT64:
-    case XPAR_UINT64: return run<unsigned long long>(op, x, out, result, n, dev, why, why_size);
-    case XPAR_FLOAT: return run<float>(op, x, out, result, n, dev, why, why_size);
-    case XPAR_DOUBLE: return run<double>(op, x, out, result, n, dev, why, why_size);
+    case XPAR_UINT64: return run<unsigned long long>(c, dev, why, why_size);
+    case XPAR_FLOAT: return run<float>(c, dev, why, why_size);
+    case XPAR_DOUBLE: return run<double>(c, dev, why, why_size);
     default: break;
   }
-  std::snprintf(why, why_size, "CUB alternative: dtype %d not supported", (int)t);
+  std::snprintf(why, why_size, "CUB alternative: dtype %d not supported", (int)c->dtype);
   return 0;
 }
 
 extern "C" void bench_cub_release(void) {
   if (cache.stream) cudaStreamSynchronize(cache.stream);
   cudaFree(cache.d_in);
+  cudaFree(cache.d_y);
   cudaFree(cache.d_out);
   cudaFree(cache.d_temp);
   if (cache.h_result) cudaFreeHost(cache.h_result);
