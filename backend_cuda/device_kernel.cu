@@ -41,8 +41,8 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
                                 k->name, block);
     }
     if (per_sm < 1) per_sm = 1;
-    if ((unsigned)per_sm > tuning::elementwise_max_blocks_per_sm)
-      per_sm = (int)tuning::elementwise_max_blocks_per_sm;
+    if ((unsigned)per_sm > tuning::kernel_max_blocks_per_sm)
+      per_sm = (int)tuning::kernel_max_blocks_per_sm;
     const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
     const size_t cap = sms * (size_t)per_sm;
     shaped.grid = cap > 0x7fffffffu ? 0x7fffffffu : (unsigned)cap;

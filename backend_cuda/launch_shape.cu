@@ -7,7 +7,7 @@ namespace {
 
 struct FamilyTuning {
   unsigned block;
-  unsigned max_blocks_per_sm;
+  unsigned max_blocks_per_sm; /* 0: no cap, one block per tile */
 };
 
 FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
@@ -15,12 +15,12 @@ FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
     case XPAR_CUDA_FAMILY_REDUCE:
       return {tuning::reduce_block, tuning::reduce_max_blocks_per_sm};
     case XPAR_CUDA_FAMILY_SCAN4:
-      return {tuning::ScanTuning<4>::block, tuning::ScanTuning<4>::min_blocks};
+      return {tuning::ScanTuning<4>::block, 0};
     case XPAR_CUDA_FAMILY_SCAN8:
-      return {tuning::ScanTuning<8>::block, tuning::ScanTuning<8>::min_blocks};
+      return {tuning::ScanTuning<8>::block, 0};
     case XPAR_CUDA_FAMILY_ELEMENTWISE:
     default:
-      return {tuning::elementwise_block, tuning::elementwise_max_blocks_per_sm};
+      return {tuning::elementwise_block, 0};
   }
 }
 
@@ -56,9 +56,9 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
     return XPAR_OK;
   }
   const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
-  /* Scans: no persistent cap, one block per tile, started as resident blocks finish
-   * (CUB's shape). */
-  const bool uncapped = family == XPAR_CUDA_FAMILY_SCAN4 || family == XPAR_CUDA_FAMILY_SCAN8;
+  /* Scans and elementwise ops: no persistent cap, one block per tile, started as
+   * resident blocks finish (CUB's shape; launch_shape.cuh says why for elementwise). */
+  const bool uncapped = tune.max_blocks_per_sm == 0;
   if (uncapped && wanted > 0x7fffffffu) wanted = 0x7fffffffu; /* the kernel loops over the rest */
   if (wanted > sms && !uncapped) {
     int resident = 0;

@@ -26,7 +26,12 @@ constexpr unsigned vector_bytes = 16;
  * reduce: 256 threads, 8 independent 16-byte loads in flight per thread per
  *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
  * scan: ScanTuning below, one table per element size.
- * elementwise: 256 threads, 4 vectors per operand per iteration.
+ * elementwise: 256 threads, 4 vectors per operand per thread, one block per
+ *   256 x 4 vectors (no persistent cap, CUB's shape).  Why: capped at 8 blocks
+ *   per SM (a grid-stride loop over 1,056 blocks) axpy and fill ran 0.94-0.97 x
+ *   CUB at 2^26 and 0.96-0.99 at 2^24; one block per tile 0.98-1.02 and
+ *   1.00-1.04, and 1.04-1.19 at 2^22 (bench/cub/experiments/elementwise_shape.cu,
+ *   H100, session 9, events, median of 15).
  */
 /* Synchronous calls of at most this many elements whose caller needs only the result
  * (reduce: the value on the host; scan: one-block launches) wait for a flag the kernel
@@ -135,7 +140,11 @@ template <> struct ScanTuning<8> {
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;
-constexpr unsigned elementwise_max_blocks_per_sm = 8;
+/* Application kernels (xpar_launch, device_kernel.cu): the elementwise block, one index
+ * per thread per pass, a grid-stride loop over at most this many resident blocks per SM
+ * (their bodies are the application's; the persistent shape was not measured against
+ * one block per tile for them). */
+constexpr unsigned kernel_max_blocks_per_sm = 8;
 
 /* The largest block any kernel is compiled for (__launch_bounds__), so that
  * a launch-shape override up to the hardware limit always launches. */
@@ -147,7 +156,8 @@ constexpr unsigned max_block = 1024;
 enum xpar__cuda_kernel_family {
   XPAR_CUDA_FAMILY_REDUCE = 0,
   XPAR_CUDA_FAMILY_ELEMENTWISE = 1,
-  /* scans: ScanTuning<4> / <8>'s block, grid = one block per tile (no persistent cap) */
+  /* scans: ScanTuning<4> / <8>'s block; scans and elementwise: grid = one block per
+   * tile (no persistent cap) */
   XPAR_CUDA_FAMILY_SCAN4 = 2,
   XPAR_CUDA_FAMILY_SCAN8 = 3
 };
@@ -161,11 +171,11 @@ struct xpar__cuda_shape {
  * Choose the launch shape of one call.
  *  - exec->serial: grid = block = 1.
  *  - exec->block / exec->grid (0 = choose) override each side.
- *  - otherwise: the family's tuned block; the grid covers the work
- *    (`items_per_block_pass(block)` elements per block per pass) but is
- *    capped at the resident blocks of the device (persistent grid), asked of
- *    the occupancy calculator for `kernel` only when the work would exceed
- *    one block per SM.
+ *  - otherwise: the family's tuned block; the grid covers the work (block x
+ *    items_per_thread elements per block).  Reduce caps it at the resident
+ *    blocks of the device (persistent grid: fewer partials to combine), asked
+ *    of the occupancy calculator for `kernel` only when the work would exceed
+ *    one block per SM; scans and elementwise ops launch one block per tile.
  * `items_per_thread` is the number of elements one thread handles in one
  * pass (reduce, elementwise) or one tile (scan).
  */
