@@ -29,8 +29,8 @@ constexpr unsigned vector_bytes = 16;
  * elementwise: 256 threads, 4 vectors per operand per thread, one block per
  *   256 x 4 vectors (no persistent cap, CUB's shape).  Why: capped at 8 blocks
  *   per SM (a grid-stride loop over 1,056 blocks) axpy and fill ran 0.94-0.97 x
- *   CUB at 2^26 and 0.96-0.99 at 2^24; one block per tile 0.98-1.02 and
- *   1.00-1.04, and 1.04-1.19 at 2^22 (bench/cub/experiments/elementwise_shape.cu,
+ *   CUB at 2^26 and 0.96-1.03 at 2^24; one block per tile 0.98-1.00 and
+ *   0.99-1.04, and 1.04-1.21 at 2^22 (bench/cub/experiments/elementwise_shape.cu,
  *   H100, session 9, events, median of 15).
  */
 /* Synchronous calls of at most this many elements whose caller needs only the result
