@@ -68,7 +68,8 @@ typedef struct bench_op {
   /** The plain OpenMP baseline of this op and reduction, or NULL. */
   void (*baseline)(bench_case *c, int threads);
   const char *baseline_name;
-  /** The plain serial loop of this op (SUM only; threads ignored), or NULL. */
+  /** The plain serial loop of this op (SUM only; threads ignored): every op
+   *  has one (the regret bench's reference). */
   void (*serial_baseline)(bench_case *c, int threads);
 } bench_op;
 
@@ -77,6 +78,13 @@ const bench_op *bench_op_at(int i); /* NULL past the end */
 int bench_parse_dtype(const char *s, xpar_dtype *out);
 int bench_parse_reduction(const char *s, xpar_reduction *out);
 
+/** The arrays an op uses: x (all but fill), y (axpy's in/out, add's and
+ *  dot's second input), out (scan, add, fill); and the array a case's op
+ *  writes (axpy: y), NULL for reduce and dot. */
+int bench_op_reads_x(xpar_op op);
+int bench_op_reads_y(xpar_op op);
+int bench_op_writes_out(xpar_op op);
+void *bench_case_output(const bench_case *c);
 /** Allocate and fill the case's arrays with seeded random data. */
 int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed);
 void bench_case_free(bench_case *c);
@@ -92,11 +100,11 @@ bench_case bench_case_prefix(const bench_case *c, size_t n);
 /** Restore inputs that an op modifies in place (axpy's y) before a checked run. */
 void bench_case_reset(bench_case *c, const bench_op *op);
 /** Save the last run's output as the reference (the serial tier's answer). */
-void bench_case_save_reference(bench_case *c, const bench_op *op);
+void bench_case_save_reference(bench_case *c);
 /** Compare the last run's output with the reference; 1 if it matches (floats
  *  within a rounding bound derived from n and the magnitudes). On mismatch
  *  writes a description to why. */
-int bench_case_check(const bench_case *c, const bench_op *op, char *why, size_t why_size);
+int bench_case_check(const bench_case *c, char *why, size_t why_size);
 /** Does the op's baseline apply to this case (e.g. only SUM reductions)? */
 int bench_baseline_applies(const bench_op *op, const bench_case *c);
 

@@ -205,14 +205,14 @@ static void measure(xo_state *x, xo_sweep *s, int tier, bench_case *big, int e, 
       goto done;
     }
     if (!*have_ref) {
-      bench_case_save_reference(&v, s->op);
+      bench_case_save_reference(&v);
       /* a scalar reference lives in the case itself: keep it in big, which
        * every later view of this N is copied from */
       memcpy(big->ref_result, v.ref_result, sizeof big->ref_result);
       *have_ref = 1;
     } else {
       char why[128];
-      if (!bench_case_check(&v, s->op, why, sizeof why)) {
+      if (!bench_case_check(&v, why, sizeof why)) {
         fprintf(stderr, "\nxpar-bench: %s %s %s, %s at n = 2^%d is WRONG: %s\n", s->op->name,
                 xpar_dtype_name(s->dtype), bench_location_name(s->loc), xt_names[tier], e, why);
         out->st = PT_WRONG;

@@ -276,11 +276,11 @@ static int cmd_sweep(int argc, char **argv) {
         fprintf(stderr, "\nxpar-bench: %s at n = 2^%d: %s (%s)\n", names[i], e,
                 xpar_status_name(st), xpar_last_error_detail());
       } else if (i == serial_col) {
-        bench_case_save_reference(&c, o.op);
+        bench_case_save_reference(&c);
         r->ok = 1;
       } else {
         static char why[BENCH_MAX_TIERS][128];
-        r->ok = bench_case_check(&c, o.op, why[i], sizeof why[i]);
+        r->ok = bench_case_check(&c, why[i], sizeof why[i]);
         r->note = why[i];
       }
       if (r->ok == 1 && tr->ctx && tr->tier->backend == XPAR_BACKEND_AUTO) {

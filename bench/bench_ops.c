@@ -110,6 +110,40 @@ typedef uint64_t bench_uint8;
 #define BENCH_ACC(ctype, size) \
   __typeof__(_Generic((ctype)0, float: (float)0, double: (double)0, default: (bench_uint##size)0))
 
+/* The elementwise ops as an application writes them (y = alpha x + y,
+ * out = x + y, out = value): one loop each, run by one thread (prefix
+ * plain_serial_, PARALLEL empty) or by one `parallel for` (prefix plain_,
+ * PARALLEL the pragma). */
+#define BENCH_ELEMENTWISE_LOOPS_(prefix, PARALLEL, e, ctype, size)                          \
+  static void prefix##axpy_##e(bench_case *c, int threads) {                               \
+    (void)threads;                                                                         \
+    const ctype *x = (const ctype *)c->x;                                                  \
+    ctype *y = (ctype *)c->y, a0;                                                          \
+    memcpy(&a0, c->scalar, sizeof a0);                                                     \
+    BENCH_ACC(ctype, size) a = (BENCH_ACC(ctype, size))a0;                                 \
+    long long n = (long long)c->n;                                                         \
+    PARALLEL                                                                               \
+    for (long long i = 0; i < n; ++i)                                                      \
+      y[i] = (ctype)(a * (BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);     \
+  }                                                                                        \
+  static void prefix##add_##e(bench_case *c, int threads) {                                \
+    (void)threads;                                                                         \
+    const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
+    ctype *out = (ctype *)c->out;                                                          \
+    long long n = (long long)c->n;                                                         \
+    PARALLEL                                                                               \
+    for (long long i = 0; i < n; ++i)                                                      \
+      out[i] = (ctype)((BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);       \
+  }                                                                                        \
+  static void prefix##fill_##e(bench_case *c, int threads) {                               \
+    (void)threads;                                                                         \
+    ctype *out = (ctype *)c->out, v;                                                       \
+    memcpy(&v, c->scalar, sizeof v);                                                       \
+    long long n = (long long)c->n;                                                         \
+    PARALLEL                                                                               \
+    for (long long i = 0; i < n; ++i) out[i] = v;                                          \
+  }
+
 #if defined(BENCH_HAVE_OPENMP)
 static int bench_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
@@ -168,38 +202,11 @@ static int bench_threads(int threads) { return threads > 0 ? threads : omp_get_m
 XPAR_DTYPE_MAP(BENCH_BASELINES_)
 #undef BENCH_BASELINES_
 
-/* The elementwise ops as an application writes them with OpenMP: one
- * `parallel for` (y = alpha x + y, out = x + y, out = value). */
-#define BENCH_ELEMENTWISE_BASELINES_(e, ctype, name, size)                                  \
-  static void plain_axpy_##e(bench_case *c, int threads) {                                 \
-    const ctype *x = (const ctype *)c->x;                                                  \
-    ctype *y = (ctype *)c->y;                                                              \
-    BENCH_ACC(ctype, size) a;                                                              \
-    ctype a0;                                                                              \
-    memcpy(&a0, c->scalar, sizeof a0);                                                     \
-    a = (BENCH_ACC(ctype, size))a0;                                                        \
-    long long n = (long long)c->n;                                                         \
-    _Pragma("omp parallel for num_threads(bench_threads(threads))")                        \
-    for (long long i = 0; i < n; ++i)                                                      \
-      y[i] = (ctype)(a * (BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);     \
-  }                                                                                        \
-  static void plain_add_##e(bench_case *c, int threads) {                                  \
-    const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
-    ctype *out = (ctype *)c->out;                                                          \
-    long long n = (long long)c->n;                                                         \
-    _Pragma("omp parallel for num_threads(bench_threads(threads))")                        \
-    for (long long i = 0; i < n; ++i)                                                      \
-      out[i] = (ctype)((BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);       \
-  }                                                                                        \
-  static void plain_fill_##e(bench_case *c, int threads) {                                 \
-    ctype *out = (ctype *)c->out, v;                                                       \
-    memcpy(&v, c->scalar, sizeof v);                                                       \
-    long long n = (long long)c->n;                                                         \
-    _Pragma("omp parallel for num_threads(bench_threads(threads))")                        \
-    for (long long i = 0; i < n; ++i) out[i] = v;                                          \
-  }
-XPAR_DTYPE_MAP(BENCH_ELEMENTWISE_BASELINES_)
-#undef BENCH_ELEMENTWISE_BASELINES_
+#define BENCH_OMP_FOR _Pragma("omp parallel for num_threads(bench_threads(threads))")
+#define BENCH_ELEMENTWISE_OMP_(e, ctype, name, size) \
+  BENCH_ELEMENTWISE_LOOPS_(plain_, BENCH_OMP_FOR, e, ctype, size)
+XPAR_DTYPE_MAP(BENCH_ELEMENTWISE_OMP_)
+#undef BENCH_ELEMENTWISE_OMP_
 
 #define BENCH_DISPATCH_BASELINE_(opname)                                   \
   static void plain_##opname(bench_case *c, int threads) {                 \
@@ -265,9 +272,9 @@ BENCH_DISPATCH_BASELINE_(fill)
 XPAR_DTYPE_MAP(BENCH_SERIAL_LOOPS_)
 #undef BENCH_SERIAL_LOOPS_
 
-/* dot and the elementwise ops, one thread (-O3 vectorises all but the float
- * dot, whose sum stays an element-order chain as written). */
-#define BENCH_SERIAL_LOOPS2_(e, ctype, name, size)                                         \
+/* dot, one thread (-O3 vectorises all but the float dot, whose sum stays an
+ * element-order chain as written), and the elementwise ops. */
+#define BENCH_SERIAL_DOT_(e, ctype, name, size)                                         \
   static void plain_serial_dot_##e(bench_case *c, int threads) {                           \
     (void)threads;                                                                         \
     const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
@@ -276,31 +283,13 @@ XPAR_DTYPE_MAP(BENCH_SERIAL_LOOPS_)
       s += (BENCH_ACC(ctype, size))x[i] * (BENCH_ACC(ctype, size))y[i];                    \
     ctype r = (ctype)s;                                                                    \
     memcpy(c->result, &r, sizeof r);                                                       \
-  }                                                                                        \
-  static void plain_serial_axpy_##e(bench_case *c, int threads) {                          \
-    (void)threads;                                                                         \
-    const ctype *x = (const ctype *)c->x;                                                  \
-    ctype *y = (ctype *)c->y, a0;                                                          \
-    memcpy(&a0, c->scalar, sizeof a0);                                                     \
-    BENCH_ACC(ctype, size) a = (BENCH_ACC(ctype, size))a0;                                 \
-    for (size_t i = 0; i < c->n; ++i)                                                      \
-      y[i] = (ctype)(a * (BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);     \
-  }                                                                                        \
-  static void plain_serial_add_##e(bench_case *c, int threads) {                           \
-    (void)threads;                                                                         \
-    const ctype *x = (const ctype *)c->x, *y = (const ctype *)c->y;                        \
-    ctype *out = (ctype *)c->out;                                                          \
-    for (size_t i = 0; i < c->n; ++i)                                                      \
-      out[i] = (ctype)((BENCH_ACC(ctype, size))x[i] + (BENCH_ACC(ctype, size))y[i]);       \
-  }                                                                                        \
-  static void plain_serial_fill_##e(bench_case *c, int threads) {                          \
-    (void)threads;                                                                         \
-    ctype *out = (ctype *)c->out, v;                                                       \
-    memcpy(&v, c->scalar, sizeof v);                                                       \
-    for (size_t i = 0; i < c->n; ++i) out[i] = v;                                          \
   }
-XPAR_DTYPE_MAP(BENCH_SERIAL_LOOPS2_)
-#undef BENCH_SERIAL_LOOPS2_
+XPAR_DTYPE_MAP(BENCH_SERIAL_DOT_)
+#undef BENCH_SERIAL_DOT_
+#define BENCH_ELEMENTWISE_SERIAL_(e, ctype, name, size) \
+  BENCH_ELEMENTWISE_LOOPS_(plain_serial_, , e, ctype, size)
+XPAR_DTYPE_MAP(BENCH_ELEMENTWISE_SERIAL_)
+#undef BENCH_ELEMENTWISE_SERIAL_
 
 #define BENCH_SERIAL_CASE_reduce(e, ctype, name, size) \
   case XPAR_##e: plain_serial_reduce_##e(c, threads); break;
@@ -379,19 +368,18 @@ int bench_baseline_applies(const bench_op *op, const bench_case *c) {
 
 /* ---- case set-up and checking -------------------------------------------- */
 
-static void *output_array(const bench_case *c, const bench_op *op) {
-  if (!op->has_array_output) return NULL;
-  return op->op == XPAR_OP_AXPY ? c->y : c->out;
-}
-
 static void set_scalar(bench_case *c, const bench_op *op);
 
-/* Which arrays an op reads or writes beyond x. */
-static int op_reads_y(xpar_op op) {
+/* Which arrays an op reads and writes (bench.h). */
+int bench_op_reads_x(xpar_op op) { return op != XPAR_OP_FILL; }
+int bench_op_reads_y(xpar_op op) {
   return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
 }
-static int op_writes_out(xpar_op op) {
+int bench_op_writes_out(xpar_op op) {
   return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+}
+void *bench_case_output(const bench_case *c) {
+  return c->op == XPAR_OP_AXPY ? c->y : bench_op_writes_out(c->op) ? c->out : NULL;
 }
 
 int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, uint64_t seed) {
@@ -407,8 +395,8 @@ int bench_case_init(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, u
   c->n = n;
   c->esize = xpar_dtype_size(t);
   size_t bytes = (n ? n : 1) * c->esize;
-  int need_y = op_reads_y(op->op);
-  int need_out = op_writes_out(op->op);
+  int need_y = bench_op_reads_y(op->op);
+  int need_out = bench_op_writes_out(op->op);
   c->x = malloc(bytes);
   c->y = need_y ? malloc(bytes) : NULL;
   c->y0 = (op->op == XPAR_OP_AXPY) ? malloc(bytes) : NULL;
@@ -438,8 +426,8 @@ void bench_case_view(bench_case *c, const bench_op *op, xpar_dtype t, size_t n, 
   c->n = n;
   c->esize = xpar_dtype_size(t);
   c->x = x;
-  if (op_reads_y(op->op)) c->y = y;
-  if (op_writes_out(op->op)) c->out = out;
+  if (bench_op_reads_y(op->op)) c->y = y;
+  if (bench_op_writes_out(op->op)) c->out = out;
   set_scalar(c, op);
 }
 
@@ -474,16 +462,16 @@ void bench_case_reset(bench_case *c, const bench_op *op) {
   if (c->out) memset(c->out, 0xA5, c->n * c->esize);
 }
 
-void bench_case_save_reference(bench_case *c, const bench_op *op) {
-  void *o = output_array(c, op);
+void bench_case_save_reference(bench_case *c) {
+  void *o = bench_case_output(c);
   if (o)
     memcpy(c->ref_array, o, c->n * c->esize);
   else
     memcpy(c->ref_result, c->result, sizeof c->result);
 }
 
-int bench_case_check(const bench_case *c, const bench_op *op, char *why, size_t why_size) {
-  void *o = output_array(c, op);
+int bench_case_check(const bench_case *c, char *why, size_t why_size) {
+  void *o = bench_case_output(c);
   if (!o) {
     if (memcmp(c->result, c->ref_result, c->esize) == 0) return 1;
     snprintf(why, why_size, "result differs from the serial tier's");

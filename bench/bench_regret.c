@@ -142,20 +142,6 @@ typedef struct rg_state {
   FILE *csv;
 } rg_state;
 
-/* ---- the arrays of an op ---------------------------------------------------- */
-
-static int op_reads_x(xpar_op op) { return op != XPAR_OP_FILL; }
-static int op_reads_y(xpar_op op) {
-  return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
-}
-static int op_writes_out(xpar_op op) {
-  return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
-}
-/* The array an op writes (axpy: y, in place), or NULL (reduce, dot). */
-static void *output_of(const bench_case *c) {
-  return c->op == XPAR_OP_AXPY ? c->y : op_writes_out(c->op) ? c->out : NULL;
-}
-
 /* ---- one call of one alternative ----------------------------------------- */
 
 typedef struct rg_call {
@@ -198,12 +184,12 @@ static int call_once(void *arg) {
       h.x = c->x ? k->sx : NULL;
       h.y = c->y ? k->sy : NULL;
       h.out = c->out ? k->sout : NULL;
-      if (op_reads_x(c->op) && !bench_copy(h.x, c->x, bytes)) goto copy_failed;
-      if (op_reads_y(c->op) && !bench_copy(h.y, c->y, bytes)) goto copy_failed;
+      if (bench_op_reads_x(c->op) && !bench_copy(h.x, c->x, bytes)) goto copy_failed;
+      if (bench_op_reads_y(c->op) && !bench_copy(h.y, c->y, bytes)) goto copy_failed;
       loop(&h, k->s->o.threads);
       memcpy(c->result, h.result, sizeof c->result);
-      void *dst = output_of(c);
-      if (dst && !bench_copy(dst, output_of(&h), bytes)) goto copy_failed;
+      void *dst = bench_case_output(c);
+      if (dst && !bench_copy(dst, bench_case_output(&h), bytes)) goto copy_failed;
       return 1;
     copy_failed:
       snprintf(k->why, sizeof k->why, "cudaMemcpy failed");
@@ -329,8 +315,8 @@ static int out_of_time(rg_state *s) {
 /* Map (on) or unmap the arrays op uses on every xpar context: its inputs
  * XPAR_MAP_TO, an output of its own XPAR_MAP_ALLOC. */
 static xpar_status map_point(rg_state *s, rg_arrays *ar, size_t bytes, xpar_op op, int on) {
-  void *arr[3] = {op_reads_x(op) ? ar->x : NULL, op_reads_y(op) ? ar->y : NULL,
-                  op_writes_out(op) ? ar->out : NULL};
+  void *arr[3] = {bench_op_reads_x(op) ? ar->x : NULL, bench_op_reads_y(op) ? ar->y : NULL,
+                  bench_op_writes_out(op) ? ar->out : NULL};
   const xpar_map_kind kind[3] = {XPAR_MAP_TO, XPAR_MAP_TO, XPAR_MAP_ALLOC};
   for (int a = 0; a < A_COUNT; ++a) {
     if (!s->avail[a] || !s->runs[a].ctx) continue;
@@ -353,7 +339,7 @@ static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void 
                      const void *y_init) {
   bench_case *c = &k->c;
   size_t bytes = c->n * c->esize;
-  void *out = output_of(c);
+  void *out = bench_case_output(c);
   const int xpar_mapped = k->res == R_MAPPED && k->alt <= A_CUDA;
   memset(c->result, 0xA5, sizeof c->result); /* poison: the call must write it */
   if (c->op == XPAR_OP_AXPY) { /* y is input and output: its input values back */
@@ -423,7 +409,6 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     bench_case_view(&k->c, sr->op, sr->dtype, n, ar->x, ar->y, ar->out);
     k->sx = ar->sx, k->sy = ar->sy, k->sout = ar->sout;
     int usable = s->avail[a];
-    if (a == A_PSERIAL && !sr->op->serial_baseline) usable = 0;
     if (a == A_POMP && !sr->op->baseline) usable = 0;
     if (!usable) {
       p->a[a].st = P_NA;
@@ -974,7 +959,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
 static int cap_exp(const rg_state *s, const bench_op *op, xpar_dtype t, int want) {
   size_t avail = bench_mem_available();
   double es = (double)xpar_dtype_size(t);
-  int arrays = 1 + op_reads_y(op->op) + op_writes_out(op->op);
+  int arrays = 1 + bench_op_reads_y(op->op) + bench_op_writes_out(op->op);
   int e = want;
   while (e > s->o.min_exp && avail && (2.0 + 3.0 * arrays) * ldexp(es, e) > 0.8 * (double)avail)
     --e;
@@ -1070,13 +1055,13 @@ int bench_cmd_regret(int argc, char **argv) {
       const bench_op *op = bench_op_at(oi);
       max_exp_of[oi][t] = -1;
       if (!bench_list_has(s.o.ops, op->name) ||
-          !bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t)) || !op->serial_baseline)
+          !bench_list_has(s.o.dtypes, xpar_dtype_name((xpar_dtype)t)))
         continue;
       max_exp_of[oi][t] = cap_exp(&s, op, (xpar_dtype)t, s.o.max_exp);
       size_t b = ((size_t)1 << max_exp_of[oi][t]) * xpar_dtype_size((xpar_dtype)t);
       if (b > max_bytes) max_bytes = b;
-      any_y |= op_reads_y(op->op);
-      any_out |= op_writes_out(op->op);
+      any_y |= bench_op_reads_y(op->op);
+      any_out |= bench_op_writes_out(op->op);
     }
   rg_arrays arrs[R_COUNT];
   int arr_state[R_COUNT] = {0}; /* 0 not yet allocated, 1 ready, -1 failed */
@@ -1085,10 +1070,6 @@ int bench_cmd_regret(int argc, char **argv) {
   for (int oi = 0; bench_op_at(oi) && oi < MAX_OPS; ++oi) {
     const bench_op *op = bench_op_at(oi);
     if (!bench_list_has(s.o.ops, op->name)) continue;
-    if (!op->serial_baseline) { /* the reference: every op has one */
-      fprintf(stderr, "xpar-bench regret: op %s has no plain serial loop\n", op->name);
-      continue;
-    }
     for (int t = 0; t < XPAR_DTYPE_COUNT_; ++t) {
       xpar_dtype dt = (xpar_dtype)t;
       if (!bench_list_has(s.o.dtypes, xpar_dtype_name(dt)) || out_of_time(&s)) continue;
@@ -1104,7 +1085,7 @@ int bench_cmd_regret(int argc, char **argv) {
       }
       /* axpy: ref.y becomes the reference output, ref.y0 keeps y's input */
       if (op->has_array_output) op->serial_baseline(&ref, 1);
-      const void *ref_out = output_of(&ref);
+      const void *ref_out = bench_case_output(&ref);
       const void *y_init = op->op == XPAR_OP_AXPY ? ref.y0 : ref.y;
       for (int res = 0; res < R_COUNT; ++res) {
         if (!bench_list_has(s.o.residencies, res_names[res]) || out_of_time(&s)) continue;

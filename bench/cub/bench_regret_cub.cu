@@ -121,14 +121,24 @@ bool device_array(const void *host_or_dev, bool on_device, bool copy_in, void **
   return true;
 }
 
+/* CUB's two-phase call: ask the temporary storage's size, grow the cached
+ * buffer, run.  *e: CUB's status; false only when the buffer could not grow. */
+template <class Call> bool with_temp(cudaError_t *e, char *why, size_t why_size, Call &&call) {
+  size_t bytes = 0;
+  *e = call(nullptr, bytes);
+  if (*e != cudaSuccess) return true;
+  if (!grow(&cache.d_temp, &cache.temp_bytes, bytes, why, why_size)) return false;
+  *e = call(cache.d_temp, bytes);
+  return true;
+}
+
 template <class T>
 bool run(bench_case *c, bool on_device, char *why, size_t why_size) {
   if (!setup(why, why_size)) return false;
   const xpar_op op = c->op;
   const size_t n = c->n, bytes = n * sizeof(T);
-  const bool reads_x = op != XPAR_OP_FILL;
-  const bool reads_y = op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
-  const bool writes_out = op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+  const bool reads_x = bench_op_reads_x(op), reads_y = bench_op_reads_y(op);
+  const bool writes_out = bench_op_writes_out(op);
   T *x = nullptr, *y = nullptr, *out = nullptr;
   if (reads_x && !device_array<T>(c->x, on_device, true, &cache.d_in, &cache.in_bytes, bytes, &x,
                                   why, why_size))
@@ -140,25 +150,22 @@ bool run(bench_case *c, bool on_device, char *why, size_t why_size) {
                                      bytes, &out, why, why_size))
     return false;
   T *res = static_cast<T *>(cache.d_result);
-  size_t temp = 0;
   cudaError_t e = cudaSuccess;
   const char *what = "";
   switch (op) {
     case XPAR_OP_REDUCE:
       what = "cub::DeviceReduce::Sum";
-      e = cub::DeviceReduce::Sum(nullptr, temp, x, res, (int64_t)n, cache.stream);
-      if (e == cudaSuccess && !grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size))
+      if (!with_temp(&e, why, why_size, [&](void *t, size_t &b) {
+            return cub::DeviceReduce::Sum(t, b, x, res, (int64_t)n, cache.stream);
+          }))
         return false;
-      if (e == cudaSuccess)
-        e = cub::DeviceReduce::Sum(cache.d_temp, temp, x, res, (int64_t)n, cache.stream);
       break;
     case XPAR_OP_SCAN:
       what = "cub::DeviceScan::InclusiveSum";
-      e = cub::DeviceScan::InclusiveSum(nullptr, temp, x, out, (int64_t)n, cache.stream);
-      if (e == cudaSuccess && !grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size))
+      if (!with_temp(&e, why, why_size, [&](void *t, size_t &b) {
+            return cub::DeviceScan::InclusiveSum(t, b, x, out, (int64_t)n, cache.stream);
+          }))
         return false;
-      if (e == cudaSuccess)
-        e = cub::DeviceScan::InclusiveSum(cache.d_temp, temp, x, out, (int64_t)n, cache.stream);
       break;
     case XPAR_OP_AXPY: {
       what = "cub::DeviceTransform::Transform (axpy)";
@@ -183,15 +190,12 @@ bool run(bench_case *c, bool on_device, char *why, size_t why_size) {
     case XPAR_OP_DOT: {
       what = "cub::DeviceReduce::TransformReduce (dot)";
       thrust::counting_iterator<int64_t> idx(0);
-      e = cub::DeviceReduce::TransformReduce(nullptr, temp, idx, res, (int64_t)n,
-                                             cuda::std::plus<T>{}, product_at<T>{x, y}, T(0),
-                                             cache.stream);
-      if (e == cudaSuccess && !grow(&cache.d_temp, &cache.temp_bytes, temp, why, why_size))
+      if (!with_temp(&e, why, why_size, [&](void *t, size_t &b) {
+            return cub::DeviceReduce::TransformReduce(t, b, idx, res, (int64_t)n,
+                                                      cuda::std::plus<T>{}, product_at<T>{x, y},
+                                                      T(0), cache.stream);
+          }))
         return false;
-      if (e == cudaSuccess)
-        e = cub::DeviceReduce::TransformReduce(cache.d_temp, temp, idx, res, (int64_t)n,
-                                               cuda::std::plus<T>{}, product_at<T>{x, y}, T(0),
-                                               cache.stream);
       break;
     }
     default:
@@ -200,7 +204,7 @@ bool run(bench_case *c, bool on_device, char *why, size_t why_size) {
   }
   if (e != cudaSuccess) return fail(e, what, why, why_size);
   if (!on_device) { /* the output array back to the host */
-    void *dst = op == XPAR_OP_AXPY ? c->y : writes_out ? c->out : nullptr;
+    void *dst = bench_case_output(c);
     const void *src = op == XPAR_OP_AXPY ? static_cast<void *>(y) : static_cast<void *>(out);
     if (dst) {
       e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cache.stream);

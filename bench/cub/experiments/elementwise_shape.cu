@@ -134,15 +134,19 @@ unsigned grid_for(size_t vectors, int u, bool capped, const void *kernel) {
   return (unsigned)std::max<size_t>(std::min(tiles, cap), 1);
 }
 
+std::string variant_name(int u, bool capped, bool cs, unsigned grid) {
+  char name[96];
+  std::snprintf(name, sizeof name, "U=%d %s %s (grid %u)", u, capped ? "capped" : "tiles",
+                cs ? "st.cs" : "st", grid);
+  return name;
+}
+
 template <class T, int U, bool CS>
 void add_axpy(std::vector<Variant> &vs, const T *x, T *y, size_t n, bool capped) {
   const size_t vectors = n * sizeof(T) / 16;
   auto k = axpy_kernel<T, U, CS>;
   unsigned grid = grid_for(vectors, U, capped, (const void *)k);
-  char name[96];
-  std::snprintf(name, sizeof name, "U=%d %s %s (grid %u)", U, capped ? "capped" : "tiles",
-                CS ? "st.cs" : "st", grid);
-  vs.push_back({name, [=] {
+  vs.push_back({variant_name(U, capped, CS, grid), [=] {
                   k<<<grid, kBlock>>>(Axpy<T>{T(2)}, reinterpret_cast<const int4 *>(x),
                                       reinterpret_cast<int4 *>(y), vectors);
                 }});
@@ -156,10 +160,7 @@ template <class T, int U, bool CS> void add_fill(std::vector<Variant> &vs, T *ou
   for (auto &e : v) e = T(7);
   int4 value;
   std::memcpy(&value, v, 16);
-  char name[96];
-  std::snprintf(name, sizeof name, "U=%d %s %s (grid %u)", U, capped ? "capped" : "tiles",
-                CS ? "st.cs" : "st", grid);
-  vs.push_back({name, [=] { k<<<grid, kBlock>>>(value, reinterpret_cast<int4 *>(out), vectors); }});
+  vs.push_back({variant_name(U, capped, CS, grid), [=] { k<<<grid, kBlock>>>(value, reinterpret_cast<int4 *>(out), vectors); }});
 }
 
 template <class T> void init(T *p, size_t n, int seed) {
@@ -196,10 +197,9 @@ void shuffle_rounds(std::vector<Variant> &vs, Timer &tm) {
 }
 
 template <class T> int axpy_case(size_t n, Timer &tm, void *scratch) {
-  T *x, *y, *yref;
+  T *x, *y;
   CK(cudaMalloc(&x, n * sizeof(T)));
   CK(cudaMalloc(&y, n * sizeof(T)));
-  CK(cudaMalloc(&yref, n * sizeof(T)));
   init(x, n, 1);
   std::vector<Variant> vs;
   vs.push_back({"CUB DeviceTransform", [=] {
@@ -241,7 +241,6 @@ template <class T> int axpy_case(size_t n, Timer &tm, void *scratch) {
   report(what, vs, 3.0 * n * sizeof(T));
   CK(cudaFree(x));
   CK(cudaFree(y));
-  CK(cudaFree(yref));
   return bad;
 }
 
