@@ -21,11 +21,14 @@
 
 void xpar__cpu_parallel_for(const xpar__exec *ex, size_t n, xpar__cpu_range_fn fn,
                             const void *args) {
-  int team = xpar__cpu_team_size(ex, n);
-  if (ex->serial || team <= 1) {
+  /* Whether to open a region is the reductions' decision (a team of one at
+   * under 2 x XPAR__CPU_MIN_PER_THREAD); how finely to split an open one is
+   * the elementwise rule (XPAR__CPU_EW_MIN_PER_PART). */
+  if (ex->serial || xpar__cpu_team_size(ex, n) <= 1) {
     fn(args, 0, n);
     return;
   }
+  int team = xpar__cpu_team_size_min(ex, n, XPAR__CPU_EW_MIN_PER_PART);
   XPAR__CPU_PRAGMA(omp parallel num_threads(xpar__cpu_region_size(ex)))
   {
     int id = xpar__cpu_thread_num(), parts = xpar__cpu_parts_in_region(team);

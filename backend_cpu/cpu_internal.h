@@ -54,6 +54,16 @@ static inline int xpar__cpu_team_threads(void) { return 1; }
  * team shrinks (a team of one runs without a parallel region).  The chunking
  * and therefore the float rounding depend only on (n, team size). */
 #define XPAR__CPU_MIN_PER_THREAD 4096
+/* Once a region is open (n is past the team-of-one line above), an
+ * elementwise op spreads over every thread of it down to this many elements
+ * per part: its results do not depend on the split, and the region has woken
+ * all its threads anyway (xpar__cpu_region_size), so idle ones only lengthen
+ * the critical path.  512 is what a plain `omp parallel for` gives each of 16
+ * threads at 2^13.  (Reductions and scans keep XPAR__CPU_MIN_PER_THREAD: their
+ * float rounding follows the parts.)  Overridable for the A/B bench. */
+#ifndef XPAR__CPU_EW_MIN_PER_PART
+#define XPAR__CPU_EW_MIN_PER_PART 512
+#endif
 /* Independent accumulators per thread in the parallel reduce/dot kernels:
  * enough vector registers in flight to hide the add latency, and the lanes
  * are what lets the compiler vectorise float sums without -ffast-math. */
