@@ -11,6 +11,9 @@
  *   kernel, blocking stream        - the same on a cudaStreamDefault stream
  *   kernel, legacy stream 0
  *   kernel, blocking + SetDevice   - cudaSetDevice(0) before each launch (xpar does)
+ *   kernel + the library's API calls - cudaPointerGetAttributes, cudaSetDevice, launch,
+ *                                    cudaGetLastError, sync: the runtime calls of an xpar call
+ *   kernel, library's shape        - 256 threads x 16 elements (4 int4 stores) per thread
  *   xpar_fill, own stream          - the library as an application without a stream sees it
  *   xpar_fill, non-blocking stream - the same context after xpar_context_set_stream
  * Every output is checked once per round.
@@ -29,6 +32,15 @@
 #include "check_cuda.cuh"
 #include "xpar/xpar.h"
 
+/* The library's shape for fill int32: 256 threads x 4 vectors of 4 (16 elements) each. */
+__global__ void fill_vec_kernel(int *out, int v, size_t n) {
+  size_t base = (size_t)blockIdx.x * 4096 + threadIdx.x * 4;
+  for (int k = 0; k < 4; k++) {
+    size_t i = base + (size_t)k * 1024;
+    if (i + 3 < n) *reinterpret_cast<int4 *>(out + i) = make_int4(v, v, v, v);
+  }
+}
+
 __global__ void fill_kernel(int *out, int v, size_t n) {
   size_t base = (size_t)blockIdx.x * 1024 + threadIdx.x;
   for (int k = 0; k < 4; k++) {
@@ -43,9 +55,13 @@ static double now_us() {
       .count();
 }
 
-enum Row { K_NONBLOCKING, K_BLOCKING, K_LEGACY, K_BLOCKING_SETDEV, X_OWN, X_NONBLOCKING, ROWS };
+enum Row {
+  K_NONBLOCKING, K_BLOCKING, K_LEGACY, K_BLOCKING_SETDEV, K_LIBRARY_CALLS, K_VEC_SHAPE, X_OWN,
+  X_NONBLOCKING, ROWS
+};
 static const char *row_name[ROWS] = {"kernel, non-blocking stream", "kernel, blocking stream",
                                      "kernel, legacy stream 0",     "kernel, blocking + SetDevice",
+                                     "kernel + the library's API calls", "kernel, library's shape",
                                      "xpar_fill, own stream",       "xpar_fill, non-blocking stream"};
 
 int main(int argc, char **argv) {
@@ -90,6 +106,19 @@ int main(int argc, char **argv) {
             case K_BLOCKING_SETDEV:
               CK(cudaSetDevice(0));
               fill_kernel<<<grid, 256, 0, s_b>>>(d, v, n);
+              CK(cudaStreamSynchronize(s_b));
+              break;
+            case K_LIBRARY_CALLS: { /* classify, select, launch, check, sync */
+              cudaPointerAttributes attr;
+              CK(cudaPointerGetAttributes(&attr, d));
+              CK(cudaSetDevice(0));
+              fill_kernel<<<grid, 256, 0, s_b>>>(d, v, n);
+              CK(cudaGetLastError());
+              CK(cudaStreamSynchronize(s_b));
+              break;
+            }
+            case K_VEC_SHAPE:
+              fill_vec_kernel<<<(unsigned)((n + 4095) / 4096), 256, 0, s_b>>>(d, v, n);
               CK(cudaStreamSynchronize(s_b));
               break;
             case X_OWN: st = xpar_fill(own, XPAR_INT32, &v, d, n); break;
