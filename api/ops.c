@@ -18,8 +18,8 @@ static xpar_status check_dtype(xpar_dtype dtype, size_t n, size_t *bytes) {
   return XPAR_OK;
 }
 
-xpar_status xpar__check_array(const char *name, const void *p, size_t n, size_t bytes,
-                              xpar_dtype dtype) {
+xpar_status xpar__check_array_refused(const char *name, const void *p, size_t n, size_t bytes,
+                                      xpar_dtype dtype) {
   XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "%s is NULL (n = %zu)", name, n);
   /* Elements must be naturally aligned: the GPU faults on anything else, so
    * every backend refuses it alike. */
@@ -28,7 +28,8 @@ xpar_status xpar__check_array(const char *name, const void *p, size_t n, size_t 
                   "%s (%p) is not aligned to its %zu-byte elements", name, p, size);
   XPAR__RETURN_IF(p && (uintptr_t)p > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
                   "%s + %zu bytes overflows the address space", name, bytes);
-  return XPAR_OK;
+  return xpar__fail(XPAR_ERR_INTERNAL, "%s: the array check refused an array it then found valid",
+                    name);
 }
 
 /* Two ranges of `bytes` may be identical or disjoint; anything between is
