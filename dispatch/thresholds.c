@@ -4,7 +4,7 @@
  * xpar_context_set_threshold() overrides everything for one context.
  *
  * Source (kept as data beside every value, calibrate_h100_median5 below, and
- * quoted by decision records): each value is the median of five runs of
+ * quoted by decision records): each value but one is the median of five runs of
  * `xpar-bench calibrate --dtypes int32,float,double` (every op) on the lent
  * H100 machine (H100 80GB HBM3, 16-core Intel Xeon host), 2026-11-25, each
  * on a fresh machine of that kind:
@@ -25,6 +25,9 @@
  * earlier source, differed from the median on 9, and the regret runs missed
  * at such values (e.g. reduce int32 on mapped data at 2^20: CUDA 11.8 us,
  * the OpenMP tier 24.2 us, with call 1's 2^21).
+ * The exception: add's OpenMP threshold on 8-byte types, 2^14 since the
+ * elementwise split change of session 10, is the median of five runs on one
+ * machine after that change (calibrate_h100_s10_split below).
  * The regret runs of session 8 (bench/NOTES.md) are these values' check.
  * Every build measured had what the thresholds price: the constant OpenMP
  * team, the SIMD integer scans, pinned host staging for device-only data on

@@ -75,7 +75,10 @@ int main(int argc, char **argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   xpar_context *forced = nullptr, *autoc = nullptr;
   if (xpar_context_create(&forced) != XPAR_OK || xpar_context_create(&autoc) != XPAR_OK) return 1;
-  xpar_context_set_backend(forced, XPAR_BACKEND_CUDA);
+  if (xpar_context_set_backend(forced, XPAR_BACKEND_CUDA) != XPAR_OK) {
+    fprintf(stderr, "set_backend: %s\n", xpar_last_error_detail());
+    return 1;
+  }
   struct xpar__cuda_state *st = nullptr;
   if (xpar__cuda_state_create(0, &st) != XPAR_OK) {
     fprintf(stderr, "state: %s\n", xpar_last_error_detail());
