@@ -23,15 +23,11 @@
  *   nvcc -O3 -arch=sm_90 -std=c++17 -I api/include -I dispatch -I . -DXPAR_STATIC_DEFINE=1 \
  *        -o cpc bench/cub/experiments/call_path_cost.cu $objs -Xcompiler -fopenmp -ldl
  */
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#include "check_cuda.cuh"
+#include "fill_probe.cuh"
 #include "xpar/xpar.h"
 
 extern "C" {
@@ -42,20 +38,6 @@ xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *valu
                             size_t n);
 xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
 xpar_status xpar__cuda_wait(struct xpar__cuda_state *st);
-}
-
-__global__ void fill_kernel(int *out, int v, size_t n) {
-  size_t base = (size_t)blockIdx.x * 1024 + threadIdx.x;
-  for (int k = 0; k < 4; k++) {
-    size_t i = base + (size_t)k * 256;
-    if (i < n) out[i] = v;
-  }
-}
-
-static double now_us() {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 enum Row {
@@ -152,24 +134,17 @@ int main(int argc, char **argv) {
           if (c >= 0) t[row].push_back(dt);
         }
         CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(host.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
-        for (size_t i = 0; i < n; i++)
-          if (host[i] != v) {
-            fprintf(stderr, "row %s: out[%zu] = %d, expected %d\n", row_name[row], i, host[i], v);
-            return 1;
-          }
+        if (!fill_is(d, n, v, host, row_name[row])) return 1;
       }
     }
     printf("fill int32, n = 2^%d, %d calls per row (interleaved in %d rounds), host wall clock\n",
            e, calls, rounds);
     for (int row = 0; row < ROWS; row++) {
-      std::sort(t[row].begin(), t[row].end());
-      printf("  %-28s median %7.2f us  p90 %7.2f us", row_name[row], t[row][t[row].size() / 2],
-             t[row][t[row].size() * 9 / 10]);
+      printf("  %-28s ", row_name[row]);
+      print_median_p90(t[row]);
       if (!t2[row].empty()) {
-        std::sort(t2[row].begin(), t2[row].end());
-        printf("  | median %7.2f us  p90 %7.2f us", t2[row][t2[row].size() / 2],
-               t2[row][t2[row].size() * 9 / 10]);
+        printf("  | ");
+        print_median_p90(t2[row]);
       }
       printf("\n");
     }

@@ -23,15 +23,11 @@
  *   nvcc -O3 -arch=sm_90 -std=c++17 -I api/include -o skc \
  *        bench/cub/experiments/stream_kind_cost.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  */
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#include "check_cuda.cuh"
+#include "fill_probe.cuh"
 #include "xpar/xpar.h"
 
 /* The library's shape for fill int32: 256 threads x 4 vectors of 4 (16 elements) each. */
@@ -41,20 +37,6 @@ __global__ void fill_vec_kernel(int *out, int v, size_t n) {
     size_t i = base + (size_t)k * 1024;
     if (i + 3 < n) *reinterpret_cast<int4 *>(out + i) = make_int4(v, v, v, v);
   }
-}
-
-__global__ void fill_kernel(int *out, int v, size_t n) {
-  size_t base = (size_t)blockIdx.x * 1024 + threadIdx.x;
-  for (int k = 0; k < 4; k++) {
-    size_t i = base + (size_t)k * 256;
-    if (i < n) out[i] = v;
-  }
-}
-
-static double now_us() {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 enum Row {
@@ -139,20 +121,15 @@ int main(int argc, char **argv) {
           }
           if (c >= 0) t[row].push_back(dt);
         }
-        CK(cudaMemcpy(host.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
-        for (size_t i = 0; i < n; i++)
-          if (host[i] != v) {
-            fprintf(stderr, "row %s: out[%zu] = %d, expected %d\n", row_name[row], i, host[i], v);
-            return 1;
-          }
+        if (!fill_is(d, n, v, host, row_name[row])) return 1;
       }
     }
     printf("fill int32, n = 2^%d, %d calls per row (interleaved in %d rounds), host wall clock\n",
            e, calls, rounds);
     for (int row = 0; row < ROWS; row++) {
-      std::sort(t[row].begin(), t[row].end());
-      printf("  %-32s median %7.2f us  p90 %7.2f us\n", row_name[row], t[row][t[row].size() / 2],
-             t[row][t[row].size() * 9 / 10]);
+      printf("  %-32s ", row_name[row]);
+      print_median_p90(t[row]);
+      printf("\n");
     }
     CK(cudaFree(d));
   }
