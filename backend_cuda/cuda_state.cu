@@ -207,8 +207,8 @@ const void *xpar__cuda_kernel_handle(const void *kernel) {
   return (const void *)k;
 }
 
-bool xpar__cuda_launch_small(xpar__cuda_state *st, const void *handle, unsigned grid,
-                             unsigned block, void **args) {
+bool xpar__cuda_launch_driver(xpar__cuda_state *st, const void *handle, unsigned grid,
+                              unsigned block, void **args) {
   const PFN_cuLaunchKernel_v4000 launch = driver_launch();
   if (!launch || !handle) return false;
   /* A CUkernel launches in the current context: the one of st->device, made current by

@@ -403,7 +403,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   p.stamped = NULL;
   p.seq = 0;
   if (spin) p.stamped = xpar__cuda_next_stamped_result(st, &p.seq);
-  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch_small). */
+  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch_driver). */
   static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
   Src src_arg = src;
   void *args[] = {&src_arg, &p};
@@ -413,7 +413,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
                                     st->stream>>>(src, p);
       XPAR__FORWARD(xpar__cuda_check_launch(st, name));
     }
-  } else if (!spin || !xpar__cuda_launch_small(st, handle, shape.grid, shape.block, args)) {
+  } else if (!spin || !xpar__cuda_launch_driver(st, handle, shape.grid, shape.block, args)) {
     kernel<<<shape.grid, shape.block, 0, st->stream>>>(src, p);
     XPAR__FORWARD(xpar__cuda_check_launch(st, name));
   }
@@ -429,13 +429,6 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
     xpar__cuda_read_stamped(st, result, sizeof(Acc));
   else
     memcpy(result, (const void *)st->result_host, sizeof(Acc));
-  return XPAR_OK;
-}
-
-template <class T> xpar_status check_element_alignment(const void *p, const char *what) {
-  if (!aligned_to(p, sizeof(T)))
-    return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
-                      "%s pointer %p is not aligned to its %zu-byte elements", what, p, sizeof(T));
   return XPAR_OK;
 }
 

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend.h"
+
 namespace xpar_cuda {
 
 /* 16 bytes seen either as one vector register quad or as elements. */
@@ -143,6 +145,16 @@ template <class T> inline VectorSplit split_for_vectors(const void *p, const voi
 }
 
 inline int aligned_to(const void *p, size_t bytes) { return (uintptr_t)p % bytes == 0; }
+
+/* The backend's own guard on an array it is handed (the API refuses misaligned arrays
+ * first; dispatch's staging buffers are aligned): XPAR_ERR_INVALID_ARGUMENT, nothing
+ * launched. */
+template <class T> xpar_status check_element_alignment(const void *p, const char *what) {
+  if (!aligned_to(p, sizeof(T)))
+    return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                      "%s pointer %p is not aligned to its %zu-byte elements", what, p, sizeof(T));
+  return XPAR_OK;
+}
 
 } // namespace xpar_cuda
 
