@@ -7,7 +7,8 @@
  *
  * Linked against the library's objects (not libxpar.so) so that it can time the pieces
  * below the public API.  The last two rows time the first batch after a 16-thread OpenMP
- * region (the regret bench's state after an OpenMP alternative).  Each row is a batch of back-to-back calls, nanoseconds per call;
+ * region (the regret bench's state after an OpenMP alternative); the three after them split
+ * a pinned call (the memory itself, the look-up and the loop in sequence).  Each row is a batch of back-to-back calls, nanoseconds per call;
  * the rows take turns batch by batch, median and p90 over the rounds.
  *
  *   objs=$(find BUILD/CMakeFiles/xpar.dir -name '*.o')
@@ -56,7 +57,8 @@ enum Row {
   PLAIN, AUTO_PAGEABLE, AUTO_N0, SERIAL_PAGEABLE, AUTO_OFFLOAD_OFF, AUTO_PINNED, AUTO_MALLOC_3,
   CACHE_LOOKUP, KIND_PINNED, KIND_PAGEABLE, DRV_ATTRS2_PINNED, DRV_ATTR1_PINNED,
   DRV_ATTR1_PAGEABLE, DRV_HOSTFLAGS_PINNED, DRV_HOSTFLAGS_PAGEABLE, DRV_HOSTFLAGS_DEVICE,
-  DRV_RANGE_PINNED, RT_ATTRS_PINNED, DRV_CTX_CURRENT, PLAIN_AFTER_REGION, AUTO_AFTER_REGION, ROWS
+  DRV_RANGE_PINNED, RT_ATTRS_PINNED, DRV_CTX_CURRENT, PLAIN_AFTER_REGION, AUTO_AFTER_REGION,
+  OFF_PINNED, KIND_THEN_PLAIN, PLAIN_PINNED, ROWS
 };
 static const char *row_name[ROWS] = {
     "plain fill loop, 128 int32",
@@ -80,6 +82,9 @@ static const char *row_name[ROWS] = {
     "cuCtxGetCurrent",
     "plain fill, right after a 16-thread region",
     "xpar_fill AUTO pageable, after a region",
+    "xpar_fill AUTO, offload disabled, pinned",
+    "pointer_kind(pinned) + plain fill of it",
+    "plain fill loop, pinned, 128",
 };
 
 static volatile unsigned long long sink;
@@ -153,6 +158,15 @@ int main(int argc, char **argv) {
           case SERIAL_PAGEABLE: CK(xpar_fill(serial, XPAR_INT32, &v, pa, n)); break;
           case AUTO_OFFLOAD_OFF: CK(xpar_fill(off, XPAR_INT32, &v, pa, n)); break;
           case AUTO_PINNED: CK(xpar_fill(autoc, XPAR_INT32, &v, pinned, n)); break;
+          case OFF_PINNED: CK(xpar_fill(off, XPAR_INT32, &v, pinned, n)); break;
+          case PLAIN_PINNED: plain_fill(pinned, v, n); break;
+          case KIND_THEN_PLAIN: {
+            xpar__ptr_kind k;
+            CK(xpar__cuda_pointer_kind(pinned, &k));
+            plain_fill(pinned, v, n);
+            acc += k;
+            break;
+          }
           case AUTO_MALLOC_3: CK(xpar_add(autoc, XPAR_INT32, pa, pb, pc, n)); break;
           case CACHE_LOOKUP: acc += xpar__page_cache_lookup(&cache, pageable); break;
           case KIND_PINNED:
