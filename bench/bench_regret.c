@@ -140,7 +140,39 @@ typedef struct rg_state {
   double t_start;
   int out_of_time;
   FILE *csv;
+  double host_ns_start, host_ns_end; /* host_speed_ns at the start and the end */
 } rg_state;
+
+/* ---- the host's speed ----------------------------------------------------- */
+
+#if defined(__clang__)
+#define RG_NOIPA __attribute__((noinline))
+#else
+#define RG_NOIPA __attribute__((noipa))
+#endif
+RG_NOIPA static void host_speed_fill(int32_t *out, int32_t v, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = v;
+}
+
+/* Nanoseconds per plain fill of 128 int32 (median of 31 batches of 2,000).
+ * The same binary on the same H100 host ran this loop at 14-72 ns from one
+ * run to the next (bench/NOTES.md, session 11), and every small host call
+ * with it: a miss at small N is an absolute gap over 0.3 us, so two runs'
+ * miss counts compare only beside this figure, printed at both ends. */
+static double host_speed_ns(void) {
+  int32_t buf[128];
+  double t[31];
+  for (int r = 0; r < 31; ++r) {
+    double t0 = bench_now_s();
+    for (int b = 0; b < 2000; ++b) {
+      host_speed_fill(buf, b, 128);
+      __asm__ volatile("" : : "r"(buf) : "memory");
+    }
+    t[r] = (bench_now_s() - t0) / 2000 * 1e9;
+  }
+  bench_sort(t, 31);
+  return t[15];
+}
 
 /* ---- one call of one alternative ----------------------------------------- */
 
@@ -812,7 +844,9 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
     fprintf(f, "# paired (median over rounds of AUTO's round / the best's round, the same "
                "round): geometric mean %.3f, %d points over 1.10x and 0.3 us\n",
             exp(paired_log_sum / points), paired_misses);
-  (void)s;
+  fprintf(f, "# host speed: a plain fill of 128 int32 took %.1f ns at the start, %.1f ns at "
+             "the end (small-N misses are absolute gaps: compare runs beside these)\n",
+          s->host_ns_start, s->host_ns_end);
   fflush(f);
 }
 
@@ -1028,6 +1062,8 @@ int bench_cmd_regret(int argc, char **argv) {
          s.o.warm ? "one untimed call before each batch" : "no warm-up calls (--no-warm)");
   const char *prof = getenv("XPAR_PROFILE");
   printf("# thresholds: %s\n", prof && *prof ? prof : "built-in defaults (or the default profile)");
+  s.host_ns_start = host_speed_ns();
+  printf("# host speed: a plain fill of 128 int32 takes %.1f ns\n", s.host_ns_start);
 
   enum { MAX_OPS = 8, MAX_SERIES = MAX_OPS * XPAR_DTYPE_COUNT_ * R_COUNT };
   rg_series *sw = calloc(MAX_SERIES, sizeof *sw);
@@ -1152,6 +1188,7 @@ int bench_cmd_regret(int argc, char **argv) {
   } else if (s.o.plot && nsw > 0) {
     printf("# charts: %s/<op>-<dtype>-<residency>.%s\n", s.o.out_dir, gnuplot ? "png" : "svg");
   }
+  s.host_ns_end = host_speed_ns();
   snprintf(path, sizeof path, "%s/summary.csv", s.o.out_dir);
   FILE *f = fopen(path, "w");
   if (f) {
