@@ -48,6 +48,7 @@ typedef struct ew_args {
 } ew_args;
 
 #define XPAR__CPU_EW_KERNELS_(e, ctype, name, size)                                        \
+  XPAR__CPU_INT_PRODUCT_CLONES                                                             \
   static void axpy_distinct_##e(const void *args, size_t lo, size_t hi) {                  \
     const ew_args *a = (const ew_args *)args;                                              \
     const ctype *restrict x = (const ctype *)a->x;                                         \
@@ -57,6 +58,7 @@ typedef struct ew_args {
     for (size_t i = lo; i < hi; ++i)                                                       \
       y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, x[i]), y[i]);                      \
   }                                                                                        \
+  XPAR__CPU_INT_PRODUCT_CLONES                                                             \
   static void axpy_same_##e(const void *args, size_t lo, size_t hi) { /* x == y */         \
     const ew_args *a = (const ew_args *)args;                                              \
     ctype *restrict y = (ctype *)a->z;                                                     \

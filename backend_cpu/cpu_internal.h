@@ -33,6 +33,25 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+/* The loops with 32-bit integer products (axpy, dot) are compiled twice, for
+ * the baseline x86-64 (SSE2) and for SSE4.2, and the loader picks one per
+ * process (target_clones: a GNU ifunc, so glibc on ELF only).  SSE2 has no
+ * 32-bit vector multiply: a vectorised int32 axpy or dot emulates each four
+ * products with two pmuludq and shuffles, where SSE4.1 has pmulld.  An
+ * application's plain loop, built for the same baseline, pays the emulation;
+ * xpar's one-thread int32 axpy ran 1.00-1.10x such a loop and 0.59-0.70x with
+ * the clone at 2^10..2^16 (development VM, bench/NOTES.md, session 11).  Float
+ * results do not change: no FMA in SSE4.2, the same IEEE operations in the
+ * same order.  Loops without products gain nothing and are built once; AVX2
+ * clones of every elementwise loop were tried and not kept (faster at 2^7..2^11,
+ * 1.1-1.5x slower at 2^12..2^13 on the same machine). */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && !defined(__SSE4_1__) && \
+    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
+#define XPAR__CPU_INT_PRODUCT_CLONES __attribute__((target_clones("sse4.2", "default")))
+#else
+#define XPAR__CPU_INT_PRODUCT_CLONES
+#endif
+
 #if defined(XPAR_HAVE_OPENMP)
 #include <omp.h>
 #define XPAR__CPU_PRAGMA(x) _Pragma(#x)
