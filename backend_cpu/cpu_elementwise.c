@@ -47,56 +47,73 @@ typedef struct ew_args {
   xpar__scalar s; /* alpha or fill value */
 } ew_args;
 
+/* for (i = lo; i < hi; ++i) BODY, split where out + i meets a 32-byte boundary: the vector
+ * loop of the second part then stores whole aligned vectors (an AVX2 store across a cache
+ * line costs two: from a 16-byte aligned malloc block the AVX2 fill ran 1.2-1.6x slower
+ * than SSE2 at 2^10..2^13, aligned 1.5-2.4x faster; bench/NOTES.md, session 11). */
+#define XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, out, BODY)                                 \
+  do {                                                                                     \
+    const size_t mid_ = (lo) + xpar__cpu_head_to(32, (out) + (lo), sizeof *(out), (hi) - (lo)); \
+    size_t i = (lo);                                                                       \
+    for (; i < mid_; ++i) BODY;                                                            \
+    for (; i < (hi); ++i) BODY;                                                            \
+  } while (0)
+
 #define XPAR__CPU_EW_KERNELS_(e, ctype, name, size)                                        \
-  XPAR__CPU_INT_PRODUCT_CLONES                                                             \
+  XPAR__CPU_SIMD_CLONES                                                             \
   static void axpy_distinct_##e(const void *args, size_t lo, size_t hi) {                  \
     const ew_args *a = (const ew_args *)args;                                              \
     const ctype *restrict x = (const ctype *)a->x;                                         \
     ctype *restrict y = (ctype *)a->z;                                                     \
     ctype alpha;                                                                           \
     memcpy(&alpha, a->s.bytes, sizeof alpha);                                              \
-    for (size_t i = lo; i < hi; ++i)                                                       \
-      y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, x[i]), y[i]);                      \
+    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, y,                                             \
+                                 y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, x[i]), y[i])); \
   }                                                                                        \
-  XPAR__CPU_INT_PRODUCT_CLONES                                                             \
+  XPAR__CPU_SIMD_CLONES                                                             \
   static void axpy_same_##e(const void *args, size_t lo, size_t hi) { /* x == y */         \
     const ew_args *a = (const ew_args *)args;                                              \
     ctype *restrict y = (ctype *)a->z;                                                     \
     ctype alpha;                                                                           \
     memcpy(&alpha, a->s.bytes, sizeof alpha);                                              \
-    for (size_t i = lo; i < hi; ++i)                                                       \
-      y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, y[i]), y[i]);                      \
+    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, y,                                             \
+                                 y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, y[i]), y[i])); \
   }                                                                                        \
+  XPAR__CPU_SIMD_CLONES                                                                    \
   static void add_distinct_##e(const void *args, size_t lo, size_t hi) {                   \
     const ew_args *a = (const ew_args *)args;                                              \
     const ctype *restrict x = (const ctype *)a->x;                                         \
     const ctype *restrict y = (const ctype *)a->y;                                         \
     ctype *restrict z = (ctype *)a->z;                                                     \
-    for (size_t i = lo; i < hi; ++i) z[i] = xpar__cpu_sum_##e(x[i], y[i]);                 \
+    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, z, z[i] = xpar__cpu_sum_##e(x[i], y[i]));      \
   }                                                                                        \
+  XPAR__CPU_SIMD_CLONES                                                                    \
   static void add_z_is_x_##e(const void *args, size_t lo, size_t hi) { /* y distinct */    \
     const ew_args *a = (const ew_args *)args;                                              \
     const ctype *restrict y = (const ctype *)a->y;                                         \
     ctype *restrict z = (ctype *)a->z;                                                     \
-    for (size_t i = lo; i < hi; ++i) z[i] = xpar__cpu_sum_##e(z[i], y[i]);                 \
+    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, z, z[i] = xpar__cpu_sum_##e(z[i], y[i]));      \
   }                                                                                        \
+  XPAR__CPU_SIMD_CLONES                                                                    \
   static void add_z_is_y_##e(const void *args, size_t lo, size_t hi) { /* x distinct */    \
     const ew_args *a = (const ew_args *)args;                                              \
     const ctype *restrict x = (const ctype *)a->x;                                         \
     ctype *restrict z = (ctype *)a->z;                                                     \
-    for (size_t i = lo; i < hi; ++i) z[i] = xpar__cpu_sum_##e(x[i], z[i]);                 \
+    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, z, z[i] = xpar__cpu_sum_##e(x[i], z[i]));      \
   }                                                                                        \
+  XPAR__CPU_SIMD_CLONES                                                                    \
   static void add_all_same_##e(const void *args, size_t lo, size_t hi) {                   \
     const ew_args *a = (const ew_args *)args;                                              \
     ctype *restrict z = (ctype *)a->z;                                                     \
-    for (size_t i = lo; i < hi; ++i) z[i] = xpar__cpu_sum_##e(z[i], z[i]);                 \
+    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, z, z[i] = xpar__cpu_sum_##e(z[i], z[i]));      \
   }                                                                                        \
+  XPAR__CPU_SIMD_CLONES                                                                    \
   static void fill_##e(const void *args, size_t lo, size_t hi) {                           \
     const ew_args *a = (const ew_args *)args;                                              \
     ctype *restrict z = (ctype *)a->z;                                                     \
     ctype v;                                                                               \
     memcpy(&v, a->s.bytes, sizeof v);                                                      \
-    for (size_t i = lo; i < hi; ++i) z[i] = v;                                             \
+    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, z, z[i] = v);                                  \
   }
 XPAR_DTYPE_MAP(XPAR__CPU_EW_KERNELS_)
 #undef XPAR__CPU_EW_KERNELS_

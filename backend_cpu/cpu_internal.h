@@ -33,23 +33,25 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-/* The loops with 32-bit integer products (axpy, dot) are compiled twice, for
- * the baseline x86-64 (SSE2) and for SSE4.2, and the loader picks one per
- * process (target_clones: a GNU ifunc, so glibc on ELF only).  SSE2 has no
- * 32-bit vector multiply: a vectorised int32 axpy or dot emulates each four
- * products with two pmuludq and shuffles, where SSE4.1 has pmulld.  An
- * application's plain loop, built for the same baseline, pays the emulation;
- * xpar's one-thread int32 axpy ran 1.00-1.10x such a loop and 0.59-0.70x with
- * the clone at 2^10..2^16 (development VM, bench/NOTES.md, session 11).  Float
- * results do not change: no FMA in SSE4.2, the same IEEE operations in the
- * same order.  Loops without products gain nothing and are built once; AVX2
- * clones of every elementwise loop were tried and not kept (faster at 2^7..2^11,
- * 1.1-1.5x slower at 2^12..2^13 on the same machine). */
+/* The elementwise loops (axpy, add, fill) and dot's are compiled three times --
+ * for the baseline x86-64 (SSE2), for SSE4.2 and for AVX2 -- and the loader
+ * picks one per process (target_clones: a GNU ifunc, so glibc on ELF only; one
+ * build elsewhere, and where the whole build already targets SSE4.1 or more).
+ * An application's plain loop, built for the same baseline, runs 16-byte
+ * vectors and, for int32 products, emulates the 32-bit multiply SSE2 lacks
+ * (two pmuludq and shuffles per four products; pmulld from SSE4.1 on).  On
+ * the development VM the one-thread elementwise tier went from 1.0-1.6x such a
+ * loop at 2^8..2^12 to 0.4-1.25x (bench/NOTES.md, session 11).  Results do not
+ * change: each element (or dot lane) sees the same IEEE operations in the
+ * same order, and neither target has FMA to contract into.  The elementwise
+ * loops split where the output meets a 32-byte boundary (cpu_elementwise.c):
+ * unaligned, the AVX2 build's stores straddled cache lines and ran 1.2-1.6x
+ * slower than SSE2 at 2^10..2^13. */
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && !defined(__SSE4_1__) && \
     ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
-#define XPAR__CPU_INT_PRODUCT_CLONES __attribute__((target_clones("sse4.2", "default")))
+#define XPAR__CPU_SIMD_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
 #else
-#define XPAR__CPU_INT_PRODUCT_CLONES
+#define XPAR__CPU_SIMD_CLONES
 #endif
 
 #if defined(XPAR_HAVE_OPENMP)
@@ -242,5 +244,13 @@ xpar_status xpar__cpu_op_scan(const xpar__exec *ex, const struct xpar_operator *
                               xpar_scan_kind kind, size_t n, const void *in, void *out);
 xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                           void *result);
+
+/* Elements from p (an array of esize-byte elements) to the next `align`-byte boundary, at
+ * most n. */
+static inline size_t xpar__cpu_head_to(size_t align, const void *p, size_t esize, size_t n) {
+  const size_t mis = (size_t)((uintptr_t)p & (align - 1));
+  const size_t head = mis ? (align - mis) / esize : 0;
+  return head < n ? head : n;
+}
 
 #endif /* XPAR_BACKEND_CPU_INTERNAL_H */
