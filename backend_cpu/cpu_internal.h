@@ -33,8 +33,8 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-/* The elementwise loops (axpy, add, fill) and dot's are compiled three times --
- * for the baseline x86-64 (SSE2), for SSE4.2 and for AVX2 -- and the loader
+/* The loops of axpy, add, fill, dot and reduce are compiled three times -- for
+ * the baseline x86-64 (SSE2), for SSE4.2 and for AVX2 -- and the loader
  * picks one per process (target_clones: a GNU ifunc, so glibc on ELF only; one
  * build elsewhere, and where the whole build already targets SSE4.1 or more).
  * An application's plain loop, built for the same baseline, runs 16-byte

@@ -54,12 +54,14 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
 
 /* Kernels of one dtype and one reduction OP (sum, min or max). */
 #define XPAR__CPU_REDUCE_KERNELS_(e, ctype, OP)                                              \
+  XPAR__CPU_SIMD_CLONES                                                                     \
   static void reduce_serial_##OP##_##e(const void *in, size_t n, void *result) {            \
     const ctype *x = (const ctype *)in;                                                      \
     ctype acc = xpar__cpu_id_##OP##_##e();                                                   \
     for (size_t i = 0; i < n; ++i) acc = xpar__cpu_##OP##_##e(acc, x[i]);                    \
     memcpy(result, &acc, sizeof acc);                                                        \
   }                                                                                          \
+  XPAR__CPU_SIMD_CLONES                                                                      \
   static void reduce_chunk_##OP##_##e(const void *in, const void *unused, size_t lo,         \
                                       size_t hi, xpar__scalar *out) {                        \
     (void)unused;                                                                            \
@@ -88,6 +90,7 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
  * dtype's kind is a compile-time constant; the arm not taken is dead code.
  */
 #define XPAR__CPU_WIDE_KERNELS_(e, ctype)                                                    \
+  XPAR__CPU_SIMD_CLONES                                                                     \
   static void wide_serial_##e(const void *in, size_t n, void *result) {                     \
     const ctype *x = (const ctype *)in;                                                      \
     if (XPAR__CPU_IS_FLOAT(ctype)) {                                                         \
@@ -100,6 +103,7 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
       memcpy(result, &acc, sizeof acc);                                                      \
     }                                                                                        \
   }                                                                                          \
+  XPAR__CPU_SIMD_CLONES                                                                      \
   static void wide_chunk_##e(const void *in, const void *unused, size_t lo, size_t hi,       \
                              xpar__scalar *out) {                                            \
     (void)unused;                                                                            \
