@@ -245,12 +245,4 @@ xpar_status xpar__cpu_op_scan(const xpar__exec *ex, const struct xpar_operator *
 xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                           void *result);
 
-/* Elements from p (an array of esize-byte elements) to the next `align`-byte boundary, at
- * most n. */
-static inline size_t xpar__cpu_head_to(size_t align, const void *p, size_t esize, size_t n) {
-  const size_t mis = (size_t)((uintptr_t)p & (align - 1));
-  const size_t head = mis ? (align - mis) / esize : 0;
-  return head < n ? head : n;
-}
-
 #endif /* XPAR_BACKEND_CPU_INTERNAL_H */
