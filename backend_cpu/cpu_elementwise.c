@@ -61,24 +61,24 @@ typedef struct ew_args {
   } while (0)
 
 #define XPAR__CPU_EW_KERNELS_(e, ctype, name, size)                                        \
-  XPAR__CPU_SIMD_CLONES                                                             \
+  XPAR__CPU_SIMD_CLONES                                                                    \
   static void axpy_distinct_##e(const void *args, size_t lo, size_t hi) {                  \
     const ew_args *a = (const ew_args *)args;                                              \
     const ctype *restrict x = (const ctype *)a->x;                                         \
     ctype *restrict y = (ctype *)a->z;                                                     \
     ctype alpha;                                                                           \
     memcpy(&alpha, a->s.bytes, sizeof alpha);                                              \
-    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, y,                                             \
-                                 y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, x[i]), y[i])); \
+    XPAR__CPU_FOR_ALIGNED_STORES(                                                          \
+        i, lo, hi, y, y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, x[i]), y[i]));     \
   }                                                                                        \
-  XPAR__CPU_SIMD_CLONES                                                             \
+  XPAR__CPU_SIMD_CLONES                                                                    \
   static void axpy_same_##e(const void *args, size_t lo, size_t hi) { /* x == y */         \
     const ew_args *a = (const ew_args *)args;                                              \
     ctype *restrict y = (ctype *)a->z;                                                     \
     ctype alpha;                                                                           \
     memcpy(&alpha, a->s.bytes, sizeof alpha);                                              \
-    XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, y,                                             \
-                                 y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, y[i]), y[i])); \
+    XPAR__CPU_FOR_ALIGNED_STORES(                                                          \
+        i, lo, hi, y, y[i] = xpar__cpu_sum_##e(xpar__cpu_mul_##e(alpha, y[i]), y[i]));     \
   }                                                                                        \
   XPAR__CPU_SIMD_CLONES                                                                    \
   static void add_distinct_##e(const void *args, size_t lo, size_t hi) {                   \

@@ -48,7 +48,8 @@
  * unaligned, the AVX2 build's stores straddled cache lines and ran 1.2-1.6x
  * slower than SSE2 at 2^10..2^13. */
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && !defined(__SSE4_1__) && \
-    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
+    ((defined(__clang__) && __clang_major__ >= 14) ||                                      \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
 #define XPAR__CPU_SIMD_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
 #else
 #define XPAR__CPU_SIMD_CLONES
@@ -81,10 +82,8 @@ static inline int xpar__cpu_team_threads(void) { return 1; }
  * all its threads anyway (xpar__cpu_region_size), so idle ones only lengthen
  * the critical path.  512 is what a plain `omp parallel for` gives each of 16
  * threads at 2^13.  (Reductions and scans keep XPAR__CPU_MIN_PER_THREAD: their
- * float rounding follows the parts.)  Overridable for the A/B bench. */
-#ifndef XPAR__CPU_EW_MIN_PER_PART
+ * float rounding follows the parts.) */
 #define XPAR__CPU_EW_MIN_PER_PART 512
-#endif
 /* Independent accumulators per thread in the parallel reduce/dot kernels:
  * enough vector registers in flight to hide the add latency, and the lanes
  * are what lets the compiler vectorise float sums without -ffast-math. */

@@ -196,14 +196,14 @@ xpar_status xpar__cpu_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const 
  * bit); OpenMP tier: the lane-wise chunk reduction above, over products. */
 
 #define XPAR__CPU_DOT_KERNELS_(e, ctype, name, size)                                         \
-  XPAR__CPU_SIMD_CLONES                                                               \
+  XPAR__CPU_SIMD_CLONES                                                                      \
   static void dot_serial_##e(const void *xv, const void *yv, size_t n, void *result) {       \
     const ctype *x = (const ctype *)xv, *y = (const ctype *)yv;                            \
     ctype acc = (ctype)0;                                                                  \
     for (size_t i = 0; i < n; ++i) acc = xpar__cpu_sum_##e(acc, xpar__cpu_mul_##e(x[i], y[i])); \
     memcpy(result, &acc, sizeof acc);                                                      \
   }                                                                                        \
-  XPAR__CPU_SIMD_CLONES                                                               \
+  XPAR__CPU_SIMD_CLONES                                                                      \
   static void dot_chunk_##e(const void *xv, const void *yv, size_t lo, size_t hi,            \
                             xpar__scalar *out) {                                           \
     const ctype *x = (const ctype *)xv, *y = (const ctype *)yv;                            \

@@ -113,9 +113,9 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
   XPAR__FORWARD(xpar__cuda_choose_shape(
       ex, st, XPAR_CUDA_FAMILY_ELEMENTWISE, (const void *)kernel, n,
       tuning::elementwise_vectors_per_thread * (unsigned)Pack16<T>::count, &shape));
-  /* The driver's launch (xpar__cuda_launch_driver): 0.3-0.5 us sooner than the runtime's
-   * at the mid sizes where the launch is most of a synchronous call (bench/NOTES.md,
-   * session 11); the runtime's launch where the driver entry point is missing. */
+  /* The driver's launch (xpar__cuda_launch_driver), the runtime's where the driver entry
+   * point is missing: a queued call returns 0.1-0.3 us sooner (H100, bench/cub/NOTES.md,
+   * session 11); a synchronous call's end-to-end time did not resolve a difference. */
   static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
   F f_arg = f;
   const T *a_arg = a, *b_arg = b;
