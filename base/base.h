@@ -75,14 +75,14 @@ const char *xpar__error_detail(void);
 /** 1 if dtype is a known xpar_dtype value. */
 static inline int xpar__dtype_valid(xpar_dtype t) { return (unsigned)t < (unsigned)XPAR_DTYPE_COUNT_; }
 
-/** Element size in bytes (0 for an invalid dtype). */
+/** Element size in bytes (0 for an invalid dtype).  The sizes packed four
+ *  bits each into one constant: a shift and a mask, where the switch it
+ *  replaces cost the 128-element call ~9 instructions per use (callgrind). */
 static inline size_t xpar__dtype_size(xpar_dtype t) {
-  switch (t) {
-#define XPAR__DT_SIZE_(e, ctype, name, size) case XPAR_##e: return size;
-    XPAR_DTYPE_MAP(XPAR__DT_SIZE_)
-#undef XPAR__DT_SIZE_
-    default: return 0;
-  }
+#define XPAR__DT_SIZE_NIBBLE_(e, ctype, name, size) | ((uint64_t)(size) << (4 * XPAR_##e))
+  const uint64_t sizes = 0 XPAR_DTYPE_MAP(XPAR__DT_SIZE_NIBBLE_);
+#undef XPAR__DT_SIZE_NIBBLE_
+  return xpar__dtype_valid(t) ? (size_t)((sizes >> (4 * (unsigned)t)) & 15) : 0;
 }
 
 /** The accumulator dtype of xpar_reduce_sum_wide for dtype t. */

@@ -20,6 +20,14 @@ static const char *const threshold_envs[] = {XPAR_THRESHOLD_MAP(XPAR__COL2_)};
 static const char *const threshold_data[] = {XPAR_THRESHOLD_MAP(XPAR__COL3_)};
 static const char *const dtype_names[] = {XPAR_DTYPE_MAP(XPAR__COL2_)};
 
+/* xpar__dtype_size (base.h) packs every dtype's size into four bits of one
+ * uint64_t: a new dtype must fit that. */
+_Static_assert(XPAR_DTYPE_COUNT_ * 4 <= 64, "xpar__dtype_size packs 16 dtypes at most");
+#define XPAR__SIZE_FITS_(e, ctype, name, size) \
+  _Static_assert((size) > 0 && (size) < 16, "the size of dtype " name " must fit four bits");
+XPAR_DTYPE_MAP(XPAR__SIZE_FITS_)
+#undef XPAR__SIZE_FITS_
+
 #define LOOKUP_(table, v) \
   ((unsigned)(v) < sizeof table / sizeof table[0] ? table[(unsigned)(v)] : "?")
 

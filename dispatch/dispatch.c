@@ -476,7 +476,6 @@ static int host_reachable(const plan *p) {
  * is cached; device or managed memory, or an error, goes to the general
  * path, which classifies again and reports. */
 static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_facts *f) {
-  if (!p) return 1; /* unused */
   if (xpar__page_cache_lookup(&ctx->page_cache, p)) {
     f->pageable = 1;
     f->host_kind_exact = 0; /* a hint: see page_cache.h */
@@ -506,6 +505,9 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
  * thresholds for host data, see page_cache.h); a pointer not cached is
  * classified here (fast_host_operand), so pinned arrays stay on this path.
  * Returns 0 (nothing done) when the general path must take the call.
+ * Written for the 128-element call, whose whole cost is this path: the
+ * threshold row is looked up once and the facts are built in place
+ * (callgrind: each saved ~20 instructions of ~550).
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   /* Kernel launches take the general path: their arrays are not x/y/out. */
@@ -514,19 +516,33 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   const xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
     return 0;
-  xpar__policy_facts f = call_facts(ctx, c);
+  const size_t *thresholds = ctx->thresholds[c->op][c->dtype];
+  /* Host data whose kind the loop below fills in (n = 0: nothing moves,
+   * priced as pageable host data, as call_facts does). */
+  xpar__policy_facts f = {.backend = b,
+                          .offload = off,
+                          .op = c->op,
+                          .dtype = c->dtype,
+                          .n = c->n,
+                          .host = 1,
+                          .pageable = !c->n,
+                          .host_kind_exact = 1,
+                          .thresholds = thresholds,
+                          .sources = ctx->threshold_source[c->op][c->dtype],
+                          .gpu_usable = context_gpu_usable,
+                          .gpu_usable_arg = ctx};
   if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
      * with offload disabled) every array is pageable host memory; with one,
      * each operand is cached pageable or asked (fast_host_operand), which is
      * enough only below both GPU thresholds for host data (plan.exact
      * otherwise). */
-    f.host = 1;
     if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
-      if (b == XPAR_BACKEND_AUTO && c->n >= host_gpu_threshold(ctx, c)) return 0;
+      if (b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
       /* x == out (an in-place scan) is one operand: asked once. */
-      if (!(fast_host_operand(ctx, c->x, &f) && fast_host_operand(ctx, c->y, &f) &&
-            (c->out == c->x || fast_host_operand(ctx, c->out, &f))))
+      if (!((!c->x || fast_host_operand(ctx, c->x, &f)) &&
+            (!c->y || fast_host_operand(ctx, c->y, &f)) &&
+            (!c->out || c->out == c->x || fast_host_operand(ctx, c->out, &f))))
         return 0;
     } else {
       f.pageable = 1;

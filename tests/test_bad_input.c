@@ -435,6 +435,8 @@ static void status_strings(void **state) {
   assert_string_equal(xpar_dtype_name(XPAR_UINT32), "uint32");
   assert_non_null(xpar_dtype_name((xpar_dtype)99));
   assert_int_equal(xpar_dtype_size((xpar_dtype)99), 0);
+  assert_int_equal(xpar_dtype_size((xpar_dtype)-1), 0);
+  assert_int_equal(xpar_dtype_size(XPAR_DTYPE_COUNT_), 0);
   for (int d = 0; d < XT_NDTYPES; d++) {
     assert_string_equal(xpar_dtype_name(xt_dtypes[d]), xt_dname(xt_dtypes[d]));
     assert_int_equal(xpar_dtype_size(xt_dtypes[d]), xt_size(xt_dtypes[d]));
