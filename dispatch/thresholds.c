@@ -3,11 +3,12 @@
  * (xpar-bench calibrate) overrides them, the environment overrides both, and
  * xpar_context_set_threshold() overrides everything for one context.
  *
- * Source (kept as data beside every value, calibrate_h100_median5 below, and
- * quoted by decision records): each value but one is the median of five runs of
+ * Source (kept as data beside every value, calibrate_h100_median5 and
+ * calibrate_h100_s12_clones below, and quoted by decision records): each
+ * value is the median of five runs of
  * `xpar-bench calibrate --dtypes int32,float,double` (every op) on the lent
- * H100 machine (H100 80GB HBM3, 16-core Intel Xeon host), 2026-11-25, each
- * on a fresh machine of that kind:
+ * H100 machine (H100 80GB HBM3, 16-core Intel Xeon host), 2026-11-25.  The
+ * first record's runs, each on a fresh machine of that kind:
  *   bench/results/h100-2026-11-25-regret2/calibrate.txt        (issue 12, call 1)
  *   bench/results/h100-2026-11-25-regret2/run3/calibrate.txt   (call 3)
  *   bench/results/h100-2026-11-25-s8/calibrate.txt             (session 8, call 1)
@@ -25,13 +26,15 @@
  * earlier source, differed from the median on 9, and the regret runs missed
  * at such values (e.g. reduce int32 on mapped data at 2^20: CUDA 11.8 us,
  * the OpenMP tier 24.2 us, with call 1's 2^21).
- * The exception: add's OpenMP threshold on 8-byte types, 2^14 since the
- * elementwise split change of session 10, is the median of five runs on one
- * machine after that change (calibrate_h100_s10_split below).
- * The regret runs of session 8 (bench/NOTES.md) are these values' check.
- * Every build measured had what the thresholds price: the constant OpenMP
- * team, the SIMD integer scans, pinned host staging for device-only data on
- * the CPU, pinned operands classified by one driver look-up.
+ * The 21 values the CPU loops' SIMD clones (session 11) moved come from five
+ * runs on one machine of that tree (calibrate_h100_s12_clones below; the
+ * five runs confirmed the other 69 within their median).
+ * The regret runs of sessions 8 and 12 (bench/NOTES.md) are these values'
+ * check.  Every build measured had what the thresholds price: the constant
+ * OpenMP team, the SIMD integer scans, pinned host staging for device-only
+ * data on the CPU, pinned operands classified by one driver look-up; the
+ * second record's runs also the elementwise split (session 10) and the SIMD
+ * clones.
  *
  * One row per kind of dtype, each from its own measurement: 4-byte integers
  * (int32, uint32) from int32, float from float, 8-byte types (int64, uint64,
@@ -39,11 +42,11 @@
  * bytes of a double, and their scans use the SIMD kernel of int32, so the
  * double row is if anything late for them).  Reading the calibrations:
  *  - OPENMP: where one parallel region pays against the vectorised one-thread
- *    kernels: 2^14..2^16.  The int32 scan crosses later (2^15) than float's
+ *    kernels: 2^14..2^17.  The int32 scan crosses later (2^16) than float's
  *    (2^14): its one-thread SIMD scan runs up to twice as fast as the float
  *    chain.
  *  - GPU_DEVICE_DATA (mapped arrays valid on both sides, no transfer):
- *    reduce 2^20 (4-byte), 2^19 (double); scan 2^18 (int32), 2^17 (float,
+ *    reduce 2^21 (4-byte), 2^19 (double); scan 2^18 (int32), 2^17 (float,
  *    double); elementwise and dot 2^18..2^20.
  *  - GPU_PINNED_DATA and GPU_PAGEABLE_DATA: never, for every op and dtype:
  *    the copies over PCIe cost more than the CPU's pass through memory (e.g.
@@ -59,7 +62,8 @@
  * Earlier values came from the runs of 2026-11-22 (bench/results/h100-2026-
  * 11-22/calibrate.txt) and 2026-11-25 (h100-2026-11-25-regret, reduce and
  * scan only, before pinned staging and the driver look-up; then regret2's
- * call 1 alone).
+ * call 1 alone); add's 8-byte OpenMP threshold from five runs after the
+ * elementwise split (h100-2026-11-25-s10/call2/, 2^14, now 2^15).
  */
 #include <stdio.h>
 
@@ -78,19 +82,26 @@ static const xpar__provenance calibrate_h100_median5 = {
            "bench/results/h100-2026-11-25-regret2/{,run3/}calibrate.txt and "
            "h100-2026-11-25-s8/{,call4/,call5/}calibrate.txt (issue 12)"};
 #define M &calibrate_h100_median5
-/* The elementwise OpenMP thresholds after the split change of session 10
- * (backend_cpu: an open region's parts down to 512 elements): five
- * calibrations on one machine, bench/results/h100-2026-11-25-s10/call2/.
- * Of the nine elementwise OPENMP values only add on 8-byte types moved
- * (2^15 -> 2^14; its five runs: 2^15, 2^14, 2^14, 2^15, 2^14); the others'
- * medians equal the values above, which keep their record. */
-static const xpar__provenance calibrate_h100_s10_split = {
+/* The values the CPU loops' SIMD clones moved (session 11: AVX2 / SSE4.2
+ * builds of the one-thread and per-thread kernels, picked at load time): five
+ * calibrations on one machine of that tree, bench/results/h100-2026-11-25-
+ * s12/call1/.  Of the 90 values 21 medians moved, each by one power of two
+ * but two: every OpenMP threshold of reduce, axpy and add, scan int32's and
+ * dot float's one step up (one thread now wins further; 5 of 5 runs for the
+ * elementwise ones); the GPU thresholds for mapped data of reduce int32 /
+ * float, axpy int32 / double, add int32 and dot int32 one or two steps up
+ * (the CPU side of the crossing got faster), dot double's one down.  The
+ * regret run of that tree with the values before (call2/) had 21 of its 41
+ * misses where the new values decide otherwise (the OpenMP tier at 2^14..2^15
+ * where one thread was faster; CUDA on mapped data at 2^18..2^19 where the
+ * OpenMP tier was).  The values the five runs confirmed keep their record. */
+static const xpar__provenance calibrate_h100_s12_clones = {
     .machine = "H100 80GB HBM3, 16-core host",
     .date = "2026-11-25",
     .run = "median of five xpar-bench calibrate --dtypes int32,float,double runs on one "
-           "machine after the elementwise split change, "
-           "bench/results/h100-2026-11-25-s10/call2/calibrate{1..5}.txt (issue 12)"};
-#define S10 &calibrate_h100_s10_split
+           "machine with the SIMD-clone CPU loops, "
+           "bench/results/h100-2026-11-25-s12/call1/cal.tar.gz (issue 12)"};
+#define C &calibrate_h100_s12_clones
 
 typedef struct default_value {
   size_t n;
@@ -100,31 +111,31 @@ typedef struct default_value {
 /* [op][kind], kinds in the order of XPAR_THRESHOLD_MAP:
  *   OPENMP, GPU_DEVICE_DATA, GPU_PINNED_DATA, GPU_PAGEABLE_DATA, GPU_DEVICE_ONLY_DATA */
 static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    [XPAR_OP_REDUCE] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
-    [XPAR_OP_SCAN] = {{POW2(15), M}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_AXPY] = {{POW2(15), M}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_ADD] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
+    [XPAR_OP_SCAN] = {{POW2(16), C}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_AXPY] = {{POW2(16), C}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_ADD] = {{POW2(16), C}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
-    [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    [XPAR_OP_REDUCE] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
+    [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
     [XPAR_OP_SCAN] = {{POW2(14), M}, {POW2(17), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_AXPY] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_ADD] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_AXPY] = {{POW2(16), C}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_ADD] = {{POW2(16), C}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
-    [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_DOT] = {{POW2(16), C}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    [XPAR_OP_REDUCE] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
+    [XPAR_OP_REDUCE] = {{POW2(16), C}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
     [XPAR_OP_SCAN] = {{POW2(14), M}, {POW2(17), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_AXPY] = {{POW2(14), M}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_ADD] = {{POW2(14), S10}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_AXPY] = {{POW2(15), C}, {POW2(19), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_ADD] = {{POW2(15), C}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_FILL] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
-    [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(18), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
 };
 #undef M
-#undef S10
+#undef C
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];
