@@ -2,10 +2,17 @@
  * CPU scan (inclusive / exclusive x sum / min / max), serial and OpenMP tiers.
  * out == in is allowed: every loop reads in[i] before it writes out[i].
  *
- * Serial tier, the exact formulas cuda-serial matches (init: the carry-in of
+ * The strict serial tier (XPAR_BACKEND=serial, and cuda-serial's CPU side):
+ * the exact formulas cuda-serial matches (init: the carry-in of
  * xpar_scan_init, the identity for xpar_scan):
  *   inclusive  run = init; for i: run = run op x[i]; out[i] = run
  *   exclusive  run = init; for i: out[i] = run; run = run op x[i]
+ * AUTO's one-thread tier and the OpenMP tier's slices run the same formulas,
+ * except float and double sums, which are regrouped (scan_sum_float_sse2,
+ * scan_sum_grouped4 below): each output is the running carry plus its local
+ * prefix within a group of 4 or 8 elements, so the chain through the carry
+ * is one add per group instead of one per element.  Every output still folds
+ * exactly its own prefix (a different rounding, within the same bound).
  *
  * OpenMP tier: a cache-blocked reduce-then-scan inside one parallel region.
  * The plain two-pass OpenMP scan reads the whole array twice from DRAM
@@ -161,22 +168,142 @@ static void scan_chunk_sum_simd64(const void *in, void *out, size_t lo, size_t h
     run += v;
   }
 }
-/* The sum kernel of dtype e: the SIMD one for integers, else the element-order loop. */
-#define XPAR__CPU_SCAN_SUM_CHUNK_(e, ctype, size)                           \
+
+/*
+ * Float sums, regrouped (AUTO's one-thread tier and the OpenMP tier's
+ * slices; the strict serial tier keeps the element-order loop).  The element-
+ * order loop is one dependent add per element; here each group of 4 floats
+ * gets its local prefix in a register (two shift-and-adds), a second group
+ * adds the first's total, and the carry takes one add per 8 elements.  The
+ * shifts bring in -0.0, the exact additive identity (x + -0.0 == x for every
+ * x, signed zeros included), so a group's first output is carry + x[i], as
+ * in the serial formula, and an exclusive scan's is the carry itself.
+ * Development VM: 2.2x the element-order loop from 2^7 to 2^16 (bench/NOTES.md,
+ * session 12); the bound is the shuffle port (6 shuffles per 8 elements).
+ */
+static inline __m128 scan_f32_up1(__m128 v) { /* [-0, v0, v1, v2] */
+  return _mm_or_ps(_mm_castsi128_ps(_mm_slli_si128(_mm_castps_si128(v), 4)),
+                   _mm_castsi128_ps(_mm_set_epi32(0, 0, 0, (int)0x80000000u)));
+}
+static inline __m128 scan_f32_up2(__m128 v) { /* [-0, -0, v0, v1] */
+  return _mm_or_ps(_mm_castsi128_ps(_mm_slli_si128(_mm_castps_si128(v), 8)),
+                   _mm_castsi128_ps(_mm_set_epi32(0, 0, (int)0x80000000u, (int)0x80000000u)));
+}
+static inline __m128 scan_f32_last(__m128 v) { return _mm_shuffle_ps(v, v, _MM_SHUFFLE(3, 3, 3, 3)); }
+
+static void scan_sum_float_sse2(const void *in, void *out, size_t lo, size_t hi,
+                                const xpar__scalar *carry, int exclusive) {
+  const float *x = (const float *)in;
+  float *y = (float *)out;
+  float run;
+  memcpy(&run, carry->bytes, sizeof run);
+  __m128 c = _mm_set1_ps(run);
+  size_t i = lo;
+  for (; hi - i >= 8; i += 8) {
+    __m128 v0 = _mm_loadu_ps(x + i), v1 = _mm_loadu_ps(x + i + 4);
+    __m128 p0 = _mm_add_ps(v0, scan_f32_up1(v0));
+    __m128 p1 = _mm_add_ps(v1, scan_f32_up1(v1));
+    p0 = _mm_add_ps(p0, scan_f32_up2(p0)); /* local inclusive prefixes */
+    p1 = _mm_add_ps(p1, scan_f32_up2(p1));
+    const __m128 total0 = scan_f32_last(p0);
+    __m128 o0, o1;
+    if (exclusive) {
+      o0 = _mm_add_ps(c, scan_f32_up1(p0));
+      o1 = _mm_add_ps(c, _mm_add_ps(scan_f32_up1(p1), total0));
+      p1 = _mm_add_ps(p1, total0);
+    } else {
+      p1 = _mm_add_ps(p1, total0);
+      o0 = _mm_add_ps(c, p0);
+      o1 = _mm_add_ps(c, p1);
+    }
+    c = _mm_add_ps(c, scan_f32_last(p1));
+    _mm_storeu_ps(y + i, o0);
+    _mm_storeu_ps(y + i + 4, o1);
+  }
+  run = _mm_cvtss_f32(c);
+  for (; i < hi; ++i) {
+    float v = x[i];
+    y[i] = exclusive ? run : run + v;
+    run += v;
+  }
+}
+#define XPAR__CPU_FLOAT_SUM_SCAN scan_sum_float_sse2
+#endif /* __SSE2__ */
+
+/*
+ * Double sums (and float sums without SSE2), regrouped in plain C: four
+ * elements' local prefixes, independent of the carry, then the carry plus
+ * each; the chain is one add per 4 elements.  Development VM: 1.6x the
+ * element-order loop (SSE2 pairs of doubles were 1.45x inclusive and 1.1x
+ * exclusive: a shuffle per two elements).  All four loads come before the
+ * stores (out == in).
+ */
+#define XPAR__CPU_SCAN_GROUPED4_(e, ctype)                                                    \
+  static void scan_sum_grouped4_##e(const void *in, void *out, size_t lo, size_t hi,          \
+                                    const xpar__scalar *carry, int exclusive) {               \
+    const ctype *x = (const ctype *)in;                                                       \
+    ctype *y = (ctype *)out;                                                                  \
+    ctype run;                                                                                \
+    memcpy(&run, carry->bytes, sizeof run);                                                   \
+    size_t i = lo;                                                                            \
+    if (exclusive) {                                                                          \
+      for (; hi - i >= 4; i += 4) {                                                           \
+        const ctype a = x[i], b = x[i + 1], c = x[i + 2], d = x[i + 3];                       \
+        const ctype ab = a + b, abc = ab + c, abcd = ab + (c + d);                            \
+        y[i] = run;                                                                           \
+        y[i + 1] = run + a;                                                                   \
+        y[i + 2] = run + ab;                                                                  \
+        y[i + 3] = run + abc;                                                                 \
+        run += abcd;                                                                          \
+      }                                                                                       \
+    } else {                                                                                  \
+      for (; hi - i >= 4; i += 4) {                                                           \
+        const ctype a = x[i], b = x[i + 1], c = x[i + 2], d = x[i + 3];                       \
+        const ctype ab = a + b, abc = ab + c, abcd = ab + (c + d);                            \
+        y[i] = run + a;                                                                       \
+        y[i + 1] = run + ab;                                                                  \
+        y[i + 2] = run + abc;                                                                 \
+        run += abcd;                                                                          \
+        y[i + 3] = run;                                                                       \
+      }                                                                                       \
+    }                                                                                         \
+    for (; i < hi; ++i) {                                                                     \
+      const ctype v = x[i];                                                                   \
+      y[i] = exclusive ? run : run + v;                                                       \
+      run += v;                                                                               \
+    }                                                                                         \
+  }
+XPAR__CPU_SCAN_GROUPED4_(DOUBLE, double)
+#ifndef XPAR__CPU_FLOAT_SUM_SCAN
+XPAR__CPU_SCAN_GROUPED4_(FLOAT, float)
+#define XPAR__CPU_FLOAT_SUM_SCAN scan_sum_grouped4_FLOAT
+#endif
+#undef XPAR__CPU_SCAN_GROUPED4_
+
+/* The sum kernels of dtype e: the strict one (element order for floats; the
+ * integer SIMD scans equal it bit for bit) and the one the other tiers run. */
+#ifdef XPAR__CPU_SIMD_SCAN
+#define XPAR__CPU_SCAN_SUM_STRICT_(e, ctype, size)                          \
   (XPAR__CPU_IS_FLOAT(ctype) ? scan_chunk_sum_##e                           \
                              : (size) == 4 ? scan_chunk_sum_simd32 : scan_chunk_sum_simd64)
 #else
-#define XPAR__CPU_SCAN_SUM_CHUNK_(e, ctype, size) scan_chunk_sum_##e
+#define XPAR__CPU_SCAN_SUM_STRICT_(e, ctype, size) scan_chunk_sum_##e
 #endif
+#define XPAR__CPU_SCAN_SUM_FAST_(e, ctype, size)                                         \
+  (XPAR_##e == XPAR_FLOAT    ? XPAR__CPU_FLOAT_SUM_SCAN                                  \
+   : XPAR_##e == XPAR_DOUBLE ? scan_sum_grouped4_DOUBLE                                  \
+                             : XPAR__CPU_SCAN_SUM_STRICT_(e, ctype, size))
 
 typedef struct scan_kernels {
-  scan_chunk_fn chunk;
+  scan_chunk_fn chunk;  /* AUTO's one-thread tier, the OpenMP tier's slices */
+  scan_chunk_fn strict; /* the serial formulas, element by element */
   xpar__scalar (*identity)(void);
 } scan_kernels;
 
-#define XPAR__CPU_SSET_(e, OP) {scan_chunk_##OP##_##e, scan_identity_##OP##_##e}
+#define XPAR__CPU_SSET_(e, OP) {scan_chunk_##OP##_##e, scan_chunk_##OP##_##e, scan_identity_##OP##_##e}
 #define XPAR__CPU_SROW_(e, ctype, name, size)                                              \
-  [XPAR_##e] = {[XPAR_SUM] = {XPAR__CPU_SCAN_SUM_CHUNK_(e, ctype, size), scan_identity_sum_##e}, \
+  [XPAR_##e] = {[XPAR_SUM] = {XPAR__CPU_SCAN_SUM_FAST_(e, ctype, size),                    \
+                              XPAR__CPU_SCAN_SUM_STRICT_(e, ctype, size), scan_identity_sum_##e}, \
                 [XPAR_MIN] = XPAR__CPU_SSET_(e, min), [XPAR_MAX] = XPAR__CPU_SSET_(e, max)},
 static const scan_kernels scan_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_COUNT_] = {
     XPAR_DTYPE_MAP(XPAR__CPU_SROW_)};
@@ -228,8 +355,12 @@ xpar_status xpar__cpu_scan(const xpar__exec *ex, xpar_dtype t, xpar_reduction op
                   (int)kind);
   int exclusive = (kind == XPAR_EXCLUSIVE);
   const xpar__scalar start = init ? *init : scan_table[t][op].identity();
-  /* One thread: the serial formulas over the whole array, from init. */
-  int team = ex->serial ? 1 : xpar__cpu_team_size_min(ex, n, XPAR__CPU_SCAN_MIN_PER_THREAD);
+  /* The strict serial tier: the serial formulas, element by element. */
+  if (ex->serial) {
+    scan_table[t][op].strict(in, out, 0, n, &start, exclusive);
+    return XPAR_OK;
+  }
+  int team = xpar__cpu_team_size_min(ex, n, XPAR__CPU_SCAN_MIN_PER_THREAD);
   if (team <= 1)
     scan_table[t][op].chunk(in, out, 0, n, &start, exclusive);
   else

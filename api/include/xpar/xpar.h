@@ -591,9 +591,13 @@ XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reducti
  * This is the local step of a distributed scan: each rank reduces its part, the
  * ranks exchange one scalar each, and each scans its part from the fold of the
  * ranks before it.  xpar_scan is this call with init = the identity.  The serial
- * tiers run `acc = init; acc = acc op in[i]` in element order (cpu-serial and
- * cuda-serial agree bit for bit); the parallel tiers fold init into the carry of
- * their first block, so float sums round as xpar_scan's do, no more.
+ * backends (XPAR_BACKEND_CPU_SERIAL, XPAR_BACKEND_CUDA_SERIAL) run
+ * `acc = init; acc = acc op in[i]` in element order (they agree bit for bit);
+ * the other tiers fold init into the carry of their first block, so float sums
+ * round as xpar_scan's do, no more.  Those tiers regroup float and double sums
+ * (AUTO's one-thread tier too: each output is the carry plus its prefix within
+ * a group of 4-8 elements on the CPU, a block on the GPU), so their rounding
+ * differs from the element-order loop's within the same error bound.
  */
 XPAR_API xpar_status xpar_scan_init(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                     xpar_scan_kind kind, const void *init, const void *in,
