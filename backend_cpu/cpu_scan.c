@@ -12,7 +12,9 @@
  * scan_sum_grouped4 below): each output is the running carry plus its local
  * prefix within a group of 4 or 8 elements, so the chain through the carry
  * is one add per group instead of one per element.  Every output still folds
- * exactly its own prefix (a different rounding, within the same bound).
+ * exactly its own prefix (a different rounding, within the same bound,
+ * overflow excepted: where partial sums overflow, one grouping can give inf
+ * and another a finite value or NaN, as between the OpenMP tier's slices).
  *
  * OpenMP tier: a cache-blocked reduce-then-scan inside one parallel region.
  * The plain two-pass OpenMP scan reads the whole array twice from DRAM
@@ -39,9 +41,10 @@
 #endif
 
 /* Fewest elements per working thread in the OpenMP scan.  Smaller than the
- * reduce's XPAR__CPU_MIN_PER_THREAD: a scan's second pass is a dependency
- * chain (one add latency per float or double element), so a 4096-element
- * part costs ~3 us where a reduce part costs a few hundred ns, and at
+ * reduce's XPAR__CPU_MIN_PER_THREAD: a scan's second pass was a dependency
+ * chain (one add latency per float or double element, before the regrouped
+ * kernels below), so a 4096-element part cost ~3 us where a reduce part
+ * costs a few hundred ns, and at
  * 2^14..2^15 four parts of 4096 left xpar's tier 1.15-1.4x behind a plain
  * 16-thread two-pass loop on the H100 host (regret run, bench/NOTES.md,
  * issue 12).  The region (the team) is unchanged: only how many of its

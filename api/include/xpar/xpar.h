@@ -597,7 +597,9 @@ XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reducti
  * round as xpar_scan's do, no more.  Those tiers regroup float and double sums
  * (AUTO's one-thread tier too: each output is the carry plus its prefix within
  * a group of 4-8 elements on the CPU, a block on the GPU), so their rounding
- * differs from the element-order loop's within the same error bound.
+ * differs from the element-order loop's within the same error bound (where
+ * partial sums overflow, a grouping may give a finite value or NaN where the
+ * element order gives inf, and the other way round).
  */
 XPAR_API xpar_status xpar_scan_init(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                     xpar_scan_kind kind, const void *init, const void *in,
