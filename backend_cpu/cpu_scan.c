@@ -92,6 +92,19 @@ typedef void (*scan_chunk_fn)(const void *in, void *out, size_t lo, size_t hi,
 XPAR_DTYPE_MAP(XPAR__CPU_ALL_SCANS_)
 #undef XPAR__CPU_ALL_SCANS_
 
+/* The regrouped float and double sums (below) finish their last partial group
+ * with the element-order loop, from the carry they reached. */
+#define XPAR__CPU_SCAN_TAIL_(e, ctype)                                                    \
+  static inline void scan_tail_##e(const void *in, void *out, size_t lo, size_t hi,      \
+                                   ctype run, int exclusive) {                           \
+    xpar__scalar carry;                                                                   \
+    memcpy(carry.bytes, &run, sizeof run);                                                \
+    scan_chunk_sum_##e(in, out, lo, hi, &carry, exclusive);                               \
+  }
+XPAR__CPU_SCAN_TAIL_(FLOAT, float)
+XPAR__CPU_SCAN_TAIL_(DOUBLE, double)
+#undef XPAR__CPU_SCAN_TAIL_
+
 /*
  * Integer sums: prefix sums inside SSE2 registers (SSE2 is part of x86-64,
  * so no run-time check).  A scalar scan is one dependent add per element;
@@ -223,12 +236,7 @@ static void scan_sum_float_sse2(const void *in, void *out, size_t lo, size_t hi,
     _mm_storeu_ps(y + i, o0);
     _mm_storeu_ps(y + i + 4, o1);
   }
-  run = _mm_cvtss_f32(c);
-  for (; i < hi; ++i) {
-    float v = x[i];
-    y[i] = exclusive ? run : run + v;
-    run += v;
-  }
+  scan_tail_FLOAT(in, out, i, hi, _mm_cvtss_f32(c), exclusive);
 }
 #define XPAR__CPU_FLOAT_SUM_SCAN scan_sum_float_sse2
 #endif /* __SSE2__ */
@@ -270,11 +278,7 @@ static void scan_sum_float_sse2(const void *in, void *out, size_t lo, size_t hi,
         y[i + 3] = run;                                                                       \
       }                                                                                       \
     }                                                                                         \
-    for (; i < hi; ++i) {                                                                     \
-      const ctype v = x[i];                                                                   \
-      y[i] = exclusive ? run : run + v;                                                       \
-      run += v;                                                                               \
-    }                                                                                         \
+    scan_tail_##e(in, out, i, hi, run, exclusive);                                            \
   }
 XPAR__CPU_SCAN_GROUPED4_(DOUBLE, double)
 #ifndef XPAR__CPU_FLOAT_SUM_SCAN
