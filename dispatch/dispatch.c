@@ -43,6 +43,7 @@ static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size
     o->where.bytes = 0;
     o->where.loc = XPAR__LOC_HOST_PAGEABLE;
     o->where.map = NULL;
+    o->where.kind_hinted = 0;
     return XPAR_OK;
   }
   return xpar__classify(ctx, ptr, bytes, p->exact, &o->where);
@@ -199,11 +200,13 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
                           xpar__decision_raw *d, xpar_tier *tier) {
   xpar__policy_facts f = call_facts(ctx, c);
   /* Without a usable GPU (or with offload disabled) every host array is
-   * pageable by definition: nothing is a hint then. */
-  f.host_kind_exact = p->exact || ctx->offload == XPAR_OFFLOAD_DISABLED ||
-                      !(ctx->gpu_known && ctx->gpu_usable);
+   * pageable by definition: nothing is a hint then.  Otherwise a host kind
+   * is a hint where the page cache gave it, exact where the runtime was
+   * asked (as the fast path records it). */
+  f.host_kind_exact = 1;
   for (int i = 0; i < p->count; i++) {
     const xpar__operand *w = &p->ops[i].where;
+    f.host_kind_exact &= !w->kind_hinted;
     f.device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
     f.pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
     f.pinned |= w->loc == XPAR__LOC_HOST_PINNED;
@@ -496,9 +499,52 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
   return 1;
 }
 
+/* The facts of a call on a context with mappings, as decide() would find
+ * them in a plan: each array lies inside a mapping whose host copy is valid,
+ * or clear of every mapping in host memory (fast_host_operand when gpu_asked,
+ * else pageable by definition).  *out_map: the output's mapping (NULL if
+ * none), which the call leaves valid on the host only.  0: the general path
+ * must take the call (a mapping valid only on the device needs a copy, an
+ * array straddling a mapping's edge is refused there, device memory). */
+static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_asked,
+                             xpar__policy_facts *f, xpar__mapping **out_map) {
+  const void *const arrays[3] = {c->x, c->y, c->out};
+  xpar__mapping *maps[3];
+  /* Every mapping first: a call the general path must take leaves no trace
+   * here (no page-cache entry that would make its record differ). */
+  for (int i = 0; i < 3; i++) {
+    maps[i] = NULL;
+    if (!arrays[i]) continue;
+    const int held = xpar__mapping_holding(ctx, arrays[i], c->bytes, &maps[i]);
+    if (held < 0 || (held && !(maps[i]->valid & XPAR__VALID_HOST))) return 0;
+  }
+  *out_map = maps[2];
+  f->host = 0;
+  for (int i = 0; i < 3; i++) {
+    const void *p = arrays[i];
+    if (!p) continue;
+    const xpar__mapping *m = maps[i];
+    if (m) {
+      /* needs_contents(): inputs (x, y, axpy's y, an in-place scan's array),
+       * and outputs that cover only part of their mapping.  A host-only copy
+       * that must be read costs the GPU a copy in: priced as host data. */
+      const int reads = i < 2 || c->op == XPAR_OP_AXPY || p == c->x || p == c->y;
+      const int needs = reads || !((const unsigned char *)p == m->host && c->bytes == m->bytes);
+      f->pageable |= m->valid == XPAR__VALID_HOST && needs;
+      continue;
+    }
+    f->host = 1;
+    if (!gpu_asked)
+      f->pageable = 1;
+    else if (!(i == 2 && p == c->x) && !fast_host_operand(ctx, p, f))
+      return 0;
+  }
+  return 1;
+}
+
 /*
- * The common case in a tight loop: arrays in host memory, nothing mapped or
- * queued, and a call that stays on the CPU.  The decision is xpar__decide's
+ * The common case in a tight loop: arrays in host memory or inside mappings
+ * valid on the host, nothing queued, and a call that stays on the CPU.  The decision is xpar__decide's
  * (policy.h), fed the facts the page cache and the runtime give, without
  * building a plan: a cached page is pageable host memory, or was when it was
  * cached (whether it has been pinned since does not matter below both GPU
@@ -511,7 +557,7 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   /* Kernel launches take the general path: their arrays are not x/y/out. */
-  if (ctx->n_maps | ctx->gpu_pending | c->nowait || c->kernel) return 0;
+  if (ctx->gpu_pending | ctx->fast_path_off | c->nowait || c->kernel) return 0;
   const xpar_backend b = ctx->backend;
   const xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
@@ -531,7 +577,12 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
                           .sources = ctx->threshold_source[c->op][c->dtype],
                           .gpu_usable = context_gpu_usable,
                           .gpu_usable_arg = ctx};
-  if (c->n) {
+  xpar__mapping *out_map = NULL;
+  if (c->n && ctx->n_maps) {
+    const int asks = off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL);
+    if (asks && b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
+    if (!fast_mapped_facts(ctx, c, asks, &f, &out_map)) return 0;
+  } else if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
      * with offload disabled) every array is pageable host memory; with one,
      * each operand is cached pageable or asked (fast_host_operand), which is
@@ -565,12 +616,19 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   xpar__exec ex = cpu_exec(ctx, tier);
   *st = xpar__run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
   if (*st == XPAR_OK) {
+    if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
     d->tier = tier;
     ctx->calls_run = 1;
     if (ctx->verbose) xpar__decision_log(d);
   }
   return 1;
 }
+
+/* Not in any header: tests link the library's objects and call it to run a
+ * context's calls through the general path only (tests/test_policy.c compares
+ * the two paths' decisions and effects). */
+void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
+void xpar__dispatch_fast_path_off(xpar_context *ctx, int off) { ctx->fast_path_off = off != 0; }
 
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   xpar_status st;
