@@ -510,8 +510,10 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
                              xpar__policy_facts *f, xpar__mapping **out_map) {
   const void *const arrays[3] = {c->x, c->y, c->out};
   xpar__mapping *maps[3];
-  /* Every mapping first: a call the general path must take leaves no trace
-   * here (no page-cache entry that would make its record differ). */
+  /* Every mapping first, so that a call a mapping sends to the general path
+   * leaves no page-cache entry here (one would make its record say "host
+   * data", a hint, where the runtime was asked).  A host array found to be
+   * device or managed memory after an earlier one was cached still does. */
   for (int i = 0; i < 3; i++) {
     maps[i] = NULL;
     if (!arrays[i]) continue;
@@ -534,9 +536,13 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
       continue;
     }
     f->host = 1;
+    /* An array passed twice (x == y, out == x or y) is one operand: asked
+     * once, as the general path asks it (a second question would find the
+     * answer the first cached, and record a hint). */
+    const int repeated = (i >= 1 && p == c->x) || (i == 2 && p == c->y);
     if (!gpu_asked)
       f->pageable = 1;
-    else if (!(i == 2 && p == c->x) && !fast_host_operand(ctx, p, f))
+    else if (!repeated && !fast_host_operand(ctx, p, f))
       return 0;
   }
   return 1;
@@ -590,10 +596,12 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
      * otherwise). */
     if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
       if (b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
-      /* x == out (an in-place scan) is one operand: asked once. */
+      /* An array passed twice (an in-place scan, add(x, y, y), dot(x, x)) is
+       * one operand: asked once. */
       if (!((!c->x || fast_host_operand(ctx, c->x, &f)) &&
-            (!c->y || fast_host_operand(ctx, c->y, &f)) &&
-            (!c->out || c->out == c->x || fast_host_operand(ctx, c->out, &f))))
+            (!c->y || c->y == c->x || fast_host_operand(ctx, c->y, &f)) &&
+            (!c->out || c->out == c->x || c->out == c->y ||
+             fast_host_operand(ctx, c->out, &f))))
         return 0;
     } else {
       f.pageable = 1;
@@ -617,6 +625,7 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   *st = xpar__run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
   if (*st == XPAR_OK) {
     if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
+    ctx->fast_path_calls++;
     d->tier = tier;
     ctx->calls_run = 1;
     if (ctx->verbose) xpar__decision_log(d);

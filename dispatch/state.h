@@ -133,6 +133,7 @@ struct xpar_context {
   int gpu_pending; /* nowait work may be queued */
   int fast_path_off; /* tests only (xpar__dispatch_fast_path_off): every call
                         takes the general path, to compare the two */
+  unsigned long fast_path_calls; /* calls the host fast path ran (tests) */
 
   xpar__mapping *maps;
   size_t n_maps, cap_maps;

@@ -622,9 +622,13 @@ void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
 enum { ST_UNMAPPED, ST_BOTH, ST_HOST, ST_DEVICE, ST_COUNT };
 static const char *const st_names[ST_COUNT] = {"unmapped", "valid both", "host only",
                                                "device only"};
-enum { FP_FILL, FP_ADD, FP_AXPY, FP_SCAN, FP_SCAN_INPLACE, FP_REDUCE, FP_DOT, FP_COUNT };
-static const char *const fp_names[FP_COUNT] = {"fill", "add", "axpy", "scan", "scan in place",
-                                               "reduce", "dot"};
+enum {
+  FP_FILL, FP_ADD, FP_AXPY, FP_SCAN, FP_SCAN_INPLACE, FP_REDUCE, FP_DOT,
+  FP_ADD_OUT_Y, FP_ADD_X_X, FP_AXPY_SAME, FP_DOT_X_X, FP_COUNT
+};
+static const char *const fp_names[FP_COUNT] = {
+    "fill", "add", "axpy", "scan", "scan in place", "reduce", "dot",
+    "add(x, y, y)", "add(x, x, out)", "axpy(x, x)", "dot(x, x)"};
 #define FP_N 256
 
 typedef struct fp_scene {
@@ -639,6 +643,7 @@ typedef struct fp_outcome {
   size_t to_host[2], to_device[2];
   int gpu_ops[2];
   int valid[3][2]; /* each array's mapping after each call (-1: none) */
+  unsigned long fast_calls; /* calls the host fast path ran */
   int32_t x[2 * FP_N], y[2 * FP_N], out[2 * FP_N], result;
 } fp_outcome;
 
@@ -675,11 +680,15 @@ static void fp_run(const fp_scene *sc, int fast_off, fp_outcome *o) {
     o->out[i] = (int32_t)(i % 3);
   }
   const xpar_op ops[FP_COUNT] = {XPAR_OP_FILL, XPAR_OP_ADD,  XPAR_OP_AXPY, XPAR_OP_SCAN,
-                                 XPAR_OP_SCAN, XPAR_OP_REDUCE, XPAR_OP_DOT};
+                                 XPAR_OP_SCAN, XPAR_OP_REDUCE, XPAR_OP_DOT, XPAR_OP_ADD,
+                                 XPAR_OP_ADD,  XPAR_OP_AXPY,   XPAR_OP_DOT};
   const xpar_op op = ops[sc->op];
   set_thr(ctx, op, XPAR_THRESHOLD_GPU_DEVICE_DATA, sc->gpu_device_data_zero ? 0 : XPAR_NEVER);
-  const int has_x = sc->op != FP_FILL, has_y = sc->op == FP_ADD || sc->op == FP_DOT;
-  const int has_out = sc->op <= FP_SCAN; /* in place: x is the output */
+  /* Which arrays the call passes (an aliased one is mapped once, with the
+   * state of the array it stands for). */
+  const int has_x = sc->op != FP_FILL;
+  const int has_y = sc->op == FP_ADD || sc->op == FP_DOT || sc->op == FP_ADD_OUT_Y;
+  const int has_out = sc->op <= FP_SCAN || sc->op == FP_ADD_X_X;
   if (has_x) fp_set_state(ctx, o->x, n * 4, sc->in_state);
   if (has_y) fp_set_state(ctx, o->y, n * 4, sc->in_state);
   if (has_out) fp_set_state(ctx, o->out, out_len * 4, sc->out_state);
@@ -701,7 +710,11 @@ static void fp_run(const fp_scene *sc, int fast_off, fp_outcome *o) {
         s = xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, o->x, o->x, n);
         break;
       case FP_REDUCE: s = xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, o->x, n, &o->result); break;
-      default: s = xpar_dot(ctx, XPAR_INT32, o->x, o->y, n, &o->result); break;
+      case FP_DOT: s = xpar_dot(ctx, XPAR_INT32, o->x, o->y, n, &o->result); break;
+      case FP_ADD_OUT_Y: s = xpar_add(ctx, XPAR_INT32, o->x, o->y, o->y, n); break;
+      case FP_ADD_X_X: s = xpar_add(ctx, XPAR_INT32, o->x, o->x, o->out, n); break;
+      case FP_AXPY_SAME: s = xpar_axpy(ctx, XPAR_INT32, &two, o->x, o->x, n); break;
+      default: s = xpar_dot(ctx, XPAR_INT32, o->x, o->x, n, &o->result); break;
     }
     xpar_decision d = last(ctx);
     o->status[call] = s;
@@ -714,6 +727,7 @@ static void fp_run(const fp_scene *sc, int fast_off, fp_outcome *o) {
     o->valid[1][call] = fp_valid(ctx, o->y);
     o->valid[2][call] = fp_valid(ctx, o->out);
   }
+  o->fast_calls = ctx->fast_path_calls;
   /* The results where the application reads them: the host copies, after
    * bringing back whatever is newer on the device. */
   assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DEFAULT), XPAR_OK);
@@ -769,6 +783,16 @@ static void fast_path_matches_general_path(void **state) {
                   on_cpu += fast.tier[call] == XPAR_TIER_CPU_SERIAL ||
                             fast.tier[call] == XPAR_TIER_CPU_OPENMP;
                 }
+                /* Arrays valid on the host and both calls on the CPU: the fast
+                 * path must have run them (the comparison is about it). */
+                const int cpu_both = fast.tier[0] != XPAR_TIER_CUDA &&
+                                     fast.tier[0] != XPAR_TIER_CUDA_SERIAL &&
+                                     fast.tier[1] != XPAR_TIER_CUDA &&
+                                     fast.tier[1] != XPAR_TIER_CUDA_SERIAL;
+                if (in != ST_DEVICE && out != ST_DEVICE && cpu_both && fast.fast_calls != 2)
+                  fail_msg("%s: the fast path ran %lu of the two calls", label, fast.fast_calls);
+                if (general.fast_calls != 0)
+                  fail_msg("%s: the fast path ran with the switch off", label);
                 if (memcmp(fast.x, general.x, sizeof fast.x) ||
                     memcmp(fast.y, general.y, sizeof fast.y) ||
                     memcmp(fast.out, general.out, sizeof fast.out) ||
