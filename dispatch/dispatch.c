@@ -24,6 +24,9 @@ typedef struct plan {
   int count;
   operand result;   /* nowait reduce/dot: where the scalar result goes */
   int has_result_operand;
+  /* A synchronous result written into a mapped array's host copy: that copy
+   * is brought up to date first and is the only valid one afterwards. */
+  xpar__mapping *host_result_map;
   int exact; /* host pages' pinned/pageable kind asked of the runtime, not
                 taken from the page cache (page_cache.h) */
 } plan;
@@ -78,6 +81,17 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   const size_t bytes = c->bytes;
   p->count = 0;
   p->has_result_operand = 0;
+  p->host_result_map = NULL;
+  /* A synchronous reduce's result is host memory the call writes: when it
+   * lies inside a mapping, that mapping's host copy changes. */
+  void *const sync_result = c->nowait ? NULL : c->kernel ? c->kernel->result : c->result;
+  if (sync_result && ctx->n_maps) {
+    const size_t rb = c->kernel ? (c->kernel->op ? c->kernel->op->acc_size : 0)
+                                : xpar__dtype_size(c->result_dtype);
+    XPAR__RETURN_IF(xpar__mapping_holding(ctx, sync_result, rb, &p->host_result_map) < 0,
+                    XPAR_ERR_INVALID_ARGUMENT,
+                    "result (%p, %zu bytes) straddles the edge of a mapping", sync_result, rb);
+  }
   /* Only AUTO's choice between the CPU and the GPU depends on whether host
    * memory is pinned (forced tiers and mandatory offload go where they are
    * told; the copy routines check pinning themselves). */
@@ -356,6 +370,8 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   void *result = result_on_device ? (void *)&local_result : caller_result;
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
     XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->result.where.map, &d->bytes_to_host));
+  if (p->host_result_map)
+    XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->host_result_map, &d->bytes_to_host));
   if (c->kernel)
     XPAR__FORWARD(run_kernel(&xpar__cpu_backend, &ex, c, p, ptrs, result));
   else
@@ -384,6 +400,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
       p->result.where.map->valid = XPAR__VALID_HOST;
     }
   }
+  if (p->host_result_map) p->host_result_map->valid = XPAR__VALID_HOST;
   return XPAR_OK;
 }
 
@@ -432,6 +449,10 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   /* The backend may skip its own synchronisation when a device-to-host copy
    * follows (that copy waits), or when the caller asked for nowait and every
    * output stays on the device. */
+  /* A synchronous result inside a mapping: the rest of that host copy must be
+   * current before the result lands in it (the copy would overwrite it). */
+  if (p->host_result_map)
+    XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->host_result_map, &d->bytes_to_host));
   const int has_result = c->result || (c->kernel && c->kernel->kind == XPAR__KERNEL_REDUCE);
   int returns_early = c->nowait && !host_outputs && (!has_result || result_on_device);
   xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
@@ -459,6 +480,7 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   }
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
     p->result.where.map->valid = XPAR__VALID_DEVICE;
+  if (p->host_result_map) p->host_result_map->valid = XPAR__VALID_HOST;
   if (returns_early) ctx->gpu_pending = 1;
   return XPAR_OK;
 }
@@ -510,6 +532,11 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
                              xpar__policy_facts *f, xpar__mapping **out_map) {
   const void *const arrays[3] = {c->x, c->y, c->out};
   xpar__mapping *maps[3];
+  /* A result variable inside a mapping changes that mapping's host copy: the
+   * general path keeps the mapping right (build_plan). */
+  if (c->result &&
+      xpar__mapping_holding(ctx, c->result, xpar__dtype_size(c->result_dtype), &maps[0]) != 0)
+    return 0;
   /* Every mapping first, so that a call a mapping sends to the general path
    * leaves no page-cache entry here (one would make its record say "host
    * data", a hint, where the runtime was asked).  A host array found to be

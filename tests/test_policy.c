@@ -804,6 +804,53 @@ static void fast_path_matches_general_path(void **state) {
   assert_true(on_cpu > scenes / 2 && on_cpu < 2 * scenes);
 }
 
+/* A synchronous reduce or dot whose result variable lies inside a mapped
+ * array: the call writes that array's host copy, so afterwards the host copy
+ * is the valid one (unmapping with FROM must not bring the stale device copy
+ * back over the result), and a stale host copy is brought up to date first
+ * (the rest of the array must survive).  On the CPU and on the (fake) GPU,
+ * from every state of the mapping. */
+static void result_inside_a_mapping(void **state) {
+  (void)state;
+  const size_t n = 256;
+  for (int gpu = 0; gpu < 2; gpu++)
+    for (int st = ST_BOTH; st < ST_COUNT; st++)
+      for (int dot = 0; dot < 2; dot++) {
+        char label[128];
+        snprintf(label, sizeof label, "%s into a mapped array (%s), %s", dot ? "dot" : "reduce",
+                 st_names[st], gpu ? "GPU" : "CPU");
+        xpar_context *ctx = new_context();
+        int32_t *a = malloc((2 * n + 1) * 4), want[2 * n + 1];
+        fill_pattern(a, 2 * n + 1);
+        memcpy(want, a, sizeof want);
+        int64_t sum = 0;
+        for (size_t i = 0; i < n; i++) sum += dot ? (int64_t)a[i] * a[n + i] : a[i];
+        want[2 * n] = (int32_t)sum;
+        fp_set_state(ctx, a, (2 * n + 1) * 4, st);
+        const xpar_op op = dot ? XPAR_OP_DOT : XPAR_OP_REDUCE;
+        set_thr(ctx, op, XPAR_THRESHOLD_GPU_DEVICE_DATA, gpu ? 0 : XPAR_NEVER);
+        set_thr(ctx, op, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, gpu ? 0 : XPAR_NEVER);
+        set_thr(ctx, op, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, gpu ? 0 : XPAR_NEVER);
+        int32_t *result = &a[2 * n];
+        const xpar_status s = dot ? xpar_dot(ctx, XPAR_INT32, a, a + n, n, result)
+                                  : xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, result);
+        if (s != XPAR_OK) fail_msg("%s: %s", label, xpar_status_name(s));
+        const xpar_tier tier = last(ctx).tier;
+        if ((tier == XPAR_TIER_CUDA) != gpu)
+          fail_msg("%s: ran on %s (\"%s\")", label, xpar_tier_name(tier), last(ctx).reason);
+        if (*result != want[2 * n]) fail_msg("%s: result %d, want %d", label, *result, want[2 * n]);
+        if (fp_valid(ctx, a) != XPAR__VALID_HOST)
+          fail_msg("%s: the mapping is valid %d after the call, not host only", label,
+                   fp_valid(ctx, a));
+        assert_int_equal(xpar_unmap(ctx, a, XPAR_UNMAP_FROM), XPAR_OK);
+        for (size_t i = 0; i <= 2 * n; i++)
+          if (a[i] != want[i])
+            fail_msg("%s: element %zu is %d after unmapping, want %d", label, i, a[i], want[i]);
+        free(a);
+        xpar_context_destroy(ctx);
+      }
+}
+
 int main(void) {
   /* The application's view: no XPAR_* settings from the caller's shell. */
   extern char **environ;
@@ -828,6 +875,7 @@ int main(void) {
       cmocka_unit_test(nowait_into_device_memory),
       cmocka_unit_test(kernels_through_the_policy),
       cmocka_unit_test(fast_path_matches_general_path),
+      cmocka_unit_test(result_inside_a_mapping),
   };
   return cmocka_run_group_tests_name("policy (fake GPU backend)", tests, NULL, NULL);
 }
