@@ -24,6 +24,9 @@ typedef struct plan {
   int count;
   operand result;   /* nowait reduce/dot: where the scalar result goes */
   int has_result_operand;
+  /* A synchronous result written into a mapped array's host copy: that copy
+   * is brought up to date first and is the only valid one afterwards. */
+  xpar__mapping *host_result_map;
   int exact; /* host pages' pinned/pageable kind asked of the runtime, not
                 taken from the page cache (page_cache.h) */
 } plan;
@@ -43,6 +46,7 @@ static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size
     o->where.bytes = 0;
     o->where.loc = XPAR__LOC_HOST_PAGEABLE;
     o->where.map = NULL;
+    o->where.kind_hinted = 0;
     return XPAR_OK;
   }
   return xpar__classify(ctx, ptr, bytes, p->exact, &o->where);
@@ -77,6 +81,17 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   const size_t bytes = c->bytes;
   p->count = 0;
   p->has_result_operand = 0;
+  p->host_result_map = NULL;
+  /* A synchronous reduce's result is host memory the call writes: when it
+   * lies inside a mapping, that mapping's host copy changes. */
+  void *const sync_result = c->nowait ? NULL : c->kernel ? c->kernel->result : c->result;
+  if (sync_result && ctx->n_maps) {
+    const size_t rb = c->kernel ? (c->kernel->op ? c->kernel->op->acc_size : 0)
+                                : xpar__dtype_size(c->result_dtype);
+    XPAR__RETURN_IF(xpar__mapping_holding(ctx, sync_result, rb, &p->host_result_map) < 0,
+                    XPAR_ERR_INVALID_ARGUMENT,
+                    "result (%p, %zu bytes) straddles the edge of a mapping", sync_result, rb);
+  }
   /* Only AUTO's choice between the CPU and the GPU depends on whether host
    * memory is pinned (forced tiers and mandatory offload go where they are
    * told; the copy routines check pinning themselves). */
@@ -199,11 +214,13 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
                           xpar__decision_raw *d, xpar_tier *tier) {
   xpar__policy_facts f = call_facts(ctx, c);
   /* Without a usable GPU (or with offload disabled) every host array is
-   * pageable by definition: nothing is a hint then. */
-  f.host_kind_exact = p->exact || ctx->offload == XPAR_OFFLOAD_DISABLED ||
-                      !(ctx->gpu_known && ctx->gpu_usable);
+   * pageable by definition: nothing is a hint then.  Otherwise a host kind
+   * is a hint where the page cache gave it, exact where the runtime was
+   * asked (as the fast path records it). */
+  f.host_kind_exact = 1;
   for (int i = 0; i < p->count; i++) {
     const xpar__operand *w = &p->ops[i].where;
+    f.host_kind_exact &= !w->kind_hinted;
     f.device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
     f.pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
     f.pinned |= w->loc == XPAR__LOC_HOST_PINNED;
@@ -353,6 +370,8 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   void *result = result_on_device ? (void *)&local_result : caller_result;
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
     XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->result.where.map, &d->bytes_to_host));
+  if (p->host_result_map)
+    XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->host_result_map, &d->bytes_to_host));
   if (c->kernel)
     XPAR__FORWARD(run_kernel(&xpar__cpu_backend, &ex, c, p, ptrs, result));
   else
@@ -381,6 +400,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
       p->result.where.map->valid = XPAR__VALID_HOST;
     }
   }
+  if (p->host_result_map) p->host_result_map->valid = XPAR__VALID_HOST;
   return XPAR_OK;
 }
 
@@ -429,6 +449,10 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   /* The backend may skip its own synchronisation when a device-to-host copy
    * follows (that copy waits), or when the caller asked for nowait and every
    * output stays on the device. */
+  /* A synchronous result inside a mapping: the rest of that host copy must be
+   * current before the result lands in it (the copy would overwrite it). */
+  if (p->host_result_map)
+    XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->host_result_map, &d->bytes_to_host));
   const int has_result = c->result || (c->kernel && c->kernel->kind == XPAR__KERNEL_REDUCE);
   int returns_early = c->nowait && !host_outputs && (!has_result || result_on_device);
   xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
@@ -456,6 +480,7 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   }
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
     p->result.where.map->valid = XPAR__VALID_DEVICE;
+  if (p->host_result_map) p->host_result_map->valid = XPAR__VALID_HOST;
   if (returns_early) ctx->gpu_pending = 1;
   return XPAR_OK;
 }
@@ -496,9 +521,63 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
   return 1;
 }
 
+/* The facts of a call on a context with mappings, as decide() would find
+ * them in a plan: each array lies inside a mapping whose host copy is valid,
+ * or clear of every mapping in host memory (fast_host_operand when gpu_asked,
+ * else pageable by definition).  *out_map: the output's mapping (NULL if
+ * none), which the call leaves valid on the host only.  0: the general path
+ * must take the call (a mapping valid only on the device needs a copy, an
+ * array straddling a mapping's edge is refused there, device memory). */
+static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_asked,
+                             xpar__policy_facts *f, xpar__mapping **out_map) {
+  const void *const arrays[3] = {c->x, c->y, c->out};
+  xpar__mapping *maps[3];
+  /* A result variable inside a mapping changes that mapping's host copy: the
+   * general path keeps the mapping right (build_plan). */
+  if (c->result &&
+      xpar__mapping_holding(ctx, c->result, xpar__dtype_size(c->result_dtype), &maps[0]) != 0)
+    return 0;
+  /* Every mapping first, so that a call a mapping sends to the general path
+   * leaves no page-cache entry here (one would make its record say "host
+   * data", a hint, where the runtime was asked).  A host array found to be
+   * device or managed memory after an earlier one was cached still does. */
+  for (int i = 0; i < 3; i++) {
+    maps[i] = NULL;
+    if (!arrays[i]) continue;
+    const int held = xpar__mapping_holding(ctx, arrays[i], c->bytes, &maps[i]);
+    if (held < 0 || (held && !(maps[i]->valid & XPAR__VALID_HOST))) return 0;
+  }
+  *out_map = maps[2];
+  f->host = 0;
+  for (int i = 0; i < 3; i++) {
+    const void *p = arrays[i];
+    if (!p) continue;
+    const xpar__mapping *m = maps[i];
+    if (m) {
+      /* needs_contents(): inputs (x, y, axpy's y, an in-place scan's array),
+       * and outputs that cover only part of their mapping.  A host-only copy
+       * that must be read costs the GPU a copy in: priced as host data. */
+      const int reads = i < 2 || c->op == XPAR_OP_AXPY || p == c->x || p == c->y;
+      const int needs = reads || !((const unsigned char *)p == m->host && c->bytes == m->bytes);
+      f->pageable |= m->valid == XPAR__VALID_HOST && needs;
+      continue;
+    }
+    f->host = 1;
+    /* An array passed twice (x == y, out == x or y) is one operand: asked
+     * once, as the general path asks it (a second question would find the
+     * answer the first cached, and record a hint). */
+    const int repeated = (i >= 1 && p == c->x) || (i == 2 && p == c->y);
+    if (!gpu_asked)
+      f->pageable = 1;
+    else if (!repeated && !fast_host_operand(ctx, p, f))
+      return 0;
+  }
+  return 1;
+}
+
 /*
- * The common case in a tight loop: arrays in host memory, nothing mapped or
- * queued, and a call that stays on the CPU.  The decision is xpar__decide's
+ * The common case in a tight loop: arrays in host memory or inside mappings
+ * valid on the host, nothing queued, and a call that stays on the CPU.  The decision is xpar__decide's
  * (policy.h), fed the facts the page cache and the runtime give, without
  * building a plan: a cached page is pageable host memory, or was when it was
  * cached (whether it has been pinned since does not matter below both GPU
@@ -511,7 +590,7 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
  */
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   /* Kernel launches take the general path: their arrays are not x/y/out. */
-  if (ctx->n_maps | ctx->gpu_pending | c->nowait || c->kernel) return 0;
+  if (ctx->gpu_pending | ctx->fast_path_off | c->nowait || c->kernel) return 0;
   const xpar_backend b = ctx->backend;
   const xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
@@ -531,7 +610,12 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
                           .sources = ctx->threshold_source[c->op][c->dtype],
                           .gpu_usable = context_gpu_usable,
                           .gpu_usable_arg = ctx};
-  if (c->n) {
+  xpar__mapping *out_map = NULL;
+  if (c->n && ctx->n_maps) {
+    const int asks = off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL);
+    if (asks && b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
+    if (!fast_mapped_facts(ctx, c, asks, &f, &out_map)) return 0;
+  } else if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
      * with offload disabled) every array is pageable host memory; with one,
      * each operand is cached pageable or asked (fast_host_operand), which is
@@ -539,10 +623,12 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
      * otherwise). */
     if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
       if (b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
-      /* x == out (an in-place scan) is one operand: asked once. */
+      /* An array passed twice (an in-place scan, add(x, y, y), dot(x, x)) is
+       * one operand: asked once. */
       if (!((!c->x || fast_host_operand(ctx, c->x, &f)) &&
-            (!c->y || fast_host_operand(ctx, c->y, &f)) &&
-            (!c->out || c->out == c->x || fast_host_operand(ctx, c->out, &f))))
+            (!c->y || c->y == c->x || fast_host_operand(ctx, c->y, &f)) &&
+            (!c->out || c->out == c->x || c->out == c->y ||
+             fast_host_operand(ctx, c->out, &f))))
         return 0;
     } else {
       f.pageable = 1;
@@ -565,12 +651,20 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   xpar__exec ex = cpu_exec(ctx, tier);
   *st = xpar__run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
   if (*st == XPAR_OK) {
+    if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
+    ctx->fast_path_calls++;
     d->tier = tier;
     ctx->calls_run = 1;
     if (ctx->verbose) xpar__decision_log(d);
   }
   return 1;
 }
+
+/* Not in any header: tests link the library's objects and call it to run a
+ * context's calls through the general path only (tests/test_policy.c compares
+ * the two paths' decisions and effects). */
+void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
+void xpar__dispatch_fast_path_off(xpar_context *ctx, int off) { ctx->fast_path_off = off != 0; }
 
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   xpar_status st;

@@ -16,10 +16,26 @@ static xpar__mapping *find_mapping(xpar_context *ctx, const void *p) {
   return NULL;
 }
 
+/* An array is either inside one mapping or clear of all of them: one that
+ * straddles a mapping's edge would have part of it valid on one side only. */
+int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes,
+                          xpar__mapping **out) {
+  const unsigned char *lo = (const unsigned char *)ptr, *hi = lo + bytes;
+  for (size_t i = 0; i < ctx->n_maps; i++) {
+    xpar__mapping *m = &ctx->maps[i];
+    if (!(lo < m->host + m->bytes && m->host < hi)) continue;
+    *out = m;
+    return lo < m->host || hi > m->host + m->bytes ? -1 : 1;
+  }
+  *out = NULL;
+  return 0;
+}
+
 static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int exact,
-                                       xpar__ptr_kind *out) {
+                                       xpar__ptr_kind *out, int *hinted) {
   if (!exact && xpar__page_cache_lookup(&ctx->page_cache, p)) {
     *out = XPAR__PTR_HOST_PAGEABLE;
+    *hinted = 1;
     return XPAR_OK;
   }
   XPAR__FORWARD(xpar__gpu_backend()->pointer_kind(p, out));
@@ -35,18 +51,15 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
   out->bytes = bytes;
   out->map = NULL;
   out->loc = XPAR__LOC_HOST_PAGEABLE;
+  out->kind_hinted = 0;
   if (ctx->n_maps) {
-    /* An array is either inside one mapping or clear of all of them: one
-     * that straddles a mapping's edge would have part of it valid on one
-     * side only, which no single copy can serve. */
-    const unsigned char *lo = (const unsigned char *)ptr, *hi = lo + bytes;
-    for (size_t i = 0; i < ctx->n_maps; i++) {
-      xpar__mapping *m = &ctx->maps[i];
-      if (!(lo < m->host + m->bytes && m->host < hi)) continue;
-      XPAR__RETURN_IF(lo < m->host || hi > m->host + m->bytes, XPAR_ERR_INVALID_ARGUMENT,
-                      "array [%p, +%zu bytes) straddles the edge of the mapping [%p, +%zu); "
-                      "pass arrays that lie inside a mapping or outside all of them",
-                      ptr, bytes, (void *)m->host, m->bytes);
+    xpar__mapping *m;
+    const int held = xpar__mapping_holding(ctx, ptr, bytes, &m);
+    XPAR__RETURN_IF(held < 0, XPAR_ERR_INVALID_ARGUMENT,
+                    "array [%p, +%zu bytes) straddles the edge of the mapping [%p, +%zu); "
+                    "pass arrays that lie inside a mapping or outside all of them",
+                    ptr, bytes, (void *)m->host, m->bytes);
+    if (held) {
       out->loc = XPAR__LOC_MAPPED;
       out->map = m;
       return XPAR_OK;
@@ -56,7 +69,7 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
    * memory: no CUDA call is made at all. */
   if (ctx->offload == XPAR_OFFLOAD_DISABLED || !xpar__gpu_usable(ctx, NULL)) return XPAR_OK;
   xpar__ptr_kind kind;
-  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, exact, &kind));
+  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, exact, &kind, &out->kind_hinted));
   switch (kind) {
     case XPAR__PTR_HOST_PINNED: out->loc = XPAR__LOC_HOST_PINNED; break;
     case XPAR__PTR_DEVICE: out->loc = XPAR__LOC_DEVICE; break;

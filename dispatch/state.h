@@ -131,6 +131,9 @@ struct xpar_context {
   struct xpar__cuda_state *cuda;
   void *user_stream;
   int gpu_pending; /* nowait work may be queued */
+  int fast_path_off; /* tests only (xpar__dispatch_fast_path_off): every call
+                        takes the general path, to compare the two */
+  unsigned long fast_path_calls; /* calls the host fast path ran (tests) */
 
   xpar__mapping *maps;
   size_t n_maps, cap_maps;
@@ -242,8 +245,15 @@ typedef struct xpar__operand {
   size_t bytes;
   xpar__loc loc;
   xpar__mapping *map; /* LOC_MAPPED only */
+  int kind_hinted;    /* host pageable by the page cache's word, not asked */
 } xpar__operand;
 
+/** The mapping of ctx that holds [ptr, +bytes): 1 and *out when one does,
+ *  0 (*out NULL) when the range is clear of every mapping, -1 (*out the
+ *  mapping) when it straddles a mapping's edge, which no single valid copy
+ *  can serve (xpar__classify refuses it). */
+int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes,
+                          xpar__mapping **out);
 /** Classify ptr (an array of `bytes`) for ctx.  With `exact`, a host page's
  *  pinned/pageable kind is asked of the CUDA runtime even when cached;
  *  without, the cached kind may be stale (page_cache.h says when that is

@@ -11,7 +11,9 @@
  * thresholds (including the cached-hint case below both); mapped arrays in
  * sync and with a stale device copy; offload mandatory and disabled; forced
  * cuda and cuda-serial; the fallback to the CPU after a GPU failure (AUTO)
- * and the error when the GPU was forced; a nowait reduce into device memory.
+ * and the error when the GPU was forced; a nowait reduce into device memory;
+ * the host fast path against the general path (the same decision, reason,
+ * copies, results and mapping validity, with and without mappings).
  *
  * This program links the library's objects (not libxpar.so) to reach the
  * internal registration hook; it runs in CI on every build.
@@ -611,6 +613,244 @@ static void kernels_through_the_policy(void **state) {
   xpar_context_destroy(ctx);
 }
 
+/* ---- the host fast path against the general path -------------------------------- */
+
+/* Not in any header (dispatch/dispatch.c): every call of ctx through the
+ * general path. */
+void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
+
+enum { ST_UNMAPPED, ST_BOTH, ST_HOST, ST_DEVICE, ST_COUNT };
+static const char *const st_names[ST_COUNT] = {"unmapped", "valid both", "host only",
+                                               "device only"};
+enum {
+  FP_FILL, FP_ADD, FP_AXPY, FP_SCAN, FP_SCAN_INPLACE, FP_REDUCE, FP_DOT,
+  FP_ADD_OUT_Y, FP_ADD_X_X, FP_AXPY_SAME, FP_DOT_X_X, FP_COUNT
+};
+static const char *const fp_names[FP_COUNT] = {
+    "fill", "add", "axpy", "scan", "scan in place", "reduce", "dot",
+    "add(x, y, y)", "add(x, x, out)", "axpy(x, x)", "dot(x, x)"};
+#define FP_N 256
+
+typedef struct fp_scene {
+  int op, in_state, out_state, out_whole, gpu_device_data_zero, offload_disabled;
+  xpar_backend backend;
+} fp_scene;
+
+typedef struct fp_outcome {
+  xpar_status status[2];
+  xpar_tier tier[2];
+  char reason[2][512];
+  size_t to_host[2], to_device[2];
+  int gpu_ops[2];
+  int valid[3][2]; /* each array's mapping after each call (-1: none) */
+  unsigned long fast_calls; /* calls the host fast path ran */
+  int32_t x[2 * FP_N], y[2 * FP_N], out[2 * FP_N], result;
+} fp_outcome;
+
+/* Bring a freshly mapped array (valid on both sides) to `state`: the copy
+ * that is not valid is poisoned, so reading it would show. */
+static void fp_set_state(xpar_context *ctx, int32_t *a, size_t bytes, int state) {
+  if (state == ST_UNMAPPED) return;
+  assert_int_equal(xpar_map(ctx, a, bytes, XPAR_MAP_TO), XPAR_OK);
+  xpar__mapping *m;
+  assert_int_equal(xpar__mapping_holding(ctx, a, bytes, &m), 1);
+  if (state == ST_HOST) {
+    memset(m->device, 0x5A, bytes);
+    m->valid = XPAR__VALID_HOST;
+  } else if (state == ST_DEVICE) {
+    memcpy(m->device, a, bytes);
+    memset(a, 0x5A, bytes);
+    m->valid = XPAR__VALID_DEVICE;
+  }
+}
+
+static int fp_valid(xpar_context *ctx, const int32_t *a) {
+  xpar__mapping *m;
+  return xpar__mapping_holding(ctx, a, 4, &m) == 1 ? m->valid : -1;
+}
+
+static void fp_run(const fp_scene *sc, int fast_off, fp_outcome *o) {
+  memset(o, 0, sizeof *o);
+  xpar_context *ctx = new_context();
+  xpar__dispatch_fast_path_off(ctx, fast_off);
+  const size_t n = FP_N, out_len = sc->out_whole ? n : 2 * n;
+  for (size_t i = 0; i < 2 * n; i++) {
+    o->x[i] = (int32_t)(i % 7) - 3;
+    o->y[i] = (int32_t)(i % 5) - 2;
+    o->out[i] = (int32_t)(i % 3);
+  }
+  const xpar_op ops[FP_COUNT] = {XPAR_OP_FILL, XPAR_OP_ADD,  XPAR_OP_AXPY, XPAR_OP_SCAN,
+                                 XPAR_OP_SCAN, XPAR_OP_REDUCE, XPAR_OP_DOT, XPAR_OP_ADD,
+                                 XPAR_OP_ADD,  XPAR_OP_AXPY,   XPAR_OP_DOT};
+  const xpar_op op = ops[sc->op];
+  set_thr(ctx, op, XPAR_THRESHOLD_GPU_DEVICE_DATA, sc->gpu_device_data_zero ? 0 : XPAR_NEVER);
+  /* Which arrays the call passes (an aliased one is mapped once, with the
+   * state of the array it stands for). */
+  const int has_x = sc->op != FP_FILL;
+  const int has_y = sc->op == FP_ADD || sc->op == FP_DOT || sc->op == FP_ADD_OUT_Y;
+  const int has_out = sc->op <= FP_SCAN || sc->op == FP_ADD_X_X;
+  if (has_x) fp_set_state(ctx, o->x, n * 4, sc->in_state);
+  if (has_y) fp_set_state(ctx, o->y, n * 4, sc->in_state);
+  if (has_out) fp_set_state(ctx, o->out, out_len * 4, sc->out_state);
+  assert_int_equal(xpar_context_set_backend(ctx, sc->backend), XPAR_OK);
+  if (sc->offload_disabled)
+    assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED), XPAR_OK);
+  const int32_t two = 2;
+  for (int call = 0; call < 2; call++) { /* the second sees what the first left */
+    int before = fake_ops;
+    xpar_status s = XPAR_OK;
+    switch (sc->op) {
+      case FP_FILL: s = xpar_fill(ctx, XPAR_INT32, &two, o->out, n); break;
+      case FP_ADD: s = xpar_add(ctx, XPAR_INT32, o->x, o->y, o->out, n); break;
+      case FP_AXPY: s = xpar_axpy(ctx, XPAR_INT32, &two, o->x, o->out, n); break;
+      case FP_SCAN:
+        s = xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, o->x, o->out, n);
+        break;
+      case FP_SCAN_INPLACE:
+        s = xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, o->x, o->x, n);
+        break;
+      case FP_REDUCE: s = xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, o->x, n, &o->result); break;
+      case FP_DOT: s = xpar_dot(ctx, XPAR_INT32, o->x, o->y, n, &o->result); break;
+      case FP_ADD_OUT_Y: s = xpar_add(ctx, XPAR_INT32, o->x, o->y, o->y, n); break;
+      case FP_ADD_X_X: s = xpar_add(ctx, XPAR_INT32, o->x, o->x, o->out, n); break;
+      case FP_AXPY_SAME: s = xpar_axpy(ctx, XPAR_INT32, &two, o->x, o->x, n); break;
+      default: s = xpar_dot(ctx, XPAR_INT32, o->x, o->x, n, &o->result); break;
+    }
+    xpar_decision d = last(ctx);
+    o->status[call] = s;
+    o->tier[call] = d.tier;
+    snprintf(o->reason[call], sizeof o->reason[call], "%s", d.reason);
+    o->to_host[call] = d.bytes_to_host;
+    o->to_device[call] = d.bytes_to_device;
+    o->gpu_ops[call] = fake_ops - before;
+    o->valid[0][call] = fp_valid(ctx, o->x);
+    o->valid[1][call] = fp_valid(ctx, o->y);
+    o->valid[2][call] = fp_valid(ctx, o->out);
+  }
+  o->fast_calls = ctx->fast_path_calls;
+  /* The results where the application reads them: the host copies, after
+   * bringing back whatever is newer on the device. */
+  assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DEFAULT), XPAR_OK);
+  if (has_x && sc->in_state != ST_UNMAPPED) assert_int_equal(xpar_unmap(ctx, o->x, XPAR_UNMAP_FROM), XPAR_OK);
+  if (has_y && sc->in_state != ST_UNMAPPED) assert_int_equal(xpar_unmap(ctx, o->y, XPAR_UNMAP_FROM), XPAR_OK);
+  if (has_out && sc->out_state != ST_UNMAPPED) assert_int_equal(xpar_unmap(ctx, o->out, XPAR_UNMAP_FROM), XPAR_OK);
+  xpar_context_destroy(ctx);
+}
+
+static void fast_path_matches_general_path(void **state) {
+  (void)state;
+  const xpar_backend backends[3] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CPU, XPAR_BACKEND_CPU_SERIAL};
+  static fp_outcome fast, general; /* static: two 3 KiB outcomes */
+  int scenes = 0, on_cpu = 0;
+  for (int op = 0; op < FP_COUNT; op++)
+    for (int in = 0; in < ST_COUNT; in++)
+      for (int out = 0; out < ST_COUNT; out++)
+        for (int whole = 0; whole < 2; whole++)
+          for (int zero = 0; zero < 2; zero++)
+            for (int b = 0; b < 3; b++)
+              for (int off = 0; off < 2; off++) {
+                const fp_scene sc = {op, in, out, whole, zero, off, backends[b]};
+                fp_run(&sc, 0, &fast);
+                fp_run(&sc, 1, &general);
+                char label[256];
+                snprintf(label, sizeof label,
+                         "%s, inputs %s, output %s (%s its mapping), device-data threshold %s, "
+                         "backend %s%s",
+                         fp_names[op], st_names[in], st_names[out], whole ? "all of" : "half",
+                         zero ? "0" : "never", xpar_backend_name(backends[b]),
+                         off ? ", offload disabled" : "");
+                for (int call = 0; call < 2; call++) {
+                  if (fast.status[call] != general.status[call] ||
+                      fast.tier[call] != general.tier[call] ||
+                      strcmp(fast.reason[call], general.reason[call]) ||
+                      fast.to_host[call] != general.to_host[call] ||
+                      fast.to_device[call] != general.to_device[call] ||
+                      fast.gpu_ops[call] != general.gpu_ops[call])
+                    fail_msg("%s, call %d: fast path %s / %s \"%s\" (%zu B to host, %zu B to "
+                             "device, %d GPU ops); general path %s / %s \"%s\" (%zu, %zu, %d)",
+                             label, call + 1, xpar_status_name(fast.status[call]),
+                             xpar_tier_name(fast.tier[call]), fast.reason[call],
+                             fast.to_host[call], fast.to_device[call], fast.gpu_ops[call],
+                             xpar_status_name(general.status[call]),
+                             xpar_tier_name(general.tier[call]), general.reason[call],
+                             general.to_host[call], general.to_device[call],
+                             general.gpu_ops[call]);
+                  for (int a = 0; a < 3; a++)
+                    if (fast.valid[a][call] != general.valid[a][call])
+                      fail_msg("%s, call %d: array %d's mapping valid %d after the fast path, "
+                               "%d after the general path",
+                               label, call + 1, a, fast.valid[a][call], general.valid[a][call]);
+                  on_cpu += fast.tier[call] == XPAR_TIER_CPU_SERIAL ||
+                            fast.tier[call] == XPAR_TIER_CPU_OPENMP;
+                }
+                /* Arrays valid on the host and both calls on the CPU: the fast
+                 * path must have run them (the comparison is about it). */
+                const int cpu_both = fast.tier[0] != XPAR_TIER_CUDA &&
+                                     fast.tier[0] != XPAR_TIER_CUDA_SERIAL &&
+                                     fast.tier[1] != XPAR_TIER_CUDA &&
+                                     fast.tier[1] != XPAR_TIER_CUDA_SERIAL;
+                if (in != ST_DEVICE && out != ST_DEVICE && cpu_both && fast.fast_calls != 2)
+                  fail_msg("%s: the fast path ran %lu of the two calls", label, fast.fast_calls);
+                if (general.fast_calls != 0)
+                  fail_msg("%s: the fast path ran with the switch off", label);
+                if (memcmp(fast.x, general.x, sizeof fast.x) ||
+                    memcmp(fast.y, general.y, sizeof fast.y) ||
+                    memcmp(fast.out, general.out, sizeof fast.out) ||
+                    fast.result != general.result)
+                  fail_msg("%s: the arrays or the result differ between the paths", label);
+                scenes++;
+              }
+  /* The comparison is only worth something if both tiers were exercised. */
+  assert_true(on_cpu > scenes / 2 && on_cpu < 2 * scenes);
+}
+
+/* A synchronous reduce or dot whose result variable lies inside a mapped
+ * array: the call writes that array's host copy, so afterwards the host copy
+ * is the valid one (unmapping with FROM must not bring the stale device copy
+ * back over the result), and a stale host copy is brought up to date first
+ * (the rest of the array must survive).  On the CPU and on the (fake) GPU,
+ * from every state of the mapping. */
+static void result_inside_a_mapping(void **state) {
+  (void)state;
+  const size_t n = 256;
+  for (int gpu = 0; gpu < 2; gpu++)
+    for (int st = ST_BOTH; st < ST_COUNT; st++)
+      for (int dot = 0; dot < 2; dot++) {
+        char label[128];
+        snprintf(label, sizeof label, "%s into a mapped array (%s), %s", dot ? "dot" : "reduce",
+                 st_names[st], gpu ? "GPU" : "CPU");
+        xpar_context *ctx = new_context();
+        int32_t *a = malloc((2 * n + 1) * 4), want[2 * n + 1];
+        fill_pattern(a, 2 * n + 1);
+        memcpy(want, a, sizeof want);
+        int64_t sum = 0;
+        for (size_t i = 0; i < n; i++) sum += dot ? (int64_t)a[i] * a[n + i] : a[i];
+        want[2 * n] = (int32_t)sum;
+        fp_set_state(ctx, a, (2 * n + 1) * 4, st);
+        const xpar_op op = dot ? XPAR_OP_DOT : XPAR_OP_REDUCE;
+        set_thr(ctx, op, XPAR_THRESHOLD_GPU_DEVICE_DATA, gpu ? 0 : XPAR_NEVER);
+        set_thr(ctx, op, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, gpu ? 0 : XPAR_NEVER);
+        set_thr(ctx, op, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, gpu ? 0 : XPAR_NEVER);
+        int32_t *result = &a[2 * n];
+        const xpar_status s = dot ? xpar_dot(ctx, XPAR_INT32, a, a + n, n, result)
+                                  : xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, n, result);
+        if (s != XPAR_OK) fail_msg("%s: %s", label, xpar_status_name(s));
+        const xpar_tier tier = last(ctx).tier;
+        if ((tier == XPAR_TIER_CUDA) != gpu)
+          fail_msg("%s: ran on %s (\"%s\")", label, xpar_tier_name(tier), last(ctx).reason);
+        if (*result != want[2 * n]) fail_msg("%s: result %d, want %d", label, *result, want[2 * n]);
+        if (fp_valid(ctx, a) != XPAR__VALID_HOST)
+          fail_msg("%s: the mapping is valid %d after the call, not host only", label,
+                   fp_valid(ctx, a));
+        assert_int_equal(xpar_unmap(ctx, a, XPAR_UNMAP_FROM), XPAR_OK);
+        for (size_t i = 0; i <= 2 * n; i++)
+          if (a[i] != want[i])
+            fail_msg("%s: element %zu is %d after unmapping, want %d", label, i, a[i], want[i]);
+        free(a);
+        xpar_context_destroy(ctx);
+      }
+}
+
 int main(void) {
   /* The application's view: no XPAR_* settings from the caller's shell. */
   extern char **environ;
@@ -634,6 +874,8 @@ int main(void) {
       cmocka_unit_test(gpu_failure_falls_back_or_fails),
       cmocka_unit_test(nowait_into_device_memory),
       cmocka_unit_test(kernels_through_the_policy),
+      cmocka_unit_test(fast_path_matches_general_path),
+      cmocka_unit_test(result_inside_a_mapping),
   };
   return cmocka_run_group_tests_name("policy (fake GPU backend)", tests, NULL, NULL);
 }
