@@ -155,20 +155,25 @@ static int context_gpu_usable(void *ctx, const char **why_not) {
   return xpar__gpu_usable((xpar_context *)ctx, why_not);
 }
 
-static xpar__policy_facts call_facts(xpar_context *ctx, const xpar__call *c) {
-  xpar__policy_facts f = {.backend = ctx->backend,
-                          .offload = ctx->offload,
-                          .op = c->op,
-                          .dtype = c->dtype,
-                          .n = c->n,
-                          .nowait = c->nowait,
-                          .host_kind_exact = 1,
-                          .thresholds = call_thresholds(ctx, c),
-                          .sources = call_sources(ctx, c),
-                          .gpu_usable = context_gpu_usable,
-                          .gpu_usable_arg = ctx};
-  if (!c->n) f.host = f.pageable = 1; /* nothing moves: priced as host data */
-  return f;
+/* The facts of a call before its operands are classified (each path adds
+ * those), built in place: the host fast path calls it too, and a 128-element
+ * call's whole cost is that path (a struct built and copied cost ~20 of its
+ * ~550 instructions). */
+static inline void call_facts(xpar__policy_facts *f, xpar_context *ctx, const xpar__call *c,
+                              const size_t *thresholds, const unsigned char *sources) {
+  *f = (xpar__policy_facts){.backend = ctx->backend,
+                            .offload = ctx->offload,
+                            .op = c->op,
+                            .dtype = c->dtype,
+                            .n = c->n,
+                            .nowait = c->nowait,
+                            .host = !c->n, /* nothing moves: priced as host data */
+                            .pageable = !c->n,
+                            .host_kind_exact = 1,
+                            .thresholds = thresholds,
+                            .sources = sources,
+                            .gpu_usable = context_gpu_usable,
+                            .gpu_usable_arg = ctx};
 }
 
 /* A kernel may lack one side in this build (built without CUDA, or a kernel
@@ -212,7 +217,8 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
  * mandatory and the GPU is not usable. */
 static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
                           xpar__decision_raw *d, xpar_tier *tier) {
-  xpar__policy_facts f = call_facts(ctx, c);
+  xpar__policy_facts f;
+  call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
   /* Without a usable GPU (or with offload disabled) every host array is
    * pageable by definition: nothing is a hint then.  Otherwise a host kind
    * is a hint where the page cache gave it, exact where the runtime was
@@ -596,20 +602,10 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
     return 0;
   const size_t *thresholds = ctx->thresholds[c->op][c->dtype];
-  /* Host data whose kind the loop below fills in (n = 0: nothing moves,
-   * priced as pageable host data, as call_facts does). */
-  xpar__policy_facts f = {.backend = b,
-                          .offload = off,
-                          .op = c->op,
-                          .dtype = c->dtype,
-                          .n = c->n,
-                          .host = 1,
-                          .pageable = !c->n,
-                          .host_kind_exact = 1,
-                          .thresholds = thresholds,
-                          .sources = ctx->threshold_source[c->op][c->dtype],
-                          .gpu_usable = context_gpu_usable,
-                          .gpu_usable_arg = ctx};
+  /* Host data whose kind the branches below fill in. */
+  xpar__policy_facts f;
+  call_facts(&f, ctx, c, thresholds, ctx->threshold_source[c->op][c->dtype]);
+  f.host = 1;
   xpar__mapping *out_map = NULL;
   if (c->n && ctx->n_maps) {
     const int asks = off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL);
@@ -699,7 +695,8 @@ xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
         (!c->kernel || c->kernel->has_cpu)) {
       snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
       xpar__clear_error();
-      xpar__policy_facts f = call_facts(ctx, c);
+      xpar__policy_facts f;
+      call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
       f.gpu_failed = ctx->fallback_why;
       XPAR__FORWARD(xpar__decide(&f, d, &tier));
       st = run_on_cpu(ctx, c, &p, tier, d);
