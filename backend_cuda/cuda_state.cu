@@ -207,17 +207,31 @@ const void *xpar__cuda_kernel_handle(const void *kernel) {
   return (const void *)k;
 }
 
-bool xpar__cuda_launch_driver(xpar__cuda_state *st, const void *handle, unsigned grid,
-                              unsigned block, void **args) {
+/* The driver's launch of xpar__cuda_launch: false where it is unavailable or refused. */
+static bool launch_through_driver(xpar__cuda_state *st, const void *handle, unsigned grid,
+                                  unsigned block, size_t shared_bytes, void **args) {
   const PFN_cuLaunchKernel_v4000 launch = driver_launch();
   if (!launch || !handle) return false;
   /* A CUkernel launches in the current context: the one of st->device, made current by
-   * xpar__cuda_begin's cudaSetDevice. */
-  if (launch((CUfunction)handle, grid, 1, 1, block, 1, 1, 0, (CUstream)st->stream, args, NULL) !=
-      CUDA_SUCCESS)
-    return false;
+   * xpar__cuda_begin's cudaSetDevice.  No cudaGetLastError follows: the driver's return
+   * value is the launch's status. */
+  return launch((CUfunction)handle, grid, 1, 1, block, 1, 1, (unsigned)shared_bytes,
+                (CUstream)st->stream, args, NULL) == CUDA_SUCCESS;
+}
+
+xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const void *handle,
+                              unsigned grid, unsigned block, size_t shared_bytes, void **args,
+                              const char *what) {
+  if (launch_through_driver(st, handle, grid, block, shared_bytes, args)) {
+    st->counters.launches++;
+    return XPAR_OK;
+  }
+  /* The runtime's own error slot is cleared either way (cudaGetLastError). */
+  const cudaError_t launched = cudaLaunchKernel(kernel, dim3(grid), dim3(block), args, shared_bytes, st->stream);
+  const cudaError_t last = cudaGetLastError();
   st->counters.launches++;
-  return true;
+  XPAR_CUDA_TRY(launched != cudaSuccess ? launched : last, "%s kernel launch", what);
+  return XPAR_OK;
 }
 
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {

@@ -150,23 +150,25 @@ int xpar__cuda_scan_resources(int element_bytes, int *regs, int *local_bytes, in
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);
 
 /*
- * Launch where the launch is much of the call (the spinning reduce and one-block scan,
- * the elementwise kernels): the driver's cuLaunchKernel, reached through the runtime
+ * Launch `kernel` (a __global__ function's address) on the state's stream with `args`
+ * (one pointer per kernel parameter, as cudaLaunchKernel takes them) and `shared_bytes` of
+ * dynamic shared memory, counted in
+ * st->counters.launches.  Where the launch is much of the call (the spinning reduce and
+ * one-block scan, the elementwise kernels) the caller passes the kernel's
+ * context-independent handle (xpar__cuda_kernel_handle, resolved once per kernel) and
+ * the launch goes through the driver's cuLaunchKernel, reached through the runtime
  * (cudaGetDriverEntryPointByVersion, resolved once per process: libxpar does not link
- * libcuda), on the kernel's context-independent handle (cudaGetKernel, resolved once per
- * kernel by the caller into `*handle`; NULL when unavailable).  Measured on the H100
- * (bench/cub/NOTES.md, issue 11): cuLaunchKernel returns 0.3-0.5 us sooner than
- * cudaLaunchKernel, and the stamp floor (1-thread kernel writing a pinned word the host
- * spins on) drops 7.4 -> 6.7 us; no cudaGetLastError follows (the driver's return value
- * is the launch's status).
- * Returns true when launched (counted in st->counters.launches); false when the driver
- * path is unavailable or refused the launch: the caller then launches through the
- * runtime as usual, whose error reporting (xpar__cuda_check_launch) names any problem.
+ * libcuda).  Measured on the H100 (bench/cub/NOTES.md, issue 11): cuLaunchKernel returns
+ * 0.3-0.5 us sooner than cudaLaunchKernel, and the stamp floor (1-thread kernel writing a
+ * pinned word the host spins on) drops 7.4 -> 6.7 us.  With a NULL handle, or where the
+ * driver path is unavailable or refuses the launch, the runtime's cudaLaunchKernel
+ * launches it and its error, if any, is reported as `what`'s launch failure.
  */
-bool xpar__cuda_launch_driver(xpar__cuda_state *st, const void *handle, unsigned grid,
-                              unsigned block, void **args);
+xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const void *handle,
+                              unsigned grid, unsigned block, size_t shared_bytes, void **args,
+                              const char *what);
 /* The context-independent handle of `kernel` (a __global__ function's address) for
- * xpar__cuda_launch_driver, or NULL (the runtime's last error is cleared). */
+ * xpar__cuda_launch, or NULL (the runtime's last error is cleared). */
 const void *xpar__cuda_kernel_handle(const void *kernel);
 
 /* Wait for the state's stream and map any error raised by queued work. */

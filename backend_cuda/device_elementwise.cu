@@ -113,18 +113,16 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
   XPAR__FORWARD(xpar__cuda_choose_shape(
       ex, st, XPAR_CUDA_FAMILY_ELEMENTWISE, (const void *)kernel, n,
       tuning::elementwise_vectors_per_thread * (unsigned)Pack16<T>::count, &shape));
-  /* The driver's launch (xpar__cuda_launch_driver), the runtime's where the driver entry
-   * point is missing: a queued call returns 0.1-0.3 us sooner (H100, bench/cub/NOTES.md,
-   * session 11); a synchronous call's end-to-end time did not resolve a difference. */
+  /* The driver's launch (xpar__cuda_launch with a handle): a queued call returns 0.1-0.3 us
+   * sooner (H100, bench/cub/NOTES.md, session 11); a synchronous call's end-to-end time did
+   * not resolve a difference. */
   static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
   F f_arg = f;
   const T *a_arg = a, *b_arg = b;
   T *out_arg = out;
   void *args[] = {&f_arg, &a_arg, &b_arg, &out_arg, &p};
-  if (!xpar__cuda_launch_driver(st, handle, shape.grid, shape.block, args)) {
-    kernel<<<shape.grid, shape.block, 0, st->stream>>>(f, a, b, out, p);
-    XPAR__FORWARD(xpar__cuda_check_launch(st, name));
-  }
+  XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, handle, shape.grid, shape.block, 0, args,
+                                  name));
   if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
   return XPAR_OK;
 }

@@ -403,19 +403,18 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   p.stamped = NULL;
   p.seq = 0;
   if (spin) p.stamped = xpar__cuda_next_stamped_result(st, &p.seq);
-  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch_driver). */
+  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch with a handle). */
   static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
   Src src_arg = src;
   void *args[] = {&src_arg, &p};
   if (bulk) {
-    if constexpr (PATH != ReducePath::loads) {
-      reduce_bulk_kernel<Op, Src><<<shape.grid, shape.block, tuning::reduce_bulk_shared_bytes,
-                                    st->stream>>>(src, p);
-      XPAR__FORWARD(xpar__cuda_check_launch(st, name));
-    }
-  } else if (!spin || !xpar__cuda_launch_driver(st, handle, shape.grid, shape.block, args)) {
-    kernel<<<shape.grid, shape.block, 0, st->stream>>>(src, p);
-    XPAR__FORWARD(xpar__cuda_check_launch(st, name));
+    if constexpr (PATH != ReducePath::loads)
+      XPAR__FORWARD(xpar__cuda_launch(st, (const void *)reduce_bulk_kernel<Op, Src>, NULL,
+                                      shape.grid, shape.block, tuning::reduce_bulk_shared_bytes,
+                                      args, name));
+  } else {
+    XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, spin ? handle : NULL, shape.grid,
+                                    shape.block, 0, args, name));
   }
 
   if (on_device) {

@@ -281,16 +281,14 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
     XPAR__FORWARD(xpar__cuda_ensure_control(st));
     p.done_flag = xpar__cuda_next_done_flag(st, &p.seq);
   }
-  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch_driver); it
-   * is always the generic kernel (one block). */
+  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch with a
+   * handle); it is always the generic kernel (one block). */
   static const void *const generic_handle =
       xpar__cuda_kernel_handle((const void *)scan_kernel<Op, Gn, false>);
   void *args[] = {&p};
-  if (!spin || kernel != scan_kernel<Op, Gn, false> ||
-      !xpar__cuda_launch_driver(st, generic_handle, shape.grid, shape.block, args)) {
-    kernel<<<shape.grid, shape.block, 0, st->stream>>>(p);
-    XPAR__FORWARD(xpar__cuda_check_launch(st, "scan"));
-  }
+  const bool driver = spin && kernel == scan_kernel<Op, Gn, false>;
+  XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, driver ? generic_handle : NULL,
+                                  shape.grid, shape.block, 0, args, "scan"));
   if (shape.grid > 1 && !p.block_index_tiles) st->scan_tile_base += num_tiles + shape.grid;
   if (ex->nowait) return XPAR_OK;
   if (spin && xpar__cuda_spin_for_flag(st, p.seq)) return XPAR_OK;
