@@ -104,10 +104,7 @@ static xpar_status launch_check(xpar_context *ctx, const xpar_kernel *k, const x
   /* The context meets the kernel: its thresholds (and environment). */
   xpar__kernel_entry *entry = NULL;
   if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, k, k->name, &entry);
-  if (st != XPAR_OK) {
-    ctx->last.tier = XPAR_TIER_NONE;
-    return st;
-  }
+  if (st != XPAR_OK) return st;
   kc->entry = entry;
   return XPAR_OK;
 }
@@ -121,7 +118,11 @@ xpar_status xpar__launch_check(xpar_context *ctx, const xpar_kernel *k, const xp
 xpar_status xpar__launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t n,
                                  const xpar_arg *args, int nargs, int nowait) {
   xpar__kernel_call kc;
-  XPAR__FORWARD(launch_check(ctx, k, args, nargs, &kc));
+  const xpar_status checked = launch_check(ctx, k, args, nargs, &kc);
+  if (checked != XPAR_OK) {
+    xpar__context_record_refused(ctx, XPAR_OP_KERNEL, XPAR_INT32, n, k ? k->name : NULL);
+    return checked;
+  }
   xpar_dtype dtype = XPAR_INT32;
   int have_dtype = 0;
   for (int j = 0; j < nargs; j++) {
@@ -263,7 +264,7 @@ static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, 
   xpar__kernel_entry *entry = NULL;
   if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, op, op->name, &entry);
   if (st != XPAR_OK) {
-    ctx->last.tier = XPAR_TIER_NONE;
+    xpar__context_record_refused(ctx, XPAR_OP_KERNEL, XPAR_INT32, n, op ? op->name : NULL);
     return st;
   }
   kc.kind = scan ? XPAR__KERNEL_SCAN : XPAR__KERNEL_REDUCE;

@@ -87,20 +87,25 @@ XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size
   return c;
 }
 
-/* Validation failed: the decision record says the call did not run (the
- * door leaves the context). */
-#define CHECK(expr)                         \
-  do {                                      \
-    xpar_status s_ = (expr);                \
-    if (s_ != XPAR_OK) {                    \
-      ctx->last.tier = XPAR_TIER_NONE;      \
-      return s_;                            \
-    }                                       \
+/* Validation failed: the decision record names this call (op this_op, the
+ * function's dtype and n) and says it did not run (the door leaves the
+ * context).  Out of line: the passing case is the hot one. */
+#define CHECK(expr)                                                \
+  do {                                                             \
+    xpar_status s_ = (expr);                                       \
+    if (s_ != XPAR_OK) return refused(ctx, this_op, dtype, n, s_); \
   } while (0)
+
+XPAR__COLD xpar_status refused(xpar_context *ctx, xpar_op op, xpar_dtype dtype, size_t n,
+                               xpar_status st) {
+  xpar__context_record_refused(ctx, op, dtype, n, NULL);
+  return st;
+}
 
 XPAR__HOT_INLINE xpar_status reduce_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                             int wide, const void *in, size_t n, void *result,
                                             int nowait) {
+  const xpar_op this_op = XPAR_OP_REDUCE;
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
@@ -134,6 +139,7 @@ XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, c
 XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                           xpar_scan_kind kind, const void *init, const void *in,
                                           void *out, size_t n, int with_init, int nowait) {
+  const xpar_op this_op = XPAR_OP_SCAN;
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
@@ -183,6 +189,7 @@ XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
 
 XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                           const void *x, void *y, size_t n, int nowait) {
+  const xpar_op this_op = XPAR_OP_AXPY;
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !alpha ? xpar__fail(XPAR_ERR_NULL_POINTER, "alpha is NULL (n = %zu)", n)
@@ -207,6 +214,7 @@ XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const
 
 XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                          const void *y, void *z, size_t n, int nowait) {
+  const xpar_op this_op = XPAR_OP_ADD;
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(xpar__check_array("x", x, n, bytes, dtype));
@@ -230,6 +238,7 @@ XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const 
 
 XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, const void *value,
                                           void *out, size_t n, int nowait) {
+  const xpar_op this_op = XPAR_OP_FILL;
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
@@ -252,6 +261,7 @@ XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const
 
 XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                          const void *y, size_t n, void *result, int nowait) {
+  const xpar_op this_op = XPAR_OP_DOT;
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(xpar__check_array("x", x, n, bytes, dtype));

@@ -60,6 +60,12 @@ const char *xpar__error_detail(void);
 #else
 #define XPAR__HOT_INLINE static inline
 #endif
+/** Their failing side: out of line and away from the hot path. */
+#if defined(__GNUC__)
+#define XPAR__COLD static __attribute__((cold, noinline))
+#else
+#define XPAR__COLD static
+#endif
 
 #define XPAR__RETURN_IF(cond, status, ...)    \
   do {                                        \

@@ -78,6 +78,19 @@ xpar_status xpar__context_release_memory(xpar_context *ctx) {
   return st;
 }
 
+void xpar__context_record_refused(xpar_context *ctx, xpar_op op, xpar_dtype dtype, size_t n,
+                                  const char *kernel) {
+  xpar__decision_raw *d = &ctx->last;
+  memset(d, 0, sizeof *d);
+  d->op = op;
+  d->dtype = dtype;
+  d->n = n;
+  d->tier = XPAR_TIER_NONE;
+  d->kernel = kernel;
+  d->reproducible = ctx->reproducible;
+  ctx->calls_run = 1;
+}
+
 void xpar__context_last_decision(const xpar_context *ctx, xpar_decision *out) {
   const xpar__decision_raw *d = &ctx->last;
   memset(out, 0, sizeof *out);

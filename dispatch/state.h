@@ -172,6 +172,11 @@ xpar_status xpar__context_set_stream(xpar_context *ctx, void *cuda_stream);
 xpar_status xpar__context_release_memory(xpar_context *ctx);
 /** The public decision record of the last call. */
 void xpar__context_last_decision(const xpar_context *ctx, xpar_decision *out);
+/* The record of a call its argument checks refused: that call's op, dtype, n
+ * (and kernel or operator name, NULL for the built-in ops), tier NONE, read
+ * back as "the last call failed before running". */
+void xpar__context_record_refused(xpar_context *ctx, xpar_op op, xpar_dtype dtype, size_t n,
+                                  const char *kernel);
 
 /* ---- thresholds.c --------------------------------------------------------- */
 /** Where a threshold value was measured, kept as data beside the value: the

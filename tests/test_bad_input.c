@@ -211,34 +211,64 @@ static void n0_null_scalars(void **state) {
 }
 
 /* The header: XPAR_TIER_NONE is "no call yet, or the last call failed before
- * running".  After a successful call, a refused one must reset the record. */
+ * running", and the record is "what happened in the last call".  After a
+ * successful call (an add of 5 int32), a refused one must reset the record
+ * and name itself: its op, dtype and n, and that it failed before running --
+ * also as a context's first call. */
 static void refusal_resets_decision(void **state) {
   (void)state;
-  xpar_context *c = g_ctx;
   double v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, r = 0, out[8];
-  struct { const char *what; int which; } cases[] = {
-      {"NULL pointer", 0}, {"invalid dtype", 1}, {"invalid reduction", 2},
-      {"size overflow", 3}, {"overlap", 4}, {"NULL init", 5}};
-  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-    ACCEPTED(xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, 8, &r));
-    xpar_decision d;
-    ACCEPTED(xpar_last_decision(c, &d));
-    assert_true(d.tier != XPAR_TIER_NONE);
-    xpar_status s;
-    switch (cases[k].which) {
-      case 0: s = xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, NULL, 8, &r); break;
-      case 1: s = xpar_reduce(c, (xpar_dtype)99, XPAR_SUM, v, 8, &r); break;
-      case 2: s = xpar_reduce(c, XPAR_DOUBLE, (xpar_reduction)9, v, 8, &r); break;
-      case 3: s = xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, v, SIZE_MAX, &r); break;
-      case 4: s = xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, v, v + 1, 7); break;
-      default: s = xpar_scan_init(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, NULL, v, out, 8); break;
+  int32_t a[5] = {1, 2, 3, 4, 5}, z[5];
+  struct {
+    const char *what;
+    int which;
+    xpar_op op;
+    xpar_dtype dtype;
+    size_t n;
+  } cases[] = {{"NULL pointer", 0, XPAR_OP_REDUCE, XPAR_DOUBLE, 8},
+               {"invalid dtype", 1, XPAR_OP_REDUCE, (xpar_dtype)99, 8},
+               {"invalid reduction", 2, XPAR_OP_REDUCE, XPAR_DOUBLE, 8},
+               {"size overflow", 3, XPAR_OP_DOT, XPAR_DOUBLE, SIZE_MAX},
+               {"overlap", 4, XPAR_OP_SCAN, XPAR_DOUBLE, 7},
+               {"NULL init", 5, XPAR_OP_SCAN, XPAR_DOUBLE, 8},
+               {"NULL value", 6, XPAR_OP_FILL, XPAR_FLOAT, 3},
+               {"NULL alpha", 7, XPAR_OP_AXPY, XPAR_INT32, 4}};
+  for (int first = 0; first < 2; first++)
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+      xpar_context *c = g_ctx;
+      xpar_decision d;
+      if (first) {
+        ACCEPTED(xpar_context_create(&c));
+      } else {
+        ACCEPTED(xpar_add(c, XPAR_INT32, a, a, z, 5));
+        ACCEPTED(xpar_last_decision(c, &d));
+        assert_true(d.tier != XPAR_TIER_NONE);
+      }
+      xpar_status s;
+      switch (cases[k].which) {
+        case 0: s = xpar_reduce(c, XPAR_DOUBLE, XPAR_SUM, NULL, 8, &r); break;
+        case 1: s = xpar_reduce(c, (xpar_dtype)99, XPAR_SUM, v, 8, &r); break;
+        case 2: s = xpar_reduce(c, XPAR_DOUBLE, (xpar_reduction)9, v, 8, &r); break;
+        case 3: s = xpar_dot(c, XPAR_DOUBLE, v, v, SIZE_MAX, &r); break;
+        case 4: s = xpar_scan(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, v, v + 1, 7); break;
+        case 5: s = xpar_scan_init(c, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, NULL, v, out, 8); break;
+        case 6: s = xpar_fill(c, XPAR_FLOAT, NULL, out, 3); break;
+        default: s = xpar_axpy(c, XPAR_INT32, NULL, a, z, 4); break;
+      }
+      assert_true(s != XPAR_OK);
+      ACCEPTED(xpar_last_decision(c, &d));
+      char label[96];
+      snprintf(label, sizeof label, "%s (%s)", cases[k].what,
+               first ? "the context's first call" : "after an add");
+      if (d.tier != XPAR_TIER_NONE || d.op != cases[k].op || d.dtype != cases[k].dtype ||
+          d.n != cases[k].n || strcmp(d.reason, "the last call failed before running") != 0)
+        xt_failf(label, "after a refused call (%s) the decision record says op %d, dtype %d, "
+                 "n %zu, tier %s (reason \"%s\"); expected op %d, dtype %d, n %zu, tier none, "
+                 "\"the last call failed before running\"", xpar_status_name(s), (int)d.op,
+                 (int)d.dtype, d.n, xpar_tier_name(d.tier), d.reason, (int)cases[k].op,
+                 (int)cases[k].dtype, cases[k].n);
+      if (first) xpar_context_destroy(c);
     }
-    assert_true(s != XPAR_OK);
-    ACCEPTED(xpar_last_decision(c, &d));
-    if (d.tier != XPAR_TIER_NONE)
-      xt_failf(cases[k].what, "after a refused call (%s) the decision record still says tier %s "
-               "(reason \"%s\"), expected none", xpar_status_name(s), xpar_tier_name(d.tier), d.reason);
-  }
 }
 
 /* ---- unknown enum values ------------------------------------------------------- */

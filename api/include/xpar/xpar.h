@@ -299,7 +299,8 @@ typedef struct xpar_context xpar_context;
  *                  (shadow mode, see xpar_context_set_shadow)
  *   XPAR_SHADOW_FAIL  0 | 1   (1: a shadow mismatch is XPAR_ERR_SHADOW_MISMATCH)
  *   XPAR_<OP>_<KIND>_THRESHOLD, OP in REDUCE SCAN AXPY ADD FILL DOT ALL,
- *       KIND in OPENMP GPU GPU_PINNED GPU_PAGEABLE: an element count, a
+ *       KIND in OPENMP GPU GPU_PINNED GPU_PAGEABLE GPU_DEVICE_ONLY (the
+ *       kinds of xpar_threshold, GPU being GPU_DEVICE_DATA): an element count, a
  *       power of two written 2^k, or "never"; sets the threshold for every
  *       dtype of that op (e.g. XPAR_SCAN_GPU_THRESHOLD=65536).
  *   XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD: one application kernel's or
@@ -397,6 +398,10 @@ XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int 
  */
 XPAR_API xpar_status xpar_context_set_shadow(xpar_context *ctx, xpar_tier tier,
                                              int fail_on_mismatch);
+/** The context's shadow tier (XPAR_TIER_NONE: off) in *tier and, unless
+ *  fail_on_mismatch is NULL, whether a mismatch fails the call in
+ *  *fail_on_mismatch.
+ *  @return XPAR_OK, XPAR_ERR_NULL_CONTEXT, XPAR_ERR_NULL_POINTER (tier NULL) */
 XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier *tier,
                                              int *fail_on_mismatch);
 
