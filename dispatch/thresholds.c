@@ -29,7 +29,8 @@
  * The 18 values the CPU loops' SIMD clones (session 11) moved come from five
  * runs on one machine of that tree (calibrate_h100_s12_clones below; the
  * five runs' medians equal the other 72); six from a third machine's five
- * runs against the two before it (calibrate_h100_s13_three_machines).
+ * runs against the two before it (calibrate_h100_s13_three_machines), and
+ * dot int32's after the integer loops' alignment (calibrate_h100_s13_aligned).
  * The regret runs of sessions 8 and 12 (bench/NOTES.md) are these values'
  * check.  Every build measured had what the thresholds price: the constant
  * OpenMP team, the SIMD integer scans, pinned host staging for device-only
@@ -123,6 +124,20 @@ static const xpar__provenance calibrate_h100_s13_three_machines = {
            "int32,float,double (h100-2026-11-25-s13/call1/cal.tar.gz, s12/call1/, the first "
            "record); the float scan from s13/call1/ alone (issue 12)"};
 #define S &calibrate_h100_s13_three_machines
+/* dot int32's OpenMP threshold after the integer reduce and dot loops began
+ * at a 32-byte boundary (backend_cpu/cpu_reduce.c): one thread on arrays
+ * aligned to 16 bytes only (malloc's) got the speed it had on aligned ones,
+ * and five calibrations of reduce and dot int32 on one machine
+ * (bench/results/h100-2026-11-25-s13/call6/) put dot's crossing at 2^16 (5 of
+ * 5; 2^15 5 of 5 before, call 1) and kept reduce's at 2^17 (5 of 5).  The
+ * regret runs before had dot int32 lose at 2^15 on pinned, page-aligned
+ * arrays, where one thread was already that fast (1.16-1.76x, sessions 12-13). */
+static const xpar__provenance calibrate_h100_s13_aligned = {
+    .machine = "H100 80GB HBM3, 16-core host",
+    .date = "2026-11-25",
+    .run = "median of five xpar-bench calibrate --ops reduce,dot --dtypes int32 runs with the "
+           "aligned integer loops, bench/results/h100-2026-11-25-s13/call6/ (issue 12)"};
+#define A &calibrate_h100_s13_aligned
 
 typedef struct default_value {
   size_t n;
@@ -137,7 +152,7 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
     [XPAR_OP_AXPY] = {{POW2(16), C}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_ADD] = {{POW2(16), C}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
-    [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_DOT] = {{POW2(16), A}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
@@ -158,6 +173,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
 #undef M
 #undef C
 #undef S
+#undef A
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];
