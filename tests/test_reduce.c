@@ -132,11 +132,56 @@ static void reduce_extremes(void **state) {
   }
 }
 
+/* A float sum, wide sum or dot on the CPU does not depend on where the array
+ * lies: the same values at every 4- or 8-byte offset inside a cache line give
+ * the same bits (the integer loops start at a 32-byte boundary, the float
+ * ones keep their lane order: backend_cpu/cpu_reduce.c).  The GPU tiers'
+ * vector loads may group a misaligned head differently: CPU tiers only. */
+static void float_sums_ignore_the_address(void **state) {
+  xt_tier_state *st = (xt_tier_state *)*state;
+  if (xt_tier_is_gpu(st->tier)) skip();
+  xpar_context *ctx = xt_tier_open(st);
+  const size_t sizes[] = {1000, 100003};
+  const xpar_dtype dts[] = {XPAR_FLOAT, XPAR_DOUBLE};
+  for (int di = 0; di < 2; di++)
+    for (int si = 0; si < 2; si++) {
+      const xpar_dtype d = dts[di];
+      const size_t n = sizes[si], size = xt_size(d);
+      char label[160];
+      snprintf(label, sizeof label, "float_sums_ignore_the_address/%s/%s/n=%zu",
+               xt_tier_name(st->tier), xt_dname(d), n);
+      xt_rng rng;
+      xt_rng_for(&rng, label);
+      unsigned char *vals = malloc(2 * n * size);
+      unsigned char *buf = aligned_alloc(64, (2 * n + 64) * size);
+      assert_non_null(vals);
+      assert_non_null(buf);
+      xt_fill_random(&rng, d, vals, 2 * n, XT_DATA_RANDOM, 8);
+      unsigned char first[3][8];
+      for (size_t k = 0; k < 64 / size; k++) {
+        unsigned char *x = buf + k * size, *y = x + n * size, got[3][8];
+        memcpy(x, vals, 2 * n * size);
+        xt_check_status(label, "sum", xpar_reduce(ctx, d, XPAR_SUM, x, n, got[0]), XPAR_OK);
+        xt_check_status(label, "wide sum", xpar_reduce_sum_wide(ctx, d, x, n, got[1]), XPAR_OK);
+        xt_check_status(label, "dot", xpar_dot(ctx, d, x, y, n, got[2]), XPAR_OK);
+        if (k == 0) memcpy(first, got, sizeof first);
+        const size_t bytes[3] = {size, 8, size};
+        for (int r = 0; r < 3; r++)
+          if (memcmp(got[r], first[r], bytes[r]) != 0)
+            xt_failf(label, "the %s at byte offset %zu differs from the one at offset 0",
+                     r == 0 ? "sum" : r == 1 ? "wide sum" : "dot", k * size);
+      }
+      free(vals);
+      free(buf);
+    }
+}
+
 int main(int argc, char **argv) {
   xt_init("test_reduce", argc, argv);
-  static const char *const names[] = {"reduce_sum", "reduce_min", "reduce_max", "reduce_sum_wide",
-                                      "reduce_extremes"};
-  static const xt_body bodies[] = {reduce_sum, reduce_min, reduce_max, reduce_sum_wide,
-                                   reduce_extremes};
+  static const char *const names[] = {"reduce_sum",      "reduce_min",      "reduce_max",
+                                      "reduce_sum_wide", "reduce_extremes",
+                                      "float_sums_ignore_the_address"};
+  static const xt_body bodies[] = {reduce_sum,      reduce_min,      reduce_max,
+                                   reduce_sum_wide, reduce_extremes, float_sums_ignore_the_address};
   return xt_run_tier_tests("reduce", names, bodies, sizeof names / sizeof names[0]);
 }
