@@ -802,6 +802,46 @@ static void plot_series(const rg_state *s, rg_series *sr, bench_plot *pl, char *
     fprintf(stderr, "xpar-bench regret: could not write the chart %s\n", base);
 }
 
+/* Where the geometric mean's excess lies: the sum of ln(AUTO / best) over the
+ * points of each residency and band of N (the overall geometric mean is
+ * exp(total / points), so these add up to its numerator; a negative sum is
+ * AUTO ahead of every alternative).  Small N is the call's fixed cost against
+ * a plain loop, mid N the thresholds, large N the tiers' own speed. */
+static void print_excess(FILE *f, const rg_series *sw, int nsw, int points) {
+  enum { BANDS = 3 };
+  static const char *const band_names[BANDS] = {"2^7..2^10", "2^11..2^16", "2^17 and up"};
+  double sum[R_COUNT][BANDS] = {{0}};
+  int count[R_COUNT][BANDS] = {{0}}, used[R_COUNT] = {0};
+  double total = 0;
+  for (int i = 0; i < nsw; ++i)
+    for (int e = sw[i].min_exp; e <= sw[i].max_exp; ++e) {
+      const rg_point *p = &sw[i].pt[e];
+      if (!p->measured || isnan(p->ratio)) continue; /* as summarise() counts */
+      const int b = e <= 10 ? 0 : e <= 16 ? 1 : 2;
+      sum[sw[i].res][b] += log(p->ratio);
+      count[sw[i].res][b]++;
+      used[sw[i].res] = 1;
+      total += log(p->ratio);
+    }
+  if (!points) return;
+  fprintf(f, "# excess: sum of ln(AUTO / best) by data and N (points), %.1f in all over %d "
+             "points:\n",
+          total, points);
+  fprintf(f, "#   %-9s", "data");
+  for (int b = 0; b < BANDS; ++b) fprintf(f, " %20s", band_names[b]);
+  fprintf(f, "\n");
+  for (int r = 0; r < R_COUNT; ++r) {
+    if (!used[r]) continue;
+    fprintf(f, "#   %-9s", res_names[r]);
+    for (int b = 0; b < BANDS; ++b) {
+      char cell[32];
+      snprintf(cell, sizeof cell, "%.1f (%d)", sum[r][b], count[r][b]);
+      fprintf(f, " %20s", count[r][b] ? cell : "-");
+    }
+    fprintf(f, "\n");
+  }
+}
+
 static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state *s) {
   fprintf(f, "\n# xpar-bench regret summary: AUTO / best alternative per point (median of "
              "rounds); target <= %.2fx or within %.1f us at every point, geomean <= 1.03\n",
@@ -844,6 +884,7 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
     fprintf(f, "# paired (median over rounds of AUTO's round / the best's round, the same "
                "round): geometric mean %.3f, %d points over 1.10x and 0.3 us\n",
             exp(paired_log_sum / points), paired_misses);
+  print_excess(f, sw, nsw, points);
   fprintf(f, "# host speed: a plain fill of 128 int32 took %.1f ns at the start, %.1f ns at "
              "the end (small-N misses are absolute gaps: compare runs beside these)\n",
           s->host_ns_start, s->host_ns_end);
