@@ -39,6 +39,13 @@ xpar_status xpar__launch_check(xpar_context *ctx, const xpar_kernel *k, const xp
                                int nargs);
 xpar_status xpar__launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t n,
                                  const xpar_arg *args, int nargs, int nowait);
+/** The decision record of a launch (or a kernel's calibration) refused before
+ *  anything ran: op KERNEL, the first array argument's dtype where one is
+ *  readable (INT32 otherwise, as for a launch with none), n, and the kernel's
+ *  name only where the object passed its layout check (it may be no kernel
+ *  at all otherwise).  Returns st. */
+xpar_status xpar__launch_refused(xpar_context *ctx, const xpar_kernel *k, const xpar_arg *args,
+                                 int nargs, size_t n, xpar_status st);
 
 /** Clear the detail, refuse a NULL context, and refuse concurrent use of one
  *  context.  The busy check uses plain loads and stores: a locked

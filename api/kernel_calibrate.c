@@ -138,12 +138,15 @@ static void choose(xpar_kernel_calibration *r, xpar_threshold which, const doubl
 static xpar_status calibrate_entered(xpar_context *ctx, const xpar_kernel *k, size_t n_max,
                                      const xpar_arg *args, int nargs,
                                      xpar_kernel_calibration *report) {
-  XPAR__RETURN_IF(n_max == 0, XPAR_ERR_INVALID_ARGUMENT,
-                  "n_max is 0: calibrating needs arguments for at least one element");
-  /* Every check of xpar_launch at n_max, before anything runs. */
-  XPAR__FORWARD(xpar__launch_check(ctx, k, args, nargs));
+  /* Every check of xpar_launch at n_max, before anything runs; a refusal
+   * leaves a record saying so, as a refused launch does. */
+  xpar_status st =
+      n_max == 0 ? xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                              "n_max is 0: calibrating needs arguments for at least one element")
+                 : xpar__launch_check(ctx, k, args, nargs);
   kcal c = {.ctx = ctx, .k = k, .n_max = n_max, .args = args, .nargs = nargs};
-  XPAR__FORWARD(xpar__kernel_entry_of(ctx, k, k->name, &c.entry));
+  if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, k, k->name, &c.entry);
+  if (st != XPAR_OK) return xpar__launch_refused(ctx, k, args, nargs, n_max, st);
 
   xpar_kernel_calibration r;
   memset(&r, 0, sizeof r);
@@ -170,7 +173,7 @@ static xpar_status calibrate_entered(xpar_context *ctx, const xpar_kernel *k, si
    * it: the sweep's GPU runs leave mapped outputs valid only on the device,
    * which would select GPU_DEVICE_ONLY_DATA for arrays mapped both ways (the
    * first H100 run of test_kernel_calibrate_gpu caught that). */
-  xpar_status st = XPAR_OK;
+  st = XPAR_OK;
   if (r.tier_measured[XPAR_TIER_CUDA]) st = gpu_kind(&c, (size_t)1 << r.lo_exp, &r.gpu_threshold);
   if (st == XPAR_OK) st = sweep(&c, &r);
   ctx->backend = backend;

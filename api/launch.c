@@ -115,14 +115,25 @@ xpar_status xpar__launch_check(xpar_context *ctx, const xpar_kernel *k, const xp
   return launch_check(ctx, k, args, nargs, &kc);
 }
 
+xpar_status xpar__launch_refused(xpar_context *ctx, const xpar_kernel *k, const xpar_arg *args,
+                                 int nargs, size_t n, xpar_status st) {
+  xpar_dtype dtype = XPAR_INT32;
+  if (args && nargs > 0 && nargs <= XPAR_KERNEL_MAX_ARGS)
+    for (int j = 0; j < nargs; j++)
+      if (args[j].role != XPAR_ARG_SCALAR && xpar__dtype_valid(args[j].dtype)) {
+        dtype = args[j].dtype;
+        break;
+      }
+  xpar__context_record_refused(ctx, XPAR_OP_KERNEL, dtype, n,
+                               k && k->abi == XPAR_KERNEL_ABI ? k->name : NULL);
+  return st;
+}
+
 xpar_status xpar__launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t n,
                                  const xpar_arg *args, int nargs, int nowait) {
   xpar__kernel_call kc;
   const xpar_status checked = launch_check(ctx, k, args, nargs, &kc);
-  if (checked != XPAR_OK) {
-    xpar__context_record_refused(ctx, XPAR_OP_KERNEL, XPAR_INT32, n, k ? k->name : NULL);
-    return checked;
-  }
+  if (checked != XPAR_OK) return xpar__launch_refused(ctx, k, args, nargs, n, checked);
   xpar_dtype dtype = XPAR_INT32;
   int have_dtype = 0;
   for (int j = 0; j < nargs; j++) {
@@ -264,7 +275,9 @@ static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, 
   xpar__kernel_entry *entry = NULL;
   if (st == XPAR_OK) st = xpar__kernel_entry_of(ctx, op, op->name, &entry);
   if (st != XPAR_OK) {
-    xpar__context_record_refused(ctx, XPAR_OP_KERNEL, XPAR_INT32, n, op ? op->name : NULL);
+    /* An operator's types are the application's: INT32, as a run records. */
+    xpar__context_record_refused(ctx, XPAR_OP_KERNEL, XPAR_INT32, n,
+                                 op && op->abi == XPAR_KERNEL_ABI ? op->name : NULL);
     return st;
   }
   kc.kind = scan ? XPAR__KERNEL_SCAN : XPAR__KERNEL_REDUCE;

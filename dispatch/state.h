@@ -151,7 +151,7 @@ struct xpar_context {
   size_t n_profile_kernels;
 
   xpar__decision_raw last;
-  int calls_run; /* a call has completed on this context (decision text) */
+  int calls_run; /* a call has run or been refused on this context (decision text) */
   char fallback_why[192];
   char shadow_detail[256];
 };

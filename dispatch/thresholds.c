@@ -3,8 +3,9 @@
  * (xpar-bench calibrate) overrides them, the environment overrides both, and
  * xpar_context_set_threshold() overrides everything for one context.
  *
- * Source (kept as data beside every value, calibrate_h100_median5 and
- * calibrate_h100_s12_clones below, and quoted by decision records): each
+ * Source (kept as data beside every value -- calibrate_h100_median5,
+ * calibrate_h100_s12_clones, calibrate_h100_s13_three_machines and
+ * calibrate_h100_s13_aligned below -- and quoted by decision records): each
  * value is the median of five runs of
  * `xpar-bench calibrate --dtypes int32,float,double` (every op) on the lent
  * H100 machine (H100 80GB HBM3, 16-core Intel Xeon host), 2026-11-25.  The
@@ -28,9 +29,11 @@
  * the OpenMP tier 24.2 us, with call 1's 2^21).
  * The 18 values the CPU loops' SIMD clones (session 11) moved come from five
  * runs on one machine of that tree (calibrate_h100_s12_clones below; the
- * five runs' medians equal the other 72); six from a third machine's five
- * runs against the two before it (calibrate_h100_s13_three_machines), and
- * dot int32's after the integer loops' alignment (calibrate_h100_s13_aligned).
+ * five runs' medians equal the other 72); six (four of those 18 among them)
+ * from a third machine's five runs against the two before it
+ * (calibrate_h100_s13_three_machines), and dot int32's after the integer
+ * loops' alignment (calibrate_h100_s13_aligned).  The int32 row serves
+ * uint32 as well (below).
  * The regret runs of sessions 8 and 12 (bench/NOTES.md) are these values'
  * check.  Every build measured had what the thresholds price: the constant
  * OpenMP team, the SIMD integer scans, pinned host staging for device-only

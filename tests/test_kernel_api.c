@@ -121,6 +121,36 @@ static void t_bad_input(void **state) {
     xt_check_status(cases[c].label, "decision", xpar_last_decision(ctx, &d), XPAR_OK);
     if (d.tier != XPAR_TIER_NONE)
       xt_failf(cases[c].label, "refused launch left decision tier %s", xpar_tier_name(d.tier));
+    /* The record names the refused launch: op kernel, n, the first array's
+     * dtype where the arguments are readable, and the kernel's name only for
+     * an object that passed its layout check. */
+    const xpar_dtype want_dtype = (c >= 3 && c <= 5) ? XPAR_INT32 : XPAR_UINT32;
+    const char *want_name = c == 0 || c == 1 ? NULL : c == 2 ? "neither" : "xk_axpy_u32";
+    if (d.op != XPAR_OP_KERNEL || d.n != N || d.dtype != want_dtype ||
+        (want_name ? !d.kernel || strcmp(d.kernel, want_name) : d.kernel != NULL) ||
+        strcmp(d.reason, "the last call failed before running") != 0)
+      xt_failf(cases[c].label,
+               "refused launch recorded op %d, n %zu, dtype %s, kernel %s, reason \"%s\"; "
+               "expected op kernel, n %d, dtype %s, kernel %s, \"the last call failed before "
+               "running\"",
+               (int)d.op, d.n, xpar_dtype_name(d.dtype), d.kernel ? d.kernel : "(none)", d.reason,
+               N, xpar_dtype_name(want_dtype), want_name ? want_name : "(none)");
+  }
+  /* A calibration refused before anything ran says so too (after a good launch). */
+  xt_check_status("bad_input", "good launch", xpar_launch(ctx, &xk_axpy_u32, N, good, 3), XPAR_OK);
+  memcpy(poison, y, sizeof y);
+  for (int c = 0; c < 2; c++) {
+    const char *label = c ? "calibrate with n_max 0" : "calibrate a NULL kernel";
+    xt_check_status(label, "calibrate",
+                    xpar_kernel_calibrate(ctx, c ? &xk_axpy_u32 : NULL, c ? 0 : 1024, good, 3, NULL),
+                    c ? XPAR_ERR_INVALID_ARGUMENT : XPAR_ERR_NULL_POINTER);
+    xt_check_bytes(label, "y after a refused calibration", y, poison, sizeof y);
+    xpar_decision d;
+    xt_check_status(label, "decision", xpar_last_decision(ctx, &d), XPAR_OK);
+    if (d.tier != XPAR_TIER_NONE || d.op != XPAR_OP_KERNEL || d.n != (c ? 0u : 1024u) ||
+        strcmp(d.reason, "the last call failed before running") != 0)
+      xt_failf(label, "refused calibration left a record of op %d, n %zu, tier %s (\"%s\")",
+               (int)d.op, d.n, xpar_tier_name(d.tier), d.reason);
   }
   xt_check_status("NULL context", "launch", xpar_launch(NULL, &xk_axpy_u32, N, good, 3),
                   XPAR_ERR_NULL_CONTEXT);
