@@ -48,15 +48,11 @@ typedef struct ew_args {
 } ew_args;
 
 /* for (i = lo; i < hi; ++i) BODY, split where out + i meets a 32-byte boundary, so that
- * the vector loop of the second part stores whole aligned vectors.  An AVX2 store across
- * a cache line costs two: from a 16-byte aligned malloc block the AVX2 fill ran 1.2-1.6x
- * slower than SSE2 at 2^10..2^13, aligned 1.5-2.4x faster (bench/NOTES.md, session 11).
- * The first part's exit depends on the address, so the compiler keeps it a scalar loop
- * (at most 31 / sizeof *out iterations). */
+ * the vector loop of the second part stores whole aligned vectors. */
 #define XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, out, BODY)                                 \
   do {                                                                                     \
     size_t i = (lo);                                                                       \
-    for (; i < (hi) && ((uintptr_t)((out) + i) & 31); ++i) BODY;                          \
+    XPAR__CPU_TO_32B_BOUNDARY(i, hi, out, BODY);                                           \
     for (; i < (hi); ++i) BODY;                                                            \
   } while (0)
 

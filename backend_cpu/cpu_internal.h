@@ -43,10 +43,8 @@
  * the development VM the one-thread elementwise tier went from 1.0-1.6x such a
  * loop at 2^8..2^12 to 0.4-1.25x (bench/NOTES.md, session 11).  Results do not
  * change: each element (or dot lane) sees the same IEEE operations in the
- * same order, and neither target has FMA to contract into.  The elementwise
- * loops split where the output meets a 32-byte boundary (cpu_elementwise.c):
- * unaligned, the AVX2 build's stores straddled cache lines and ran 1.2-1.6x
- * slower than SSE2 at 2^10..2^13. */
+ * same order, and neither target has FMA to contract into.  Their vector
+ * loops start at a 32-byte boundary (XPAR__CPU_TO_32B_BOUNDARY below). */
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && !defined(__SSE4_1__) && \
     ((defined(__clang__) && __clang_major__ >= 14) ||                                      \
      (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
@@ -54,6 +52,18 @@
 #else
 #define XPAR__CPU_SIMD_CLONES
 #endif
+
+/* The scalar head of a vector loop: step i (from its current value, while
+ * below hi) until p + i meets a 32-byte boundary, running STEP for each
+ * element.  An AVX2 access across a cache line costs two, and malloc aligns a
+ * block to 16 bytes only (16 mod 4096 above its mmap threshold): unaligned,
+ * the AVX2 builds' elementwise stores ran 1.2-1.6x slower than SSE2 at
+ * 2^10..2^13 (session 11), the integer reductions' loads 1.2-1.7x slower than
+ * from an aligned block (session 13; bench/NOTES.md).  The exit depends on
+ * the address, so the compiler keeps it a scalar loop: at most 31 / sizeof *p
+ * iterations. */
+#define XPAR__CPU_TO_32B_BOUNDARY(i, hi, p, STEP) \
+  for (; (i) < (hi) && ((uintptr_t)((p) + (i)) & 31); ++(i)) STEP
 
 #if defined(XPAR_HAVE_OPENMP)
 #include <omp.h>

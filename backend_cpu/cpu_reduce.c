@@ -53,19 +53,13 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
 /* ---- per-dtype kernels --------------------------------------------------- */
 
 /* Integer reductions are exact in any grouping, so their vector loops start
- * where x meets a 32-byte boundary, the elements before it folded in apart:
- * from a block aligned to 16 bytes only (malloc's above its mmap threshold:
- * 16 mod 4096) half of the AVX2 loads crossed a cache line, and the
- * one-thread int32 sum, max and dot ran 1.2-1.7x slower at 2^12..2^16 than
- * from an aligned block (development VM; on the H100 host the same kernels
- * took 0.62-0.80x the time on page-aligned pinned arrays that they took on
- * pageable ones at 2^14..2^16, where a plain SSE2 loop took 1.00x).  Floats
- * keep their lane order, which the address must not change: for them the
- * head is empty (a compile-time constant condition).  At most 31 / size
- * scalar iterations. */
-#define XPAR__CPU_INT_HEAD_(ctype, i, hi, x, STEP)                                       \
-  if (!XPAR__CPU_IS_FLOAT(ctype))                                                        \
-    for (; (i) < (hi) && ((uintptr_t)((x) + (i)) & 31); ++(i)) STEP
+ * at a 32-byte boundary of x (XPAR__CPU_TO_32B_BOUNDARY), the elements before
+ * it folded in apart (on the H100 host the one-thread int32 sum and dot took
+ * 0.62-0.80x the time on page-aligned arrays that they took on malloc's
+ * before).  Floats keep their lane order, which the address must not change:
+ * for them the head is empty (a compile-time constant condition). */
+#define XPAR__CPU_INT_HEAD_(ctype, i, hi, x, STEP) \
+  if (!XPAR__CPU_IS_FLOAT(ctype)) XPAR__CPU_TO_32B_BOUNDARY(i, hi, x, STEP)
 
 /* Kernels of one dtype and one reduction OP (sum, min or max). */
 #define XPAR__CPU_REDUCE_KERNELS_(e, ctype, OP)                                              \
