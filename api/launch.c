@@ -115,16 +115,19 @@ xpar_status xpar__launch_check(xpar_context *ctx, const xpar_kernel *k, const xp
   return launch_check(ctx, k, args, nargs, &kc);
 }
 
+/* A launch's dtype in its decision record: its first array argument's
+ * (INT32 for a launch without arrays, or whose arguments cannot be read). */
+static xpar_dtype record_dtype(const xpar_arg *args, int nargs) {
+  if (args && nargs <= XPAR_KERNEL_MAX_ARGS)
+    for (int j = 0; j < nargs; j++)
+      if (args[j].role != XPAR_ARG_SCALAR && xpar__dtype_valid(args[j].dtype))
+        return args[j].dtype;
+  return XPAR_INT32;
+}
+
 xpar_status xpar__launch_refused(xpar_context *ctx, const xpar_kernel *k, const xpar_arg *args,
                                  int nargs, size_t n, xpar_status st) {
-  xpar_dtype dtype = XPAR_INT32;
-  if (args && nargs > 0 && nargs <= XPAR_KERNEL_MAX_ARGS)
-    for (int j = 0; j < nargs; j++)
-      if (args[j].role != XPAR_ARG_SCALAR && xpar__dtype_valid(args[j].dtype)) {
-        dtype = args[j].dtype;
-        break;
-      }
-  xpar__context_record_refused(ctx, XPAR_OP_KERNEL, dtype, n,
+  xpar__context_record_refused(ctx, XPAR_OP_KERNEL, record_dtype(args, nargs), n,
                                k && k->abi == XPAR_KERNEL_ABI ? k->name : NULL);
   return st;
 }
@@ -134,17 +137,13 @@ xpar_status xpar__launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t
   xpar__kernel_call kc;
   const xpar_status checked = launch_check(ctx, k, args, nargs, &kc);
   if (checked != XPAR_OK) return xpar__launch_refused(ctx, k, args, nargs, n, checked);
-  xpar_dtype dtype = XPAR_INT32;
-  int have_dtype = 0;
+  const xpar_dtype dtype = record_dtype(kc.args, nargs);
   for (int j = 0; j < nargs; j++) {
     const xpar_arg *a = &kc.args[j];
     if (a->role == XPAR_ARG_SCALAR) {
       /* Copied now: nothing below holds the caller's scalar. */
       memcpy(kc.values.scalar[j].bytes, a->ptr, kc.bytes[j]);
       kc.args[j].ptr = NULL;
-    } else if (!have_dtype) {
-      dtype = a->dtype;
-      have_dtype = 1;
     }
   }
   xpar__call c;
