@@ -120,10 +120,12 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
     if (from[i] && used < size) {
       XPAR__APPEND_("; default measured ");
       if (used < size) {
-        int w = xpar__provenance_format(from[i], buf + used, size - used);
+        int w = xpar__provenance_format_brief(from[i], buf + used, size - used);
         if (w > 0) used += (size_t)w;
       }
     }
+  /* A record that did not fit says so rather than ending mid-word. */
+  if (used >= size && size >= 4) memcpy(buf + size - 4, "...", 4);
 #undef XPAR__APPEND_
 }
 

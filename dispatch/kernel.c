@@ -22,7 +22,8 @@ static const xpar__provenance kernel_defaults_from = {
     .machine = "H100 80GB HBM3, 16-core host",
     .date = "2026-11-22",
     .run = "not measured for kernels: the 4-byte add's defaults, "
-           "bench/results/h100-2026-11-22/calibrate.txt"};
+           "bench/results/h100-2026-11-22/calibrate.txt",
+    .brief = "not measured for kernels: the 4-byte add's"};
 static const size_t kernel_defaults[XPAR_THRESHOLD_COUNT_] = {
     [XPAR_THRESHOLD_OPENMP] = POW2(15),
     [XPAR_THRESHOLD_GPU_DEVICE_DATA] = POW2(19),

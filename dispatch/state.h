@@ -185,7 +185,8 @@ void xpar__context_record_refused(xpar_context *ctx, xpar_op op, xpar_dtype dtyp
 typedef struct xpar__provenance {
   const char *machine;
   const char *date;
-  const char *run;
+  const char *run;   /* the runs in full: a saved profile's comments quote it */
+  const char *brief; /* the same in a few words, for decision records (256 bytes in all) */
 } xpar__provenance;
 /** Fill the built-in defaults. */
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]);
@@ -195,6 +196,8 @@ const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtyp
                                                      xpar_threshold k, size_t *value);
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
+/** "date, machine, brief": as a decision record quotes it. */
+int xpar__provenance_format_brief(const xpar__provenance *p, char *buf, size_t size);
 
 /* ---- kernel.c: kernels' thresholds per context ------------------------------ */
 /** The context's entry for `k`, made (defaults, then the environment) on
