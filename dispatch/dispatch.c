@@ -498,22 +498,61 @@ static int host_reachable(const plan *p) {
   return !p->has_result_operand || p->result.where.loc != XPAR__LOC_DEVICE;
 }
 
+/* The pinned allocations the driver reported for a call's earlier operands.
+ * An operand wholly inside one lies in that same allocation -- pinned host
+ * memory, asked about moments ago in this call -- and is not asked again: a
+ * program that carves its arrays out of one cudaMallocHost block pays one
+ * look-up per call, not one per operand.  Never kept past the call: between
+ * calls the block may be freed and its addresses handed out again as device
+ * memory (page_cache.h). */
+typedef struct call_pinned {
+  xpar__ptr_range seen[2];
+  int count;
+} call_pinned;
+
+static int inside_seen(const call_pinned *cp, const void *p, size_t bytes) {
+  const uintptr_t a = (uintptr_t)p;
+  for (int i = 0; i < cp->count; i++) {
+    const xpar__ptr_range *r = &cp->seen[i];
+    if (a >= r->start && a - r->start <= r->bytes && bytes <= r->bytes - (a - r->start)) return 1;
+  }
+  return 0;
+}
+
+/* Whether array i of {x, y, out} is followed by another array, not the same
+ * pointer, that its allocation might hold (then its look-up asks for the
+ * allocation's range too). */
+static int distinct_array_after(const xpar__call *c, int i) {
+  if (i == 0) return (c->y && c->y != c->x) || (c->out && c->out != c->x);
+  if (i == 1) return c->out && c->out != c->x && c->out != c->y;
+  return 0;
+}
+
 /* The host kind of one operand of the host fast path: 1 (and *pinned) when p
  * is host memory, 0 when the general path must take the call.  A page in the
- * cache is pageable host memory (page_cache.h); any other pointer is asked of
- * the runtime -- one driver look-up -- every time, because a pinned answer
- * cannot be cached (freed pinned memory comes back as device memory): pinned
- * host memory stays on the fast path, exactly classified; a pageable answer
- * is cached; device or managed memory, or an error, goes to the general
- * path, which classifies again and reports. */
-static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_facts *f) {
+ * cache is pageable host memory (page_cache.h); an array inside a pinned
+ * allocation found earlier in this call is pinned (call_pinned); any other
+ * pointer is asked of the runtime -- one driver look-up -- every call,
+ * because a pinned answer cannot be cached (freed pinned memory comes back as
+ * device memory): pinned host memory stays on the fast path, exactly
+ * classified; a pageable answer is cached; device or managed memory, or an
+ * error, goes to the general path, which classifies again and reports.
+ * want_range: ask for a pinned answer's allocation too (a later operand may
+ * lie in it). */
+static int fast_host_operand(xpar_context *ctx, const void *p, size_t bytes,
+                             xpar__policy_facts *f, call_pinned *cp, int want_range) {
   if (xpar__page_cache_lookup(&ctx->page_cache, p)) {
     f->pageable = 1;
     f->host_kind_exact = 0; /* a hint: see page_cache.h */
     return 1;
   }
+  if (inside_seen(cp, p, bytes)) {
+    f->pinned = 1;
+    return 1;
+  }
   xpar__ptr_kind kind;
-  if (xpar__gpu_backend()->pointer_kind(p, &kind) != XPAR_OK) {
+  xpar__ptr_range range = {0, 0};
+  if (xpar__gpu_backend()->pointer_kind(p, &kind, want_range ? &range : NULL) != XPAR_OK) {
     xpar__clear_error();
     return 0;
   }
@@ -523,6 +562,7 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
     return 1;
   }
   if (kind != XPAR__PTR_HOST_PINNED) return 0;
+  if (range.bytes && cp->count < 2) cp->seen[cp->count++] = range;
   f->pinned = 1;
   return 1;
 }
@@ -555,6 +595,8 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
   }
   *out_map = maps[2];
   f->host = 0;
+  call_pinned cp;
+  cp.count = 0;
   for (int i = 0; i < 3; i++) {
     const void *p = arrays[i];
     if (!p) continue;
@@ -575,7 +617,7 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
     const int repeated = (i >= 1 && p == c->x) || (i == 2 && p == c->y);
     if (!gpu_asked)
       f->pageable = 1;
-    else if (!repeated && !fast_host_operand(ctx, p, f))
+    else if (!repeated && !fast_host_operand(ctx, p, c->bytes, f, &cp, distinct_array_after(c, i)))
       return 0;
   }
   return 1;
@@ -621,10 +663,13 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
       if (b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
       /* An array passed twice (an in-place scan, add(x, y, y), dot(x, x)) is
        * one operand: asked once. */
-      if (!((!c->x || fast_host_operand(ctx, c->x, &f)) &&
-            (!c->y || c->y == c->x || fast_host_operand(ctx, c->y, &f)) &&
+      call_pinned cp;
+      cp.count = 0;
+      if (!((!c->x || fast_host_operand(ctx, c->x, c->bytes, &f, &cp, distinct_array_after(c, 0))) &&
+            (!c->y || c->y == c->x ||
+             fast_host_operand(ctx, c->y, c->bytes, &f, &cp, distinct_array_after(c, 1))) &&
             (!c->out || c->out == c->x || c->out == c->y ||
-             fast_host_operand(ctx, c->out, &f))))
+             fast_host_operand(ctx, c->out, c->bytes, &f, &cp, 0))))
         return 0;
     } else {
       f.pageable = 1;
