@@ -186,7 +186,7 @@ typedef struct xpar__provenance {
   const char *machine;
   const char *date;
   const char *run;   /* the runs in full: a saved profile's comments quote it */
-  const char *brief; /* the same in a few words, for decision records (256 bytes in all) */
+  const char *brief; /* the results folder (or a few words), for decision records (256 bytes in all) */
 } xpar__provenance;
 /** Fill the built-in defaults. */
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]);
@@ -196,7 +196,10 @@ const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtyp
                                                      xpar_threshold k, size_t *value);
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
-/** "date, machine, brief": as a decision record quotes it. */
+/** The brief, else the full run where a record has no brief. */
+const char *xpar__provenance_brief(const xpar__provenance *p);
+/** "date, machine, brief" ("on machine, brief" where the brief names the
+ *  date: a results folder): as a decision record quotes it. */
 int xpar__provenance_format_brief(const xpar__provenance *p, char *buf, size_t size);
 
 /* ---- kernel.c: kernels' thresholds per context ------------------------------ */

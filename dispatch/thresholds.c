@@ -71,6 +71,7 @@
  * elementwise split (h100-2026-11-25-s10/call2/, 2^14, now 2^15).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "state.h"
 
@@ -86,7 +87,7 @@ static const xpar__provenance calibrate_h100_median5 = {
     .run = "median of five xpar-bench calibrate --dtypes int32,float,double runs, "
            "bench/results/h100-2026-11-25-regret2/{,run3/}calibrate.txt and "
            "h100-2026-11-25-s8/{,call4/,call5/}calibrate.txt (issue 12)",
-    .brief = "median of 5 calibrations, bench/results/h100-2026-11-25-s8/"};
+    .brief = "bench/results/h100-2026-11-25-s8"};
 #define M &calibrate_h100_median5
 /* The values the CPU loops' SIMD clones moved (session 11: AVX2 / SSE4.2
  * builds of the one-thread and per-thread kernels, picked at load time): five
@@ -107,7 +108,7 @@ static const xpar__provenance calibrate_h100_s12_clones = {
     .run = "median of five xpar-bench calibrate --dtypes int32,float,double runs on one "
            "machine with the SIMD-clone CPU loops, "
            "bench/results/h100-2026-11-25-s12/call1/cal.tar.gz (issue 12)",
-    .brief = "median of 5 calibrations, bench/results/h100-2026-11-25-s12/"};
+    .brief = "bench/results/h100-2026-11-25-s12"};
 #define C &calibrate_h100_s12_clones
 /* Where the machines of sessions 12 and 13 disagreed (bench/results/h100-2026-11-25-s13/
  * call1/: five calibrations of the tree with the mapped fast path and the regrouped float /
@@ -128,7 +129,7 @@ static const xpar__provenance calibrate_h100_s13_three_machines = {
     .run = "median of three machines' five-run medians of xpar-bench calibrate --dtypes "
            "int32,float,double (h100-2026-11-25-s13/call1/cal.tar.gz, s12/call1/, the first "
            "record); the float scan from s13/call1/ alone (issue 12)",
-    .brief = "3 machines' calibrations, bench/results/h100-2026-11-25-s13/"};
+    .brief = "bench/results/h100-2026-11-25-s13"};
 #define S &calibrate_h100_s13_three_machines
 /* dot int32's OpenMP threshold after the integer reduce and dot loops began
  * at a 32-byte boundary (backend_cpu/cpu_reduce.c): one thread on arrays
@@ -143,7 +144,7 @@ static const xpar__provenance calibrate_h100_s13_aligned = {
     .date = "2026-11-25",
     .run = "median of five xpar-bench calibrate --ops reduce,dot --dtypes int32 runs with the "
            "aligned integer loops, bench/results/h100-2026-11-25-s13/call6/ (issue 12)",
-    .brief = "median of 5 calibrations, bench/results/h100-2026-11-25-s13/call6/"};
+    .brief = "bench/results/h100-2026-11-25-s13/call6"};
 #define A &calibrate_h100_s13_aligned
 
 typedef struct default_value {
@@ -204,6 +205,13 @@ int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size) {
   return snprintf(buf, size, "%s, %s, %s", p->date, p->machine, p->run);
 }
 
+const char *xpar__provenance_brief(const xpar__provenance *p) {
+  return p->brief ? p->brief : p->run;
+}
+
 int xpar__provenance_format_brief(const xpar__provenance *p, char *buf, size_t size) {
-  return snprintf(buf, size, "%s, %s, %s", p->date, p->machine, p->brief ? p->brief : p->run);
+  const char *brief = xpar__provenance_brief(p);
+  /* A results folder names its date (bench/results/h100-2026-11-25-s8): once is enough. */
+  if (strstr(brief, p->date)) return snprintf(buf, size, "on %s, %s", p->machine, brief);
+  return snprintf(buf, size, "%s, %s, %s", p->date, p->machine, brief);
 }

@@ -311,6 +311,45 @@ static void mandatory_without_gpu(void **state) {
 }
 
 /* ---- xpar_device_query ----------------------------------------------------------------- */
+/* Every op's record on host data, with the defaults it quotes, fits its 256
+ * bytes -- also with reproducible and shadow mode on, whose notes come before
+ * where the defaults were measured -- rather than ending in "..." (an outside
+ * audit found the two defaults' provenance cut off on plain calls). */
+static void reasons_fit_their_field(void **state) {
+  (void)state;
+  const size_t n_max = (size_t)1 << 20;
+  double *x = calloc(n_max, sizeof *x), *y = calloc(n_max, sizeof *y), *z = calloc(n_max, sizeof *z);
+  assert_non_null(x), assert_non_null(y), assert_non_null(z);
+  for (int modes = 0; modes < 2; modes++) {
+    xpar_context *ctx = new_ctx();
+    if (modes) {
+      assert_int_equal(xpar_context_set_reproducible(ctx, 1), XPAR_OK);
+      assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_CPU_SERIAL, 0), XPAR_OK);
+    }
+    const size_t ns[] = {1000, n_max};
+    for (int op = 0; op <= XPAR_OP_DOT; op++)
+      for (int k = 0; k < 2; k++) {
+        double res = 0;
+        assert_int_equal(run_op(ctx, (xpar_op)op, x, y, z, ns[k], &res), XPAR_OK);
+        const xpar_decision d = decision(ctx);
+        const size_t len = strlen(d.reason);
+        char label[64];
+        snprintf(label, sizeof label, "%s n=%zu%s", xpar_op_name((xpar_op)op), ns[k],
+                 modes ? ", reproducible + shadow" : "");
+        if (len >= 3 && !strcmp(d.reason + len - 3, "..."))
+          xt_failf(label, "the reason was cut off: \"%s\"", d.reason);
+        if (!strstr(d.reason, "(default)") || !strstr(d.reason, "measured"))
+          xt_failf(label, "the reason quotes no default with its origin: \"%s\"", d.reason);
+        const char *shadow = strstr(d.reason, "; shadow cpu-serial: match");
+        if (modes && (!shadow || !strstr(d.reason, "; reproducible mode") ||
+                      shadow > strstr(d.reason, "measured")))
+          xt_failf(label, "the modes' notes are missing or after the origin: \"%s\"", d.reason);
+      }
+    xpar_context_destroy(ctx);
+  }
+  free(x), free(y), free(z);
+}
+
 static void device_query(void **state) {
   (void)state;
   xpar_device_info info;
@@ -461,6 +500,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(cpu_serial_forced),
       cmocka_unit_test(auto_offload_disabled),
       cmocka_unit_test(device_query),
+      cmocka_unit_test(reasons_fit_their_field),
       /* Named by what they need: "/no-gpu" runs only without a usable GPU,
        * "/cuda" only with one; the other skips by name. */
       {"auto_without_gpu/no-gpu", auto_without_gpu, NULL, NULL, NULL},

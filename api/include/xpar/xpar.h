@@ -478,8 +478,10 @@ XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx);
  * directory exists (the built-in thresholds apply, and one notice per process
  * on stderr names the file: that is where `xpar-bench calibrate` writes);
  * when the directory does not exist either, creation fails with
- * XPAR_ERR_PROFILE.  Precedence, lowest first: built-in defaults, profile,
- * environment, xpar_context_set_threshold().
+ * XPAR_ERR_PROFILE.  Precedence at creation, lowest first: built-in
+ * defaults, profile, environment.  Afterwards xpar_context_set_threshold() and
+ * xpar_profile_load() each replace the values they name, whatever set them
+ * (the later call wins), and leave the others as they are.
  */
 
 /**
@@ -494,7 +496,9 @@ XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx);
 XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path);
 
 /**
- * Apply the profile at `path` to ctx (its thresholds replace ctx's).  With
+ * Apply the profile at `path` to ctx: each threshold it names replaces ctx's,
+ * whether that came from a default, the environment or the API; those it
+ * does not name keep their values.  With
  * *applied set to 0 and XPAR_OK when the profile belongs to another machine;
  * applied may be NULL.  A missing file is XPAR_ERR_PROFILE here: only
  * XPAR_PROFILE may name a profile still to be written.
@@ -521,8 +525,11 @@ typedef struct xpar_decision {
                                 (default)"; each threshold quoted is followed
                                 by where it came from: default, profile, env
                                 or api; "; reproducible mode" and
-                                "; shadow <tier>: match|MISMATCH ..." are
-                                appended when those modes are on */
+                                "; shadow <tier>: match|MISMATCH ..." follow
+                                when those modes are on, then where the quoted
+                                built-in defaults were measured ("; default
+                                measured <date>, <machine>, <run>"); a reason
+                                longer than the field ends in "..." */
   int reproducible;          /* reproducible mode was on for this call        */
   xpar_tier shadow_tier;     /* shadow mode's tier (XPAR_TIER_NONE: off)      */
   int shadow_mismatch;       /* 1: the shadow tier's result differed          */
