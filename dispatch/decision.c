@@ -116,37 +116,32 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
                         : xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP,
                                                        NULL);
   if (!from[0]) from[0] = from[1], from[1] = NULL;
-  /* Two records that read the same are one; two of one date and machine
-   * name them once ("; defaults measured DATE, MACHINE, RUN and RUN"): the
-   * two briefs spelled out in full did not fit the field beside the rule. */
-  if (from[1] && !strcmp(xpar__provenance_brief(from[0]), xpar__provenance_brief(from[1])) &&
-      !strcmp(from[0]->date, from[1]->date) && !strcmp(from[0]->machine, from[1]->machine))
-    from[1] = NULL;
-  if (from[1] && !strcmp(from[0]->date, from[1]->date) &&
-      !strcmp(from[0]->machine, from[1]->machine)) {
-    /* Two results folders: the second as what follows the last '-' the two
-     * share ("bench/results/h100-2026-11-25-s8 and -s12"). */
-    const char *b0 = xpar__provenance_brief(from[0]), *b1 = xpar__provenance_brief(from[1]);
-    const char *const folders = "bench/results/";
-    size_t k = 0, cut = 0;
-    for (; b0[k] && b0[k] == b1[k]; k++)
-      if (b0[k] == '-') cut = k;
-    const int same_root = !strncmp(b0, folders, strlen(folders)) && cut > strlen(folders);
-    if (strstr(b0, from[0]->date)) /* a results folder names its date */
-      XPAR__APPEND_("; defaults measured on %s, %s and %s", from[0]->machine, b0,
-                    same_root ? b1 + cut : b1);
-    else
-      XPAR__APPEND_("; defaults measured %s, %s, %s and %s", from[0]->date, from[0]->machine, b0,
-                    same_root ? b1 + cut : b1);
-  } else {
-    for (int i = 0; i < 2; i++)
-      if (from[i] && used < size) {
-        XPAR__APPEND_("; default measured ");
-        if (used < size) {
-          int w = xpar__provenance_format_brief(from[i], buf + used, size - used);
-          if (w > 0) used += (size_t)w;
-        }
-      }
+  /* Two records of one date and machine name them once, the second by what
+   * its results folder adds after the last '-' the two share ("...-s8 and
+   * -s12"); one that reads the same as the first adds nothing.  The two
+   * spelled out in full did not fit the field beside the rule. */
+  const int shared = from[1] && !strcmp(from[0]->date, from[1]->date) &&
+                     !strcmp(from[0]->machine, from[1]->machine);
+  const char *first = from[0] ? xpar__provenance_brief(from[0]) : NULL;
+  if (shared && !strcmp(first, xpar__provenance_brief(from[1]))) from[1] = NULL;
+  for (int i = 0; i < 2 && from[i]; i++) {
+    const xpar__provenance *p = from[i];
+    const char *brief = xpar__provenance_brief(p);
+    const char *plural = from[1] && shared ? "s" : "";
+    if (i == 1 && shared) {
+      const char *const folders = "bench/results/";
+      size_t k = 0, cut = 0;
+      for (; first[k] && first[k] == brief[k]; k++)
+        if (first[k] == '-') cut = k;
+      XPAR__APPEND_(" and %s",
+                    !strncmp(first, folders, strlen(folders)) && cut > strlen(folders)
+                        ? brief + cut
+                        : brief);
+    } else if (strstr(brief, p->date)) { /* a results folder names its date: once is enough */
+      XPAR__APPEND_("; default%s measured on %s, %s", plural, p->machine, brief);
+    } else {
+      XPAR__APPEND_("; default%s measured %s, %s, %s", plural, p->date, p->machine, brief);
+    }
   }
   /* A record that did not fit says so rather than ending mid-word. */
   if (used >= size && size >= 4) memcpy(buf + size - 4, "...", 4);

@@ -196,11 +196,9 @@ const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtyp
                                                      xpar_threshold k, size_t *value);
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
-/** The brief, else the full run where a record has no brief. */
+/** The brief, else the full run where a record has no brief: what a decision
+ *  record quotes (decision.c). */
 const char *xpar__provenance_brief(const xpar__provenance *p);
-/** "date, machine, brief" ("on machine, brief" where the brief names the
- *  date: a results folder): as a decision record quotes it. */
-int xpar__provenance_format_brief(const xpar__provenance *p, char *buf, size_t size);
 
 /* ---- kernel.c: kernels' thresholds per context ------------------------------ */
 /** The context's entry for `k`, made (defaults, then the environment) on

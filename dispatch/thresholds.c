@@ -71,7 +71,6 @@
  * elementwise split (h100-2026-11-25-s10/call2/, 2^14, now 2^15).
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "state.h"
 
@@ -209,9 +208,3 @@ const char *xpar__provenance_brief(const xpar__provenance *p) {
   return p->brief ? p->brief : p->run;
 }
 
-int xpar__provenance_format_brief(const xpar__provenance *p, char *buf, size_t size) {
-  const char *brief = xpar__provenance_brief(p);
-  /* A results folder names its date (bench/results/h100-2026-11-25-s8): once is enough. */
-  if (strstr(brief, p->date)) return snprintf(buf, size, "on %s, %s", p->machine, brief);
-  return snprintf(buf, size, "%s, %s, %s", p->date, p->machine, brief);
-}
