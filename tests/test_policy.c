@@ -70,11 +70,6 @@ static int fake_find_block(const void *p) {
       return i;
   return -1;
 }
-static int fake_find(const void *p, int *pinned) {
-  const int i = fake_find_block(p);
-  if (i >= 0) *pinned = blocks[i].pinned;
-  return i >= 0;
-}
 
 static xpar_status fake_begin(void) {
   fake_ops++;
