@@ -48,7 +48,7 @@ xpar_status xpar__cuda_query(int device, xpar_device_info *out);
 xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out);
 void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream);
-xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *range);
+xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
 xpar_status xpar__cuda_host_alloc(size_t bytes, void **out);
 void xpar__cuda_host_free(void *p);
 xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t bytes, void **out);

@@ -429,20 +429,16 @@ get_attributes_fn driver_get_attributes() {
 
 /* The kind through the driver: 1 when answered, 0 when the caller must ask
  * the runtime.  Each attribute's value goes to a zeroed 8-byte slot, so its
- * width (an enum, a bool, a pointer, a size) does not matter; memory that
- * CUDA does not know (pageable) gets the default values, 0, and CUDA_SUCCESS.
- * With `range`, the same look-up also asks where the allocation starts and
- * how long it is (41.5 against 41.4 ns for a pinned pointer on the H100 host,
- * bench/NOTES.md, session 14), kept for pinned answers only. */
-int driver_pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *range) {
+ * width (an enum, a bool) does not matter; memory that CUDA does not know
+ * (pageable) gets the default values, 0, and CUDA_SUCCESS. */
+int driver_pointer_kind(const void *p, xpar__ptr_kind *out) {
   get_attributes_fn fn = driver_get_attributes();
   if (!fn) return 0;
-  CUpointer_attribute which[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  unsigned long long value[4] = {0, 0, 0, 0};
-  void *data[4] = {&value[0], &value[1], &value[2], &value[3]};
-  if (fn(range ? 4 : 2, which, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS) return 0;
+  CUpointer_attribute which[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                  CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  unsigned long long value[2] = {0, 0};
+  void *data[2] = {&value[0], &value[1]};
+  if (fn(2, which, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS) return 0;
   if (value[1])
     *out = XPAR__PTR_MANAGED;
   else if (value[0] == CU_MEMORYTYPE_HOST)
@@ -453,23 +449,13 @@ int driver_pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *ran
     *out = XPAR__PTR_HOST_PAGEABLE;
   else
     return 0; /* unified or unknown: let the runtime say */
-  if (range) {
-    /* Kept only where it holds p: a range that does not is no answer. */
-    const uintptr_t a = (uintptr_t)p;
-    const int holds = *out == XPAR__PTR_HOST_PINNED && value[3] && a >= value[2] &&
-                      a - value[2] < value[3];
-    range->start = holds ? (uintptr_t)value[2] : 0;
-    range->bytes = holds ? (size_t)value[3] : 0;
-  }
   return 1;
 }
 
 /* The kind of p: the driver's answer, else the runtime's (cudaPointerGetAttributes);
- * the runtime's error, if any, with *out untouched.  *range (where not NULL):
- * the allocation of a pinned pointer when the driver reported it, else 0 bytes. */
-cudaError_t pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *range = NULL) {
-  if (driver_pointer_kind(p, out, range)) return cudaSuccess;
-  if (range) range->bytes = 0;
+ * the runtime's error, if any, with *out untouched. */
+cudaError_t pointer_kind(const void *p, xpar__ptr_kind *out) {
+  if (driver_pointer_kind(p, out)) return cudaSuccess;
   cudaPointerAttributes attr;
   memset(&attr, 0, sizeof attr);
   cudaError_t err = cudaPointerGetAttributes(&attr, p);
@@ -489,10 +475,9 @@ cudaError_t pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *ra
 }
 } // namespace
 
-extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out,
-                                               xpar__ptr_range *range) {
+extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
-  cudaError_t err = pointer_kind(p, out, range);
+  cudaError_t err = pointer_kind(p, out);
   if (err != cudaSuccess) return xpar__cuda_error(err, "classifying pointer %p", p);
   return XPAR_OK;
 }

@@ -63,14 +63,6 @@ typedef enum xpar__ptr_kind {
   XPAR__PTR_MANAGED = 3
 } xpar__ptr_kind;
 
-/** The allocation that holds a pinned pointer, as the driver reports it in
- *  the same look-up as the pointer's kind: [start, start + bytes).  bytes = 0:
- *  not reported (not pinned, or answered by the runtime, which does not say). */
-typedef struct xpar__ptr_range {
-  uintptr_t start;
-  size_t bytes;
-} xpar__ptr_range;
-
 typedef enum xpar__copy_dir {
   XPAR__HOST_TO_DEVICE = 0,
   XPAR__DEVICE_TO_HOST = 1,
@@ -131,10 +123,8 @@ typedef struct xpar__backend {
   void (*state_destroy)(struct xpar__cuda_state *st);
   /** Use the application's stream (cudaStream_t as void *); NULL = own stream. */
   xpar_status (*set_stream)(struct xpar__cuda_state *st, void *stream);
-  /** Classify a pointer (one driver look-up: cuda_state.cu).  Where `range`
-   *  is not NULL, also the allocation of a pinned pointer (the same look-up
-   *  with two more attributes; range->bytes = 0 when not reported). */
-  xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out, xpar__ptr_range *range);
+  /** Classify a pointer (one driver look-up: cuda_state.cu). */
+  xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
   /** Device allocation for mappings (cudaMalloc); not for per-call scratch. */
   xpar_status (*alloc)(struct xpar__cuda_state *st, size_t bytes, void **out);
   void (*free)(struct xpar__cuda_state *st, void *p);

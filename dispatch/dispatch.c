@@ -498,27 +498,6 @@ static int host_reachable(const plan *p) {
   return !p->has_result_operand || p->result.where.loc != XPAR__LOC_DEVICE;
 }
 
-/* The pinned allocations the driver reported for a call's earlier operands.
- * An operand wholly inside one lies in that same allocation -- pinned host
- * memory, asked about moments ago in this call -- and is not asked again: a
- * program that carves its arrays out of one cudaMallocHost block pays one
- * look-up per call, not one per operand.  Never kept past the call: between
- * calls the block may be freed and its addresses handed out again as device
- * memory (page_cache.h). */
-typedef struct call_pinned {
-  xpar__ptr_range seen[2];
-  int count;
-} call_pinned;
-
-static int inside_seen(const call_pinned *cp, const void *p, size_t bytes) {
-  const uintptr_t a = (uintptr_t)p;
-  for (int i = 0; i < cp->count; i++) {
-    const xpar__ptr_range *r = &cp->seen[i];
-    if (a >= r->start && a - r->start <= r->bytes && bytes <= r->bytes - (a - r->start)) return 1;
-  }
-  return 0;
-}
-
 /* Array i of a call's {x, y, out}. */
 static inline const void *call_array(const xpar__call *c, int i) {
   return i == 0 ? c->x : i == 1 ? c->y : c->out;
@@ -531,40 +510,24 @@ static inline int repeats_earlier(const xpar__call *c, int i) {
   return (i >= 1 && call_array(c, i) == c->x) || (i == 2 && c->out == c->y);
 }
 
-/* Whether array i is followed by another operand that its allocation might
- * hold (then its look-up asks for the allocation's range too). */
-static int operand_after(const xpar__call *c, int i) {
-  for (int j = i + 1; j < 3; j++)
-    if (call_array(c, j) && !repeats_earlier(c, j)) return 1;
-  return 0;
-}
-
 /* The host kind of one operand of the host fast path: 1 (and *pinned) when p
  * is host memory, 0 when the general path must take the call.  A page in the
- * cache is pageable host memory (page_cache.h); an array inside a pinned
- * allocation found earlier in this call is pinned (call_pinned); any other
- * pointer is asked of the runtime -- one driver look-up -- every call,
- * because a pinned answer cannot be cached (freed pinned memory comes back as
- * device memory): pinned host memory stays on the fast path, exactly
- * classified; a pageable answer is cached; device or managed memory, or an
- * error, goes to the general path, which classifies again and reports.
- * p is array i of the call: where a later operand might lie in its
- * allocation, the look-up asks for that allocation too. */
-static int fast_host_operand(xpar_context *ctx, const xpar__call *c, int i, const void *p,
-                             xpar__policy_facts *f, call_pinned *cp) {
+ * cache is pageable host memory (page_cache.h); any other pointer is asked of
+ * the runtime -- one driver look-up -- every call, because a pinned answer
+ * cannot be cached (freed pinned memory comes back as device memory): pinned
+ * host memory stays on the fast path, exactly classified; a pageable answer
+ * is cached; device or managed memory, or an error, goes to the general
+ * path, which classifies again and reports.  (Arrays of one pinned
+ * allocation sharing one look-up that also asks the allocation's range cost
+ * separate allocations ~23 ns per call more: bench/NOTES.md, session 14.) */
+static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_facts *f) {
   if (xpar__page_cache_lookup(&ctx->page_cache, p)) {
     f->pageable = 1;
     f->host_kind_exact = 0; /* a hint: see page_cache.h */
     return 1;
   }
-  if (inside_seen(cp, p, c->bytes)) {
-    f->pinned = 1;
-    return 1;
-  }
   xpar__ptr_kind kind;
-  xpar__ptr_range range = {0, 0};
-  if (xpar__gpu_backend()->pointer_kind(p, &kind, operand_after(c, i) ? &range : NULL) !=
-      XPAR_OK) {
+  if (xpar__gpu_backend()->pointer_kind(p, &kind) != XPAR_OK) {
     xpar__clear_error();
     return 0;
   }
@@ -574,7 +537,6 @@ static int fast_host_operand(xpar_context *ctx, const xpar__call *c, int i, cons
     return 1;
   }
   if (kind != XPAR__PTR_HOST_PINNED) return 0;
-  if (range.bytes && cp->count < 2) cp->seen[cp->count++] = range;
   f->pinned = 1;
   return 1;
 }
@@ -607,8 +569,6 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
   }
   *out_map = maps[2];
   f->host = 0;
-  call_pinned cp;
-  cp.count = 0;
   for (int i = 0; i < 3; i++) {
     const void *p = call_array(c, i);
     if (!p) continue;
@@ -625,7 +585,7 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
     f->host = 1;
     if (!gpu_asked)
       f->pageable = 1;
-    else if (!repeats_earlier(c, i) && !fast_host_operand(ctx, c, i, p, f, &cp))
+    else if (!repeats_earlier(c, i) && !fast_host_operand(ctx, p, f))
       return 0;
   }
   return 1;
@@ -669,13 +629,11 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
      * otherwise). */
     if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
       if (b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
-      call_pinned cp;
-      cp.count = 0;
       /* Written out, not a loop over i: the 128-element add's path, where
        * the loop cost ~40 of ~730 instructions (callgrind). */
-      if (!((!c->x || fast_host_operand(ctx, c, 0, c->x, &f, &cp)) &&
-            (!c->y || repeats_earlier(c, 1) || fast_host_operand(ctx, c, 1, c->y, &f, &cp)) &&
-            (!c->out || repeats_earlier(c, 2) || fast_host_operand(ctx, c, 2, c->out, &f, &cp))))
+      if (!((!c->x || fast_host_operand(ctx, c->x, &f)) &&
+            (!c->y || repeats_earlier(c, 1) || fast_host_operand(ctx, c->y, &f)) &&
+            (!c->out || repeats_earlier(c, 2) || fast_host_operand(ctx, c->out, &f))))
         return 0;
     } else {
       f.pageable = 1;

@@ -38,7 +38,7 @@ static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int exa
     *hinted = 1;
     return XPAR_OK;
   }
-  XPAR__FORWARD(xpar__gpu_backend()->pointer_kind(p, out, NULL));
+  XPAR__FORWARD(xpar__gpu_backend()->pointer_kind(p, out));
   /* Only pageable answers are cached (page_cache.h): freed pinned memory can
    * come back as device memory, and managed ranges as device ranges. */
   if (*out == XPAR__PTR_HOST_PAGEABLE) xpar__page_cache_store(&ctx->page_cache, p);

@@ -176,17 +176,9 @@ static xpar_status fake_set_stream(struct xpar__cuda_state *st, void *stream) {
   (void)st, (void)stream;
   return XPAR_OK;
 }
-static int fake_pointer_queries; /* pointer_kind calls (the driver look-ups) */
-static xpar_status fake_pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *range) {
-  fake_pointer_queries++;
+static xpar_status fake_pointer_kind(const void *p, xpar__ptr_kind *out) {
   const int i = fake_find_block(p);
   *out = i < 0 ? XPAR__PTR_HOST_PAGEABLE : blocks[i].pinned ? XPAR__PTR_HOST_PINNED : XPAR__PTR_DEVICE;
-  if (range) {
-    /* as the driver: the allocation of a pinned pointer, nothing otherwise */
-    const int pinned = i >= 0 && blocks[i].pinned;
-    range->start = pinned ? (uintptr_t)blocks[i].p : 0;
-    range->bytes = pinned ? blocks[i].bytes : 0;
-  }
   return XPAR_OK;
 }
 static xpar_status fake_alloc(struct xpar__cuda_state *st, size_t bytes, void **out) {
@@ -491,59 +483,6 @@ static void gpu_failure_falls_back_or_fails(void **state) {
   assert_true(strstr(xpar_last_error_detail(), "injected") != NULL);
   assert_int_equal(last(ctx).tier, XPAR_TIER_NONE);
   fake_release(pinned);
-  xpar_context_destroy(ctx);
-}
-
-/* Arrays carved out of one pinned block: the first look-up's allocation
- * range answers the others (one driver look-up per call, not three); arrays
- * in blocks of their own, or reaching past the block, are each asked; and
- * nothing carries over to the next call (the block may be freed between
- * calls).  Results checked each time. */
-static void pinned_arrays_of_one_block(void **state) {
-  (void)state;
-  xpar_context *ctx = new_context();
-  const size_t n = 300;
-  int32_t *block = fake_register(3 * n * 4 + 64, 1);
-  int32_t *x = block, *y = block + n, *out = block + 2 * n;
-  fill_pattern(x, n);
-  fill_pattern(y, n);
-  const int fast_before = (int)ctx->fast_path_calls;
-  int q = fake_pointer_queries;
-  assert_int_equal(xpar_add(ctx, XPAR_INT32, x, y, out, n), XPAR_OK);
-  assert_int_equal(fake_pointer_queries - q, 1);
-  for (size_t i = 0; i < n; i++) assert_int_equal(out[i], x[i] + y[i]);
-  assert_int_equal(last(ctx).tier, XPAR_TIER_CPU_SERIAL);
-  assert_true(strstr(last(ctx).reason, "pinned host data") != NULL);
-  /* the next call asks again: one look-up per call */
-  q = fake_pointer_queries;
-  int32_t r = 0;
-  assert_int_equal(xpar_dot(ctx, XPAR_INT32, x, y, n, &r), XPAR_OK);
-  assert_int_equal(fake_pointer_queries - q, 1);
-  int32_t want = 0;
-  for (size_t i = 0; i < n; i++) want += x[i] * y[i];
-  assert_int_equal(r, want);
-  assert_int_equal((int)ctx->fast_path_calls - fast_before, 2);
-
-  /* an out that reaches past the block's end is not vouched for by it */
-  int32_t *other = fake_register(n * 4, 1);
-  fill_pattern(other, n);
-  q = fake_pointer_queries;
-  assert_int_equal(xpar_add(ctx, XPAR_INT32, x, other, y, n), XPAR_OK);
-  assert_int_equal(fake_pointer_queries - q, 2); /* x (and y, inside its block); other */
-  for (size_t i = 0; i < n; i++) assert_int_equal(y[i], x[i] + other[i]);
-  /* the block as the driver reports it ends 16 bytes into out (the memory
-   * beyond stays allocated): out starts inside the range but is not wholly
-   * in it, so it is asked about itself */
-  const int b = fake_find_block(block);
-  const size_t full = blocks[b].bytes;
-  blocks[b].bytes = 2 * n * 4 + 16;
-  q = fake_pointer_queries;
-  assert_int_equal(xpar_add(ctx, XPAR_INT32, x, y, out, n), XPAR_OK);
-  assert_int_equal(fake_pointer_queries - q, 2);
-  for (size_t i = 0; i < n; i++) assert_int_equal(out[i], x[i] + y[i]);
-  blocks[b].bytes = full;
-  fake_release(other);
-  fake_release(block);
   xpar_context_destroy(ctx);
 }
 
@@ -948,7 +887,6 @@ int main(void) {
       cmocka_unit_test(offload_mandatory_and_disabled),
       cmocka_unit_test(forced_gpu_tiers),
       cmocka_unit_test(gpu_failure_falls_back_or_fails),
-      cmocka_unit_test(pinned_arrays_of_one_block),
       cmocka_unit_test(nowait_into_device_memory),
       cmocka_unit_test(kernels_through_the_policy),
       cmocka_unit_test(fast_path_matches_general_path),

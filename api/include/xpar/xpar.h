@@ -649,8 +649,7 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  *    smaller GPU threshold for host data), so memory freed and allocated
  *    again as another kind is classified right.  Pinned, device and managed
  *    pointers are asked on every call (freed pinned memory can come back
- *    from cudaMalloc as device memory); the arrays of one call inside one
- *    pinned allocation share one question.  Without a usable GPU (none, no driver, no code for its
+ *    from cudaMalloc as device memory).  Without a usable GPU (none, no driver, no code for its
  *    architecture) or with offload disabled, xpar makes no CUDA call and
  *    every pointer is host memory: passing a device pointer then is an error
  *    xpar cannot detect.

@@ -36,7 +36,7 @@ xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out);
 void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
                             size_t n);
-xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *range);
+xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
 xpar_status xpar__cuda_wait(struct xpar__cuda_state *st);
 }
 
@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
               break;
             }
             case CLASSIFY:
-              s = xpar__cuda_pointer_kind(d, &kind, NULL);
+              s = xpar__cuda_pointer_kind(d, &kind);
               if (s == XPAR_OK && kind != XPAR__PTR_DEVICE) {
                 fprintf(stderr, "classify: kind %d, expected device\n", (int)kind);
                 return 1;

@@ -31,7 +31,7 @@
 extern "C" {
 #include "backend.h"
 #include "page_cache.h"
-xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out, xpar__ptr_range *range);
+xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
 }
 
 #define CK(x)                                                                     \
@@ -121,9 +121,9 @@ int main(int argc, char **argv) {
     }
   {
     xpar__ptr_kind k;
-    CK(xpar__cuda_pointer_kind(pinned, &k, NULL));
+    CK(xpar__cuda_pointer_kind(pinned, &k));
     std::printf("# kind(pinned) = %d, kind(pageable) = ", (int)k);
-    CK(xpar__cuda_pointer_kind(pageable, &k, NULL));
+    CK(xpar__cuda_pointer_kind(pageable, &k));
     std::printf("%d\n", (int)k);
     unsigned flags = 0;
     CUresult r = cuMemHostGetFlags(&flags, pinned);
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
           case PLAIN_PINNED: plain_fill(pinned, v, n); break;
           case KIND_THEN_PLAIN: {
             xpar__ptr_kind k;
-            CK(xpar__cuda_pointer_kind(pinned, &k, NULL));
+            CK(xpar__cuda_pointer_kind(pinned, &k));
             plain_fill(pinned, v, n);
             acc += k;
             break;
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
           case KIND_PINNED:
           case KIND_PAGEABLE: {
             xpar__ptr_kind k;
-            CK(xpar__cuda_pointer_kind(row == KIND_PINNED ? (void *)pinned : (void *)pageable, &k, NULL));
+            CK(xpar__cuda_pointer_kind(row == KIND_PINNED ? (void *)pinned : (void *)pageable, &k));
             acc += k;
             break;
           }

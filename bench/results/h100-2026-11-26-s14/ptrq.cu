@@ -43,6 +43,11 @@ static int q_rt(const void *p) {
   (void)cudaGetLastError();
   return e == cudaSuccess ? (int)a.type : -(int)e;
 }
+static int q_attrs4(const void *p) {
+  CUpointer_attribute w[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  unsigned long long v[4] = {0, 0, 0, 0}; void *d[4] = {&v[0], &v[1], &v[2], &v[3]};
+  return cuPointerGetAttributes(4, w, d, (CUdeviceptr)p) == CUDA_SUCCESS ? (int)(v[0] * 2 + v[1]) : -1;
+}
 static int q_ctx(const void *p) { CUcontext c; (void)p; return cuCtxGetCurrent(&c) == CUDA_SUCCESS; }
 static int q_range2(const void *p) {
   CUpointer_attribute w[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
@@ -55,14 +60,14 @@ int main() {
   cudaMallocHost(&pinned, 4096); cudaMalloc(&dev, 4096); cudaMallocManaged(&man, 4096);
   // some unrelated allocations, as an application has
   for (int i = 0; i < 64; i++) { void *a; cudaMalloc(&a, 1 << 20); cudaMallocHost(&a, 1 << 16); }
-  const char *names[] = {"attrs2(cur)", "attrs1", "attr_type", "attr_bufid", "hostflags", "addr_range", "rt_attrs", "ctx_current", "attrs3_range"};
-  q_fn fns[] = {q_attrs2, q_attrs1, q_attr_type, q_attr_bufid, q_hostflags, q_range, q_rt, q_ctx, q_range2};
+  const char *names[] = {"attrs2(cur)", "attrs1", "attr_type", "attr_bufid", "hostflags", "addr_range", "rt_attrs", "ctx_current", "attrs3_range", "attrs4_range"};
+  q_fn fns[] = {q_attrs2, q_attrs1, q_attr_type, q_attr_bufid, q_hostflags, q_range, q_rt, q_ctx, q_range2, q_attrs4};
   const void *ptrs[] = {page, pinned, dev, man};
   const char *pn[] = {"pageable", "pinned", "device", "managed"};
   printf("%-14s", "ns/call");
   for (int k = 0; k < 4; k++) printf(" %12s", pn[k]);
   printf("   (answers)\n");
-  for (int f = 0; f < 9; f++) {
+  for (int f = 0; f < 10; f++) {
     printf("%-14s", names[f]);
     int ans[4];
     for (int k = 0; k < 4; k++) {
