@@ -68,13 +68,24 @@ static inline void xpar__ctx_leave(xpar_context *ctx) {
  *  hand-over to dispatch: a function of the entered context), leave, and
  *  return its status.  Every public function that uses a context returns
  *  through it; only xpar_context_destroy enters without leaving (the context
- *  is gone). */
-#define XPAR__THROUGH_CONTEXT(ctx, call)     \
-  do {                                       \
-    XPAR__FORWARD(xpar__ctx_enter(ctx));     \
-    xpar_status xpar__through_ = (call);     \
-    xpar__ctx_leave(ctx);                    \
-    return xpar__through_;                   \
+ *  is gone).  Anything but an operation may change what the context's calls
+ *  are decided from (settings, thresholds, mappings, the device), so it
+ *  bumps the context's settings generation: the repeats dispatch remembers
+ *  (state.h, xpar__repeat) stand only while it does not move.  A new public
+ *  function gets that by default. */
+#define XPAR__THROUGH_CONTEXT(ctx, call) XPAR__THROUGH_DOOR_(ctx, call, (ctx)->settings_generation++)
+
+/** The door of the operations (the built-in ops, kernel launches, operator
+ *  reductions and scans): they change no setting, so repeats stand. */
+#define XPAR__OP_THROUGH_CONTEXT(ctx, call) XPAR__THROUGH_DOOR_(ctx, call, (void)0)
+
+#define XPAR__THROUGH_DOOR_(ctx, call, on_entry) \
+  do {                                           \
+    XPAR__FORWARD(xpar__ctx_enter(ctx));         \
+    on_entry;                                    \
+    xpar_status xpar__through_ = (call);         \
+    xpar__ctx_leave(ctx);                        \
+    return xpar__through_;                       \
   } while (0)
 
 /** The reader's door: clear the detail, refuse a NULL context or out. */

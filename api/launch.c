@@ -161,12 +161,12 @@ xpar_status xpar__launch_entered(xpar_context *ctx, const xpar_kernel *k, size_t
 
 XPAR_API xpar_status xpar_launch(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
                                  const xpar_arg *args, int nargs) {
-  XPAR__THROUGH_CONTEXT(ctx, xpar__launch_entered(ctx, kernel, n, args, nargs, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, xpar__launch_entered(ctx, kernel, n, args, nargs, 0));
 }
 
 XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *kernel, size_t n,
                                         const xpar_arg *args, int nargs) {
-  XPAR__THROUGH_CONTEXT(ctx, xpar__launch_entered(ctx, kernel, n, args, nargs, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, xpar__launch_entered(ctx, kernel, n, args, nargs, 1));
 }
 
 static xpar_status kernel_threshold_entered(xpar_context *ctx, const xpar_kernel *k,
@@ -305,25 +305,25 @@ static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, 
 
 XPAR_API xpar_status xpar_reduce_op(xpar_context *ctx, const xpar_operator *op, const void *in,
                                     size_t n, void *result) {
-  XPAR__THROUGH_CONTEXT(ctx,
-                        operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx,
+                           operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result, 0));
 }
 
 XPAR_API xpar_status xpar_scan_op(xpar_context *ctx, const xpar_operator *op,
                                   xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL, 0));
 }
 
 XPAR_API xpar_status xpar_reduce_op_nowait(xpar_context *ctx, const xpar_operator *op,
                                            const void *in, size_t n, void *result) {
-  XPAR__THROUGH_CONTEXT(ctx,
-                        operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx,
+                           operator_entered(ctx, op, 0, XPAR_INCLUSIVE, in, NULL, n, result, 1));
 }
 
 XPAR_API xpar_status xpar_scan_op_nowait(xpar_context *ctx, const xpar_operator *op,
                                          xpar_scan_kind kind, const void *in, void *out,
                                          size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, operator_entered(ctx, op, 1, kind, in, out, n, NULL, 1));
 }
 
 static xpar_status operator_threshold_entered(xpar_context *ctx, const xpar_operator *op,

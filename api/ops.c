@@ -122,17 +122,17 @@ XPAR__HOT_INLINE xpar_status reduce_entered(xpar_context *ctx, xpar_dtype dtype,
 
 XPAR_API xpar_status xpar_reduce(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                  const void *in, size_t n, void *result) {
-  XPAR__THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, op, 0, in, n, result, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, op, 0, in, n, result, 0));
 }
 
 XPAR_API xpar_status xpar_reduce_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                         const void *in, size_t n, void *device_result) {
-  XPAR__THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, op, 0, in, n, device_result, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, op, 0, in, n, device_result, 1));
 }
 
 XPAR_API xpar_status xpar_reduce_sum_wide(xpar_context *ctx, xpar_dtype dtype, const void *in,
                                           size_t n, void *result) {
-  XPAR__THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, XPAR_SUM, 1, in, n, result, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, reduce_entered(ctx, dtype, XPAR_SUM, 1, in, n, result, 0));
 }
 
 /* xpar_scan is scan_init with init = NULL (the identity): one path for both. */
@@ -166,25 +166,25 @@ XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, x
 
 XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, NULL, in, out, n, 0, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, NULL, in, out, n, 0, 0));
 }
 
 XPAR_API xpar_status xpar_scan_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                       xpar_scan_kind kind, const void *in, void *out, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, NULL, in, out, n, 0, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, NULL, in, out, n, 0, 1));
 }
 
 XPAR_API xpar_status xpar_scan_init(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                     xpar_scan_kind kind, const void *init, const void *in,
                                     void *out, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, init, in, out, n, 1, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, init, in, out, n, 1, 0));
 }
 
 XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
                                            xpar_reduction op, xpar_scan_kind kind,
                                            const void *init, const void *in, void *out,
                                            size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, init, in, out, n, 1, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, scan_entered(ctx, dtype, op, kind, init, in, out, n, 1, 1));
 }
 
 XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
@@ -204,12 +204,12 @@ XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, c
 
 XPAR_API xpar_status xpar_axpy(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                const void *x, void *y, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, axpy_entered(ctx, dtype, alpha, x, y, n, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, axpy_entered(ctx, dtype, alpha, x, y, n, 0));
 }
 
 XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                       const void *x, void *y, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, axpy_entered(ctx, dtype, alpha, x, y, n, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, axpy_entered(ctx, dtype, alpha, x, y, n, 1));
 }
 
 XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
@@ -228,12 +228,12 @@ XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, co
 
 XPAR_API xpar_status xpar_add(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
                               void *z, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, add_entered(ctx, dtype, x, y, z, n, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, add_entered(ctx, dtype, x, y, z, n, 0));
 }
 
 XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, void *z, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, add_entered(ctx, dtype, x, y, z, n, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, add_entered(ctx, dtype, x, y, z, n, 1));
 }
 
 XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, const void *value,
@@ -251,12 +251,12 @@ XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, c
 
 XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *value, void *out,
                                size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, fill_entered(ctx, dtype, value, out, n, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, fill_entered(ctx, dtype, value, out, n, 0));
 }
 
 XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const void *value,
                                       void *out, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, fill_entered(ctx, dtype, value, out, n, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, fill_entered(ctx, dtype, value, out, n, 1));
 }
 
 XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
@@ -274,10 +274,10 @@ XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, co
 
 XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x, const void *y,
                               size_t n, void *result) {
-  XPAR__THROUGH_CONTEXT(ctx, dot_entered(ctx, dtype, x, y, n, result, 0));
+  XPAR__OP_THROUGH_CONTEXT(ctx, dot_entered(ctx, dtype, x, y, n, result, 0));
 }
 
 XPAR_API xpar_status xpar_dot_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, size_t n, void *device_result) {
-  XPAR__THROUGH_CONTEXT(ctx, dot_entered(ctx, dtype, x, y, n, device_result, 1));
+  XPAR__OP_THROUGH_CONTEXT(ctx, dot_entered(ctx, dtype, x, y, n, device_result, 1));
 }

@@ -544,13 +544,12 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
 /* The facts of a call on a context with mappings, as decide() would find
  * them in a plan: each array lies inside a mapping whose host copy is valid,
  * or clear of every mapping in host memory (fast_host_operand when gpu_asked,
- * else pageable by definition).  *out_map: the output's mapping (NULL if
- * none), which the call leaves valid on the host only.  0: the general path
+ * else pageable by definition).  maps: each array's mapping (NULL: none);
+ * the output's, maps[2], is left valid on the host only.  0: the general path
  * must take the call (a mapping valid only on the device needs a copy, an
  * array straddling a mapping's edge is refused there, device memory). */
 static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_asked,
-                             xpar__policy_facts *f, xpar__mapping **out_map) {
-  xpar__mapping *maps[3];
+                             xpar__policy_facts *f, xpar__mapping *maps[3]) {
   /* A result variable inside a mapping changes that mapping's host copy: the
    * general path keeps the mapping right (build_plan). */
   if (c->result &&
@@ -567,7 +566,6 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
     const int held = xpar__mapping_holding(ctx, p, c->bytes, &maps[i]);
     if (held < 0 || (held && !(maps[i]->valid & XPAR__VALID_HOST))) return 0;
   }
-  *out_map = maps[2];
   f->host = 0;
   for (int i = 0; i < 3; i++) {
     const void *p = call_array(c, i);
@@ -591,6 +589,70 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
   return 1;
 }
 
+/* ---- repeats: the same call again ------------------------------------------ */
+
+/* The entry of c's op when c repeats its call (state.h, xpar__repeat): same
+ * arguments, no setting changed since (api.h's door), no page added to or
+ * evicted from the page cache (every page the call found there is still
+ * there), and every mapping it touched in the same state; NULL otherwise.
+ * The whole test is a few loads and compares, where classifying and deciding
+ * afresh cost a 128-element add ~300 instructions. */
+static inline xpar__repeat *repeat_of(xpar_context *ctx, const xpar__call *c) {
+  xpar__repeat *r = &ctx->repeats[c->op];
+  if (r->settings_generation != ctx->settings_generation ||
+      r->page_generation != ctx->page_cache.generation || r->n != c->n || r->x != c->x ||
+      r->y != c->y || r->out != c->out || r->result != c->result || r->dtype != c->dtype ||
+      r->red != c->red || r->kind != c->kind || r->wide != c->wide || r->has_init != c->has_init)
+    return NULL;
+  if (r->has_maps)
+    for (int i = 0; i < 3; i++)
+      if (r->maps[i] && r->maps[i]->valid != r->map_valid[i]) return NULL;
+  return r;
+}
+
+/* Remember a call the fast path just decided (before it runs: the mappings'
+ * states are the ones it was decided from). */
+static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mapping *const maps[3],
+                            xpar_tier tier, const xpar__exec *ex) {
+  xpar__repeat *r = &ctx->repeats[c->op];
+  r->settings_generation = ctx->settings_generation;
+  r->page_generation = ctx->page_cache.generation;
+  r->dtype = c->dtype;
+  r->red = c->red;
+  r->kind = c->kind;
+  r->wide = c->wide;
+  r->has_init = c->has_init;
+  r->n = c->n;
+  r->x = c->x;
+  r->y = c->y;
+  r->out = c->out;
+  r->result = c->result;
+  r->has_maps = 0;
+  for (int i = 0; i < 3; i++) {
+    r->maps[i] = maps[i];
+    r->map_valid[i] = maps[i] ? maps[i]->valid : 0;
+    r->has_maps |= maps[i] != NULL;
+  }
+  r->tier = tier;
+  r->ex = *ex;
+  r->record = ctx->last;
+}
+
+/* Run a call on the CPU tier the fast path chose; the record in ctx->last
+ * says tier NONE until the run succeeds. */
+static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier tier,
+                            const xpar__exec *ex, xpar__mapping *out_map) {
+  const xpar_status st = xpar__run_op(&xpar__cpu_backend, ex, c, c->x, c->y, c->out, c->result);
+  if (st == XPAR_OK) {
+    if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
+    ctx->fast_path_calls++;
+    ctx->last.tier = tier;
+    ctx->calls_run = 1;
+    if (ctx->verbose) xpar__decision_log(&ctx->last);
+  }
+  return st;
+}
+
 /*
  * The common case in a tight loop: arrays in host memory or inside mappings
  * valid on the host, nothing queued, and a call that stays on the CPU.  The decision is xpar__decide's
@@ -599,6 +661,8 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
  * cached (whether it has been pinned since does not matter below both GPU
  * thresholds for host data, see page_cache.h); a pointer not cached is
  * classified here (fast_host_operand), so pinned arrays stay on this path.
+ * A call that repeats the op's previous one (repeat_of) runs with that
+ * call's decision; one without pinned arrays is remembered for the next.
  * Returns 0 (nothing done) when the general path must take the call.
  * Written for the 128-element call, whose whole cost is this path: the
  * threshold row is looked up once and the facts are built in place
@@ -607,20 +671,29 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
 static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   /* Kernel launches take the general path: their arrays are not x/y/out. */
   if (ctx->gpu_pending | ctx->fast_path_off | c->nowait || c->kernel) return 0;
+  const xpar__repeat *r = repeat_of(ctx, c);
+  if (r) {
+    ctx->last = r->record;
+    ctx->last.tier = XPAR_TIER_NONE;
+    *st = run_fast(ctx, c, r->tier, &r->ex, r->maps[2]);
+    ctx->repeat_calls++;
+    return 1;
+  }
   const xpar_backend b = ctx->backend;
   const xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
     return 0;
   const size_t *thresholds = ctx->thresholds[c->op][c->dtype];
+  const unsigned long page_generation = ctx->page_cache.generation;
   /* Host data whose kind the branches below fill in. */
   xpar__policy_facts f;
   call_facts(&f, ctx, c, thresholds, ctx->threshold_source[c->op][c->dtype]);
   f.host = 1;
-  xpar__mapping *out_map = NULL;
+  xpar__mapping *maps[3] = {NULL, NULL, NULL};
   if (c->n && ctx->n_maps) {
     const int asks = off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL);
     if (asks && b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
-    if (!fast_mapped_facts(ctx, c, asks, &f, &out_map)) return 0;
+    if (!fast_mapped_facts(ctx, c, asks, &f, maps)) return 0;
   } else if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
      * with offload disabled) every array is pageable host memory; with one,
@@ -639,29 +712,26 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
       f.pageable = 1;
     }
   }
+  /* The whole record, as the general path writes it: a repeat copies it. */
   xpar__decision_raw *d = &ctx->last;
+  memset(d, 0, sizeof *d);
   d->op = c->op;
   d->dtype = c->dtype;
   d->n = c->n;
-  d->tier = XPAR_TIER_NONE;
-  d->bytes_to_device = d->bytes_to_host = 0;
-  d->why = NULL;
-  d->kernel = NULL;
   d->reproducible = ctx->reproducible;
-  d->shadow_state = XPAR__SHADOW_OFF;
   xpar_tier tier = XPAR_TIER_NONE;
   if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
       tier == XPAR_TIER_CUDA_SERIAL)
     return 0;
-  xpar__exec ex = cpu_exec(ctx, tier);
-  *st = xpar__run_op(&xpar__cpu_backend, &ex, c, c->x, c->y, c->out, c->result);
-  if (*st == XPAR_OK) {
-    if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
-    ctx->fast_path_calls++;
-    d->tier = tier;
-    ctx->calls_run = 1;
-    if (ctx->verbose) xpar__decision_log(d);
-  }
+  const xpar__exec ex = cpu_exec(ctx, tier);
+  /* Remembered only when every host array's kind came from the page cache
+   * (or needed no asking): a repeat's record then says what this call's
+   * says, a hint.  One that asked the driver (which stored its answer and
+   * moved the generation) is remembered at its next call; a pinned array is
+   * asked on every call. */
+  if (!f.pinned && page_generation == ctx->page_cache.generation)
+    remember_repeat(ctx, c, maps, tier, &ex);
+  *st = run_fast(ctx, c, tier, &ex, maps[2]);
   return 1;
 }
 

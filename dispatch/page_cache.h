@@ -50,6 +50,10 @@ typedef struct xpar__page_cache_way {
 typedef struct xpar__page_cache {
   xpar__page_cache_way sets[1u << XPAR__PAGE_CACHE_SET_BITS][XPAR__PAGE_CACHE_WAYS];
   uint32_t clock;
+  /* Bumped by every store and clear: only they add or evict entries, so
+   * while it stands every page found here since is still here (dispatch.c's
+   * repeated calls rely on it instead of looking their pages up again). */
+  unsigned long generation;
 } xpar__page_cache;
 
 static inline xpar__page_cache_way *xpar__page_cache_set(xpar__page_cache *c, uintptr_t page) {
@@ -75,9 +79,9 @@ static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p) {
   xpar__page_cache_way *set = xpar__page_cache_set(c, page);
   xpar__page_cache_way *victim = &set[0];
   for (int w = 0; w < XPAR__PAGE_CACHE_WAYS; w++) {
-    if (set[w].page_plus_one == page + 1) {
-      victim = &set[w];
-      break;
+    if (set[w].page_plus_one == page + 1) { /* refreshed: nothing added or evicted */
+      set[w].used = ++c->clock;
+      return;
     }
     /* Empty ways have used = 0 and go first; the clock wraps after 2^32
      * lookups, which costs at most one early eviction. */
@@ -85,8 +89,13 @@ static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p) {
   }
   victim->page_plus_one = page + 1;
   victim->used = ++c->clock;
+  c->generation++;
 }
 
-static inline void xpar__page_cache_clear(xpar__page_cache *c) { memset(c, 0, sizeof *c); }
+static inline void xpar__page_cache_clear(xpar__page_cache *c) {
+  const unsigned long generation = c->generation;
+  memset(c, 0, sizeof *c);
+  c->generation = generation + 1;
+}
 
 #endif /* XPAR_DISPATCH_PAGE_CACHE_H */

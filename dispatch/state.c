@@ -12,6 +12,7 @@ xpar_status xpar__context_new(xpar_context **out) {
   ctx->backend = XPAR_BACKEND_AUTO;
   ctx->offload = XPAR_OFFLOAD_DEFAULT;
   ctx->device = -1;
+  ctx->settings_generation = 1;
   xpar__thresholds_default(ctx->thresholds);
   /* Threshold precedence, lowest first: defaults, profile, environment, API. */
   xpar_status st = xpar__env_apply_policy(ctx);

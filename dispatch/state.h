@@ -90,6 +90,30 @@ typedef struct xpar__decision_raw {
   const char *shadow_detail; /* ctx->shadow_detail: what differed, or why not run */
 } xpar__decision_raw;
 
+/* The host fast path's memory of one op's last call on the CPU (dispatch.c,
+ * repeat_of): the same arguments, under the same settings and page-cache
+ * contents, with the arrays' mappings in the same state, are classified and
+ * decided the same way, so a call that repeats them runs at once with this
+ * record.  Never made for a call with a pinned array: its kind is asked of
+ * the driver on every call (page_cache.h). */
+typedef struct xpar__repeat {
+  unsigned long settings_generation; /* the context's then (0: empty)       */
+  unsigned long page_generation;     /* the page cache's then               */
+  /* The call: its op is the entry's index. */
+  xpar_dtype dtype;
+  xpar_reduction red;
+  xpar_scan_kind kind;
+  int wide, has_init;
+  size_t n;
+  const void *x, *y, *out, *result;
+  int has_maps;           /* some array lies in a mapping:               */
+  xpar__mapping *maps[3]; /* x's, y's and out's mapping (NULL: none)     */
+  int map_valid[3];       /* and which of its copies were valid          */
+  xpar_tier tier;
+  xpar__exec ex;
+  xpar__decision_raw record; /* tier NONE: a failed run leaves it so */
+} xpar__repeat;
+
 /* One kernel's (or operator's) thresholds in one context (dispatch/kernel.c),
  * made when the context first meets it. */
 typedef struct xpar__kernel_entry {
@@ -134,6 +158,12 @@ struct xpar_context {
   int fast_path_off; /* tests only (xpar__dispatch_fast_path_off): every call
                         takes the general path, to compare the two */
   unsigned long fast_path_calls; /* calls the host fast path ran (tests) */
+  /* Bumped by every public call on the context other than the operations
+   * (api.h's door): a setting, a threshold, a mapping or the device may have
+   * changed, and the repeats below no longer stand.  Starts at 1. */
+  unsigned long settings_generation;
+  xpar__repeat repeats[XPAR_OP_COUNT_];
+  unsigned long repeat_calls; /* calls run from a repeat (tests) */
 
   xpar__mapping *maps;
   size_t n_maps, cap_maps;

@@ -632,14 +632,19 @@ typedef struct fp_scene {
   xpar_backend backend;
 } fp_scene;
 
+/* Three calls: the second sees what the first left, and the third repeats
+ * the second (a call the fast path decided from page-cache answers alone is
+ * remembered and run again without deciding: dispatch.c, repeat_of). */
+#define FP_CALLS 3
 typedef struct fp_outcome {
-  xpar_status status[2];
-  xpar_tier tier[2];
-  char reason[2][512];
-  size_t to_host[2], to_device[2];
-  int gpu_ops[2];
-  int valid[3][2]; /* each array's mapping after each call (-1: none) */
-  unsigned long fast_calls; /* calls the host fast path ran */
+  xpar_status status[FP_CALLS];
+  xpar_tier tier[FP_CALLS];
+  char reason[FP_CALLS][512];
+  size_t to_host[FP_CALLS], to_device[FP_CALLS];
+  int gpu_ops[FP_CALLS];
+  int valid[3][FP_CALLS]; /* each array's mapping after each call (-1: none) */
+  unsigned long fast_calls;   /* calls the host fast path ran */
+  unsigned long repeat_calls; /* of which repeats of the call before */
   int32_t x[2 * FP_N], y[2 * FP_N], out[2 * FP_N], result;
 } fp_outcome;
 
@@ -707,7 +712,7 @@ static void fp_run(const fp_scene *sc, int fast_off, fp_outcome *o) {
   if (sc->offload_disabled)
     assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED), XPAR_OK);
   const int32_t two = 2;
-  for (int call = 0; call < 2; call++) { /* the second sees what the first left */
+  for (int call = 0; call < FP_CALLS; call++) {
     int before = fake_ops;
     xpar_status s = XPAR_OK;
     switch (sc->op) {
@@ -739,6 +744,7 @@ static void fp_run(const fp_scene *sc, int fast_off, fp_outcome *o) {
     o->valid[2][call] = fp_valid(ctx, w->out);
   }
   o->fast_calls = ctx->fast_path_calls;
+  o->repeat_calls = ctx->repeat_calls;
   /* The results where the application reads them: the host copies, after
    * bringing back whatever is newer on the device. */
   assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DEFAULT), XPAR_OK);
@@ -755,8 +761,8 @@ static void fp_run(const fp_scene *sc, int fast_off, fp_outcome *o) {
 static void fast_path_matches_general_path(void **state) {
   (void)state;
   const xpar_backend backends[3] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CPU, XPAR_BACKEND_CPU_SERIAL};
-  static fp_outcome fast, general; /* static: two 3 KiB outcomes */
-  int scenes = 0, on_cpu = 0;
+  static fp_outcome fast, general; /* static: two 4 KiB outcomes */
+  int scenes = 0, on_cpu = 0, repeated = 0;
   for (int op = 0; op < FP_COUNT; op++)
     for (int in = 0; in < ST_COUNT; in++)
       for (int out = 0; out < ST_COUNT; out++)
@@ -774,7 +780,7 @@ static void fast_path_matches_general_path(void **state) {
                          fp_names[op], st_names[in], st_names[out], whole ? "all of" : "half",
                          zero ? "0" : "never", xpar_backend_name(backends[b]),
                          off ? ", offload disabled" : "");
-                for (int call = 0; call < 2; call++) {
+                for (int call = 0; call < FP_CALLS; call++) {
                   if (fast.status[call] != general.status[call] ||
                       fast.tier[call] != general.tier[call] ||
                       strcmp(fast.reason[call], general.reason[call]) ||
@@ -800,13 +806,21 @@ static void fast_path_matches_general_path(void **state) {
                 }
                 /* Arrays valid on the host and both calls on the CPU: the fast
                  * path must have run them (the comparison is about it). */
-                const int cpu_both = fast.tier[0] != XPAR_TIER_CUDA &&
-                                     fast.tier[0] != XPAR_TIER_CUDA_SERIAL &&
-                                     fast.tier[1] != XPAR_TIER_CUDA &&
-                                     fast.tier[1] != XPAR_TIER_CUDA_SERIAL;
-                if (in != ST_DEVICE && out != ST_DEVICE && cpu_both && fast.fast_calls != 2)
-                  fail_msg("%s: the fast path ran %lu of the two calls", label, fast.fast_calls);
-                if (general.fast_calls != 0)
+                int cpu_all = 1;
+                for (int call = 0; call < FP_CALLS; call++)
+                  cpu_all &= fast.tier[call] != XPAR_TIER_CUDA &&
+                             fast.tier[call] != XPAR_TIER_CUDA_SERIAL;
+                if (in != ST_DEVICE && out != ST_DEVICE && cpu_all) {
+                  if (fast.fast_calls != FP_CALLS)
+                    fail_msg("%s: the fast path ran %lu of the %d calls", label,
+                             fast.fast_calls, FP_CALLS);
+                  /* The second call leaves every mapping as it found it: the
+                   * third is its repeat. */
+                  if (fast.repeat_calls < 1)
+                    fail_msg("%s: no call ran as a repeat", label);
+                }
+                repeated += fast.repeat_calls > 0;
+                if (general.fast_calls != 0 || general.repeat_calls != 0)
                   fail_msg("%s: the fast path ran with the switch off", label);
                 if (memcmp(fast.x, general.x, sizeof fast.x) ||
                     memcmp(fast.y, general.y, sizeof fast.y) ||
@@ -816,7 +830,178 @@ static void fast_path_matches_general_path(void **state) {
                 scenes++;
               }
   /* The comparison is only worth something if both tiers were exercised. */
-  assert_true(on_cpu > scenes / 2 && on_cpu < 2 * scenes);
+  assert_true(on_cpu > scenes && on_cpu < FP_CALLS * scenes);
+  assert_true(repeated > scenes / 4);
+}
+
+/* ---- repeats: a call run again with the previous one's decision ------------- */
+
+/* What a repeat rests on, changed between two identical calls: each change
+ * must show in the next call (its tier, its record, its effect), and calls
+ * that cannot be repeated safely (pinned arrays, asked of the driver every
+ * call) never are. */
+typedef struct rp_arrays {
+  _Alignas(4096) int32_t x[512];
+  _Alignas(4096) int32_t y[512];
+  _Alignas(4096) int32_t z[512];
+  _Alignas(4096) int32_t other[512];
+} rp_arrays;
+static rp_arrays rp;
+
+static void rp_add(xpar_context *ctx, size_t n) {
+  assert_int_equal(xpar_add(ctx, XPAR_INT32, rp.x, rp.y, rp.z, n), XPAR_OK);
+  for (size_t i = 0; i < n; i++)
+    if (rp.z[i] != rp.x[i] + rp.y[i]) fail_msg("z[%zu] = %d, expected %d", i, rp.z[i], rp.x[i] + rp.y[i]);
+}
+
+/* Three identical adds: the third runs as a repeat, on `tier`. */
+static void rp_settle(xpar_context *ctx, const char *label, xpar_tier tier, const char *phrase) {
+  rp_add(ctx, 256);
+  rp_add(ctx, 256);
+  const unsigned long before = ctx->repeat_calls;
+  rp_add(ctx, 256);
+  if (ctx->repeat_calls != before + 1) fail_msg("%s: the third identical add was not a repeat", label);
+  expect(ctx, label, tier, fake_ops, 0, phrase);
+}
+
+static void repeats_follow_what_changes(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  for (int i = 0; i < 512; i++) {
+    rp.x[i] = i % 11 - 5;
+    rp.y[i] = i % 13;
+  }
+  rp_settle(ctx, "first", XPAR_TIER_CPU_SERIAL, "below openmp threshold");
+  xpar_decision d = last(ctx);
+  assert_int_equal(d.op, XPAR_OP_ADD);
+  assert_int_equal(d.n, 256);
+
+  /* A threshold: the OpenMP tier from the next call on. */
+  set_thr(ctx, XPAR_OP_ADD, XPAR_THRESHOLD_OPENMP, 0);
+  rp_add(ctx, 256);
+  expect(ctx, "openmp threshold 0", XPAR_TIER_CPU_OPENMP, fake_ops, 0, "openmp threshold 0 (api)");
+  rp_settle(ctx, "openmp threshold 0, repeated", XPAR_TIER_CPU_OPENMP, "openmp threshold 0 (api)");
+  /* The GPU threshold for pageable data: the (fake) GPU. */
+  set_thr(ctx, XPAR_OP_ADD, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, 0);
+  set_thr(ctx, XPAR_OP_ADD, XPAR_THRESHOLD_GPU_PINNED_DATA, 0);
+  int ops = fake_ops;
+  rp_add(ctx, 256);
+  expect(ctx, "pageable GPU threshold 0", XPAR_TIER_CUDA, ops, 1, NULL);
+  set_thr(ctx, XPAR_OP_ADD, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, XPAR_NEVER);
+  set_thr(ctx, XPAR_OP_ADD, XPAR_THRESHOLD_GPU_PINNED_DATA, XPAR_NEVER);
+  set_thr(ctx, XPAR_OP_ADD, XPAR_THRESHOLD_OPENMP, XPAR_NEVER);
+  rp_settle(ctx, "thresholds back", XPAR_TIER_CPU_SERIAL, "below openmp threshold");
+
+  /* Another n, another array: decided afresh, and the record says so. */
+  rp_add(ctx, 100);
+  assert_int_equal(last(ctx).n, 100);
+  const unsigned long before = ctx->repeat_calls;
+  assert_int_equal(xpar_add(ctx, XPAR_INT32, rp.x, rp.y, rp.other, 256), XPAR_OK);
+  assert_int_equal(ctx->repeat_calls, before);
+  rp_settle(ctx, "after other calls", XPAR_TIER_CPU_SERIAL, NULL);
+
+  /* The backend and the offload setting. */
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL), XPAR_OK);
+  rp_add(ctx, 256);
+  expect(ctx, "backend cpu-serial", XPAR_TIER_CPU_SERIAL, fake_ops, 0, "forced to serial");
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
+  ops = fake_ops;
+  rp_add(ctx, 256);
+  expect(ctx, "backend cuda", XPAR_TIER_CUDA, ops, 1, NULL);
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO), XPAR_OK);
+  rp_settle(ctx, "auto again", XPAR_TIER_CPU_SERIAL, NULL);
+  assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED), XPAR_OK);
+  rp_add(ctx, 256);
+  expect(ctx, "offload disabled", XPAR_TIER_CPU_SERIAL, fake_ops, 0, "disabled");
+  assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_MANDATORY), XPAR_OK);
+  ops = fake_ops;
+  rp_add(ctx, 256);
+  expect(ctx, "offload mandatory", XPAR_TIER_CUDA, ops, 1, NULL);
+  assert_int_equal(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DEFAULT), XPAR_OK);
+  assert_int_equal(xpar_context_set_reproducible(ctx, 1), XPAR_OK);
+  rp_add(ctx, 256);
+  assert_int_equal(last(ctx).reproducible, 1);
+  assert_int_equal(xpar_context_set_reproducible(ctx, 0), XPAR_OK);
+  rp_settle(ctx, "defaults again", XPAR_TIER_CPU_SERIAL, NULL);
+  assert_int_equal(last(ctx).reproducible, 0);
+
+  /* A call the general path takes in between (here on the GPU, n above the
+   * pageable threshold) leaves the repeat standing: the next add is one. */
+  set_thr(ctx, XPAR_OP_FILL, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, 0);
+  set_thr(ctx, XPAR_OP_FILL, XPAR_THRESHOLD_GPU_PINNED_DATA, 0);
+  rp_add(ctx, 256);
+  const int32_t seven = 7;
+  ops = fake_ops;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &seven, rp.other, 256), XPAR_OK);
+  expect(ctx, "fill on the GPU", XPAR_TIER_CUDA, ops, 1, NULL);
+  unsigned long r0 = ctx->repeat_calls;
+  rp_add(ctx, 256);
+  assert_int_equal(ctx->repeat_calls, r0 + 1);
+  expect(ctx, "add after the fill", XPAR_TIER_CPU_SERIAL, fake_ops, 0, "below openmp threshold");
+  assert_int_equal(last(ctx).n, 256);
+
+  /* The page cache evicting the arrays' pages (a thousand other pages
+   * classified since): the next add asks the driver again, as a call that
+   * found no page cached does, and says so ("pageable host data", asked,
+   * where a page-cache answer says "host data"). */
+  rp_settle(ctx, "before the eviction", XPAR_TIER_CPU_SERIAL, "for host data");
+  enum { PAGES = 1024 };
+  int32_t *many = aligned_alloc(4096, (size_t)PAGES * 4096);
+  assert_non_null(many);
+  for (int p = 0; p < PAGES; p++)
+    assert_int_equal(xpar_fill(ctx, XPAR_INT32, &seven, many + (size_t)p * 1024, 16), XPAR_OK);
+  free(many);
+  r0 = ctx->repeat_calls;
+  rp_add(ctx, 256);
+  assert_int_equal(ctx->repeat_calls, r0);
+  expect(ctx, "after the eviction", XPAR_TIER_CPU_SERIAL, fake_ops, 0, "for pageable host data");
+
+  /* Pinned arrays: asked of the driver on every call, never repeated. */
+  int32_t *px = fake_register(256 * 4, 1), *py = fake_register(256 * 4, 1),
+          *pz = fake_register(256 * 4, 1);
+  memcpy(px, rp.x, 256 * 4);
+  memcpy(py, rp.y, 256 * 4);
+  r0 = ctx->repeat_calls;
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(xpar_add(ctx, XPAR_INT32, px, py, pz, 256), XPAR_OK);
+    expect(ctx, "pinned", XPAR_TIER_CPU_SERIAL, fake_ops, 0, "pinned");
+  }
+  assert_int_equal(ctx->repeat_calls, r0);
+  /* ... and when the pinned block is freed and its address comes back as
+   * device memory, the next call with it stages a copy (the fake's device
+   * memory is host memory: what matters is the classification). */
+  fake_release(pz);
+  int32_t *dz = fake_register(256 * 4, 0);
+  if (dz == pz) {
+    ops = fake_ops;
+    assert_int_equal(xpar_add(ctx, XPAR_INT32, px, py, dz, 256), XPAR_OK);
+    xpar_decision dd = last(ctx);
+    if (dd.bytes_to_device == 0 && dd.bytes_to_host == 0 && fake_ops == ops)
+      fail_msg("an array that became device memory was treated as host memory");
+  }
+  fake_release(dz);
+  fake_release(px);
+  fake_release(py);
+
+  /* A mapping whose state another call changed: a repeat must not skip the
+   * copy the new state needs.  z is the first half of a mapping; a GPU fill
+   * of the whole mapping leaves only its device copy valid, so the next add
+   * must bring the second half back before writing the first on the host. */
+  assert_int_equal(xpar_map(ctx, rp.z, 512 * 4, XPAR_MAP_TO), XPAR_OK);
+  rp_settle(ctx, "z mapped", XPAR_TIER_CPU_SERIAL, NULL);
+  set_thr(ctx, XPAR_OP_FILL, XPAR_THRESHOLD_GPU_DEVICE_DATA, 0);
+  ops = fake_ops;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &seven, rp.z, 512), XPAR_OK);
+  expect(ctx, "fill of the mapping", XPAR_TIER_CUDA, ops, 1, NULL);
+  r0 = ctx->repeat_calls;
+  assert_int_equal(xpar_add(ctx, XPAR_INT32, rp.x, rp.y, rp.z, 256), XPAR_OK);
+  assert_int_equal(ctx->repeat_calls, r0);
+  assert_int_equal(xpar_unmap(ctx, rp.z, XPAR_UNMAP_FROM), XPAR_OK);
+  for (int i = 0; i < 512; i++) {
+    const int32_t want = i < 256 ? rp.x[i] + rp.y[i] : 7;
+    if (rp.z[i] != want) fail_msg("z[%d] = %d after the add, expected %d", i, rp.z[i], want);
+  }
+  xpar_context_destroy(ctx);
 }
 
 /* A synchronous reduce or dot whose result variable lies inside a mapped
@@ -891,6 +1076,7 @@ int main(void) {
       cmocka_unit_test(kernels_through_the_policy),
       cmocka_unit_test(fast_path_matches_general_path),
       cmocka_unit_test(result_inside_a_mapping),
+      cmocka_unit_test(repeats_follow_what_changes),
   };
   return cmocka_run_group_tests_name("policy (fake GPU backend)", tests, NULL, NULL);
 }
