@@ -66,6 +66,13 @@ const char *xpar__error_detail(void);
 #else
 #define XPAR__COLD static
 #endif
+/** A large step a hot path calls only sometimes: out of line, so that the
+ *  hot path's own frame stays small (no registers saved for its sake). */
+#if defined(__GNUC__)
+#define XPAR__OUT_OF_LINE static __attribute__((noinline))
+#else
+#define XPAR__OUT_OF_LINE static
+#endif
 
 #define XPAR__RETURN_IF(cond, status, ...)    \
   do {                                        \

@@ -591,12 +591,28 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
 
 /* ---- repeats: the same call again ------------------------------------------ */
 
+/* Whether each array of `mask` (bit i: array i) is still pinned host memory:
+ * asked of the driver, as every call with a pinned array asks. */
+XPAR__OUT_OF_LINE int still_pinned(const xpar__call *c, unsigned mask) {
+  for (int i = 0; i < 3; i++) {
+    if (!(mask >> i & 1)) continue;
+    xpar__ptr_kind kind;
+    if (xpar__gpu_backend()->pointer_kind(call_array(c, i), &kind) != XPAR_OK) {
+      xpar__clear_error();
+      return 0;
+    }
+    if (kind != XPAR__PTR_HOST_PINNED) return 0;
+  }
+  return 1;
+}
+
 /* The entry of c's op when c repeats its call (state.h, xpar__repeat): same
  * arguments, no setting changed since (api.h's door), no page added to or
  * evicted from the page cache (every page the call found there is still
- * there), and every mapping it touched in the same state; NULL otherwise.
- * The whole test is a few loads and compares, where classifying and deciding
- * afresh cost a 128-element add ~300 instructions. */
+ * there), every mapping it touched in the same state, and its pinned arrays
+ * still pinned; NULL otherwise.  Without pinned arrays the whole test is a
+ * few loads and compares, where classifying and deciding afresh cost a
+ * 128-element add ~300 instructions. */
 static inline xpar__repeat *repeat_of(xpar_context *ctx, const xpar__call *c) {
   xpar__repeat *r = &ctx->repeats[c->op];
   if (r->settings_generation != ctx->settings_generation ||
@@ -607,14 +623,24 @@ static inline xpar__repeat *repeat_of(xpar_context *ctx, const xpar__call *c) {
   if (r->has_maps)
     for (int i = 0; i < 3; i++)
       if (r->maps[i] && r->maps[i]->valid != r->map_valid[i]) return NULL;
+  if (r->pinned && !still_pinned(c, r->pinned)) return NULL;
   return r;
 }
 
 /* Remember a call the fast path just decided (before it runs: the mappings'
  * states are the ones it was decided from). */
 static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mapping *const maps[3],
-                            xpar_tier tier, const xpar__exec *ex) {
+                            int pinned, xpar_tier tier, const xpar__exec *ex) {
   xpar__repeat *r = &ctx->repeats[c->op];
+  /* Which arrays were pinned: with the page cache unchanged by the call,
+   * every array the driver was asked about is one the cache does not hold
+   * (a pageable answer would have been stored). */
+  r->pinned = 0;
+  for (int i = 0; pinned && i < 3; i++) {
+    const void *p = call_array(c, i);
+    if (p && !maps[i] && !repeats_earlier(c, i) && !xpar__page_cache_holds(&ctx->page_cache, p))
+      r->pinned |= 1u << i;
+  }
   r->settings_generation = ctx->settings_generation;
   r->page_generation = ctx->page_cache.generation;
   r->dtype = c->dtype;
@@ -661,24 +687,15 @@ static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier ti
  * cached (whether it has been pinned since does not matter below both GPU
  * thresholds for host data, see page_cache.h); a pointer not cached is
  * classified here (fast_host_operand), so pinned arrays stay on this path.
- * A call that repeats the op's previous one (repeat_of) runs with that
- * call's decision; one without pinned arrays is remembered for the next.
- * Returns 0 (nothing done) when the general path must take the call.
+ * A call decided from page-cache answers alone is remembered, and its
+ * repeats skip this path (repeat_of).  Nothing queued, no nowait call, no
+ * kernel launch (xpar__dispatch_primary checks).  Returns 0 (nothing done)
+ * when the general path must take the call.
  * Written for the 128-element call, whose whole cost is this path: the
  * threshold row is looked up once and the facts are built in place
  * (callgrind: each saved ~20 instructions of ~550).
  */
-static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
-  /* Kernel launches take the general path: their arrays are not x/y/out. */
-  if (ctx->gpu_pending | ctx->fast_path_off | c->nowait || c->kernel) return 0;
-  const xpar__repeat *r = repeat_of(ctx, c);
-  if (r) {
-    ctx->last = r->record;
-    ctx->last.tier = XPAR_TIER_NONE;
-    *st = run_fast(ctx, c, r->tier, &r->ex, r->maps[2]);
-    ctx->repeat_calls++;
-    return 1;
-  }
+XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   const xpar_backend b = ctx->backend;
   const xpar_offload off = ctx->offload;
   if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
@@ -724,13 +741,12 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
       tier == XPAR_TIER_CUDA_SERIAL)
     return 0;
   const xpar__exec ex = cpu_exec(ctx, tier);
-  /* Remembered only when every host array's kind came from the page cache
-   * (or needed no asking): a repeat's record then says what this call's
-   * says, a hint.  One that asked the driver (which stored its answer and
-   * moved the generation) is remembered at its next call; a pinned array is
-   * asked on every call. */
-  if (!f.pinned && page_generation == ctx->page_cache.generation)
-    remember_repeat(ctx, c, maps, tier, &ex);
+  /* Remembered only when no array's kind was added to the page cache: a
+   * repeat's record then says what this call's says (a hint where the cache
+   * answered).  One that stored a pageable answer (and moved the
+   * generation) is remembered at its next call. */
+  if (page_generation == ctx->page_cache.generation)
+    remember_repeat(ctx, c, maps, f.pinned, tier, &ex);
   *st = run_fast(ctx, c, tier, &ex, maps[2]);
   return 1;
 }
@@ -741,10 +757,32 @@ static int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *s
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off) { ctx->fast_path_off = off != 0; }
 
-xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
-  xpar_status st;
-  if (host_fast_path(ctx, c, &st)) return st;
+/* A repeat (repeat_of): its op's remembered record and tier. */
+static xpar_status run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r) {
+  ctx->last = r->record;
+  ctx->last.tier = XPAR_TIER_NONE;
+  ctx->repeat_calls++;
+  return run_fast(ctx, c, r->tier, &r->ex, r->maps[2]);
+}
 
+XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__call *c);
+
+/* A repeat first, then the host fast path, then the general path; each
+ * further step out of line, so that the repeat's frame stays small.  Queued
+ * work and kernel launches take the general path (a launch's arrays are not
+ * x/y/out). */
+xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
+  if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel) {
+    const xpar__repeat *r = repeat_of(ctx, c);
+    if (r) return run_repeat(ctx, c, r);
+    xpar_status st;
+    if (host_fast_path(ctx, c, &st)) return st;
+  }
+  return dispatch_general(ctx, c);
+}
+
+XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__call *c) {
+  xpar_status st;
   xpar__decision_raw *d = &ctx->last;
   memset(d, 0, sizeof *d);
   d->reproducible = ctx->reproducible;

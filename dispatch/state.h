@@ -92,10 +92,10 @@ typedef struct xpar__decision_raw {
 
 /* The host fast path's memory of one op's last call on the CPU (dispatch.c,
  * repeat_of): the same arguments, under the same settings and page-cache
- * contents, with the arrays' mappings in the same state, are classified and
- * decided the same way, so a call that repeats them runs at once with this
- * record.  Never made for a call with a pinned array: its kind is asked of
- * the driver on every call (page_cache.h). */
+ * contents, with the arrays' mappings in the same state and its pinned
+ * arrays still pinned, are classified and decided the same way, so a call
+ * that repeats them runs at once with this record.  A pinned array's kind is
+ * still asked of the driver on every call (page_cache.h says why). */
 typedef struct xpar__repeat {
   unsigned long settings_generation; /* the context's then (0: empty)       */
   unsigned long page_generation;     /* the page cache's then               */
@@ -106,6 +106,7 @@ typedef struct xpar__repeat {
   int wide, has_init;
   size_t n;
   const void *x, *y, *out, *result;
+  unsigned pinned;        /* bit i: array i (x, y, out) is pinned memory */
   int has_maps;           /* some array lies in a mapping:               */
   xpar__mapping *maps[3]; /* x's, y's and out's mapping (NULL: none)     */
   int map_valid[3];       /* and which of its copies were valid          */
