@@ -48,12 +48,15 @@ typedef struct ew_args {
 } ew_args;
 
 /* for (i = lo; i < hi; ++i) BODY, split where out + i meets a 32-byte boundary, so that
- * the vector loop of the second part stores whole aligned vectors. */
+ * the vector loop of the second part stores whole aligned vectors.  Its iterations are
+ * independent (an element reads at most the element it writes), and the compiler is told
+ * so: GCC versioned these loops with run-time overlap checks despite their restrict
+ * pointers, 18 of the 480 instructions of a 128-element add (callgrind). */
 #define XPAR__CPU_FOR_ALIGNED_STORES(i, lo, hi, out, BODY)                                 \
   do {                                                                                     \
     size_t i = (lo);                                                                       \
     XPAR__CPU_TO_32B_BOUNDARY(i, hi, out, BODY);                                           \
-    for (; i < (hi); ++i) BODY;                                                            \
+    XPAR__CPU_INDEPENDENT for (; i < (hi); ++i) BODY;                                      \
   } while (0)
 
 #define XPAR__CPU_EW_KERNELS_(e, ctype, name, size)                                        \

@@ -65,6 +65,16 @@
 #define XPAR__CPU_TO_32B_BOUNDARY(i, hi, p, STEP) \
   for (; (i) < (hi) && ((uintptr_t)((p) + (i)) & 31); ++(i)) STEP
 
+/* Before a loop whose iterations never read what another one writes: the
+ * compiler may vectorise it without checking the pointers for overlap. */
+#if defined(__clang__)
+#define XPAR__CPU_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define XPAR__CPU_INDEPENDENT _Pragma("GCC ivdep")
+#else
+#define XPAR__CPU_INDEPENDENT
+#endif
+
 #if defined(XPAR_HAVE_OPENMP)
 #include <omp.h>
 #define XPAR__CPU_PRAGMA(x) _Pragma(#x)
