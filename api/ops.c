@@ -2,7 +2,8 @@
  * Public operations: through the context's door (api.h), validate every
  * argument (nothing is written when anything is wrong), then hand one
  * xpar__call to dispatch, with the facts computed here once (bytes per
- * array, the result's dtype).
+ * array, the result's dtype).  A call that repeats its op's last call on the
+ * CPU runs before the checks, which its arguments passed then (TRY_REPEAT).
  */
 #include <string.h>
 
@@ -96,6 +97,17 @@ XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size
     if (s_ != XPAR_OK) return refused(ctx, this_op, dtype, n, s_); \
   } while (0)
 
+/* A repeat of the op's last call on the CPU runs before any check
+ * (dispatch.h, xpar__dispatch_repeat): every argument it compares passed
+ * them then.  `c` holds the call as it would be dispatched (its bytes n
+ * times the element size: garbage only for arguments the checks refuse,
+ * which no repeat matches). */
+#define TRY_REPEAT(c)                                                         \
+  do {                                                                        \
+    xpar_status repeat_st_;                                                   \
+    if (xpar__dispatch_repeat(ctx, &(c), &repeat_st_)) return repeat_st_;     \
+  } while (0)
+
 XPAR__COLD xpar_status refused(xpar_context *ctx, xpar_op op, xpar_dtype dtype, size_t n,
                                xpar_status st) {
   xpar__context_record_refused(ctx, op, dtype, n, NULL);
@@ -106,17 +118,19 @@ XPAR__HOT_INLINE xpar_status reduce_entered(xpar_context *ctx, xpar_dtype dtype,
                                             int wide, const void *in, size_t n, void *result,
                                             int nowait) {
   const xpar_op this_op = XPAR_OP_REDUCE;
-  size_t bytes = 0;
-  CHECK(check_dtype(dtype, n, &bytes));
-  CHECK(check_reduction(op));
-  CHECK(xpar__check_array("in", in, n, bytes, dtype));
   const xpar_dtype result_dtype = wide ? xpar__wide_dtype(dtype) : dtype;
-  CHECK(check_result(result, result_dtype, nowait));
-  xpar__call c = call_of(XPAR_OP_REDUCE, dtype, n, bytes, in, NULL, NULL, nowait);
+  xpar__call c =
+      call_of(XPAR_OP_REDUCE, dtype, n, n * xpar__dtype_size(dtype), in, NULL, NULL, nowait);
   c.result_dtype = result_dtype;
   c.wide = wide;
   c.red = op;
   c.result = result;
+  TRY_REPEAT(c);
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(check_reduction(op));
+  CHECK(xpar__check_array("in", in, n, bytes, dtype));
+  CHECK(check_result(result, result_dtype, nowait));
   return xpar__dispatch(ctx, &c);
 }
 
@@ -140,6 +154,13 @@ XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, x
                                           xpar_scan_kind kind, const void *init, const void *in,
                                           void *out, size_t n, int with_init, int nowait) {
   const xpar_op this_op = XPAR_OP_SCAN;
+  xpar__call c =
+      call_of(XPAR_OP_SCAN, dtype, n, n * xpar__dtype_size(dtype), in, NULL, out, nowait);
+  c.red = op;
+  c.kind = kind;
+  /* With an init, the checks come first: they may refuse the call before
+   * anything reads *init. */
+  if (!with_init) TRY_REPEAT(c);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
@@ -152,9 +173,6 @@ XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, x
   CHECK(xpar__check_array("in", in, n, bytes, dtype));
   CHECK(xpar__check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
-  xpar__call c = call_of(XPAR_OP_SCAN, dtype, n, bytes, in, NULL, out, nowait);
-  c.red = op;
-  c.kind = kind;
   /* Copied here, so that no layer below (nor queued GPU work) holds a pointer
    * to the caller's scalar.  n = 0 reads nothing: init may be NULL then. */
   if (with_init && n > 0) {
@@ -190,6 +208,9 @@ XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
 XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                           const void *x, void *y, size_t n, int nowait) {
   const xpar_op this_op = XPAR_OP_AXPY;
+  xpar__call c = call_of(XPAR_OP_AXPY, dtype, n, n * xpar__dtype_size(dtype), x, NULL, y, nowait);
+  c.scalar = alpha;
+  if (alpha || n == 0) TRY_REPEAT(c);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !alpha ? xpar__fail(XPAR_ERR_NULL_POINTER, "alpha is NULL (n = %zu)", n)
@@ -197,8 +218,6 @@ XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, c
   CHECK(xpar__check_array("x", x, n, bytes, dtype));
   CHECK(xpar__check_array("y", y, n, bytes, dtype));
   CHECK(check_alias("x", x, "y", y, bytes));
-  xpar__call c = call_of(XPAR_OP_AXPY, dtype, n, bytes, x, NULL, y, nowait);
-  c.scalar = alpha;
   return xpar__dispatch(ctx, &c);
 }
 
@@ -215,6 +234,8 @@ XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const
 XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                          const void *y, void *z, size_t n, int nowait) {
   const xpar_op this_op = XPAR_OP_ADD;
+  xpar__call c = call_of(XPAR_OP_ADD, dtype, n, n * xpar__dtype_size(dtype), x, y, z, nowait);
+  TRY_REPEAT(c);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(xpar__check_array("x", x, n, bytes, dtype));
@@ -222,7 +243,6 @@ XPAR__HOT_INLINE xpar_status add_entered(xpar_context *ctx, xpar_dtype dtype, co
   CHECK(xpar__check_array("z", z, n, bytes, dtype));
   CHECK(check_alias("x", x, "z", z, bytes));
   CHECK(check_alias("y", y, "z", z, bytes));
-  xpar__call c = call_of(XPAR_OP_ADD, dtype, n, bytes, x, y, z, nowait);
   return xpar__dispatch(ctx, &c);
 }
 
@@ -239,13 +259,14 @@ XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const 
 XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, const void *value,
                                           void *out, size_t n, int nowait) {
   const xpar_op this_op = XPAR_OP_FILL;
+  xpar__call c = call_of(XPAR_OP_FILL, dtype, n, n * xpar__dtype_size(dtype), NULL, NULL, out, nowait);
+  c.scalar = value;
+  if (value || n == 0) TRY_REPEAT(c);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
                         : XPAR_OK);
   CHECK(xpar__check_array("out", out, n, bytes, dtype));
-  xpar__call c = call_of(XPAR_OP_FILL, dtype, n, bytes, NULL, NULL, out, nowait);
-  c.scalar = value;
   return xpar__dispatch(ctx, &c);
 }
 
@@ -262,13 +283,14 @@ XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const
 XPAR__HOT_INLINE xpar_status dot_entered(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                          const void *y, size_t n, void *result, int nowait) {
   const xpar_op this_op = XPAR_OP_DOT;
+  xpar__call c = call_of(XPAR_OP_DOT, dtype, n, n * xpar__dtype_size(dtype), x, y, NULL, nowait);
+  c.result = result;
+  TRY_REPEAT(c);
   size_t bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(xpar__check_array("x", x, n, bytes, dtype));
   CHECK(xpar__check_array("y", y, n, bytes, dtype));
   CHECK(check_result(result, dtype, nowait));
-  xpar__call c = call_of(XPAR_OP_DOT, dtype, n, bytes, x, y, NULL, nowait);
-  c.result = result;
   return xpar__dispatch(ctx, &c);
 }
 

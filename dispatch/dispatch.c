@@ -593,7 +593,7 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
 
 /* Whether each array of `mask` (bit i: array i) is still pinned host memory:
  * asked of the driver, as every call with a pinned array asks. */
-XPAR__OUT_OF_LINE int still_pinned(const xpar__call *c, unsigned mask) {
+int xpar__still_pinned(const xpar__call *c, unsigned mask) {
   for (int i = 0; i < 3; i++) {
     if (!(mask >> i & 1)) continue;
     xpar__ptr_kind kind;
@@ -604,27 +604,6 @@ XPAR__OUT_OF_LINE int still_pinned(const xpar__call *c, unsigned mask) {
     if (kind != XPAR__PTR_HOST_PINNED) return 0;
   }
   return 1;
-}
-
-/* The entry of c's op when c repeats its call (state.h, xpar__repeat): same
- * arguments, no setting changed since (api.h's door), no page added to or
- * evicted from the page cache (every page the call found there is still
- * there), every mapping it touched in the same state, and its pinned arrays
- * still pinned; NULL otherwise.  Without pinned arrays the whole test is a
- * few loads and compares, where classifying and deciding afresh cost a
- * 128-element add ~300 instructions. */
-static inline xpar__repeat *repeat_of(xpar_context *ctx, const xpar__call *c) {
-  xpar__repeat *r = &ctx->repeats[c->op];
-  if (r->settings_generation != ctx->settings_generation ||
-      r->page_generation != ctx->page_cache.generation || r->n != c->n || r->x != c->x ||
-      r->y != c->y || r->out != c->out || r->result != c->result || r->dtype != c->dtype ||
-      r->red != c->red || r->kind != c->kind || r->wide != c->wide || r->has_init != c->has_init)
-    return NULL;
-  if (r->has_maps)
-    for (int i = 0; i < 3; i++)
-      if (r->maps[i] && r->maps[i]->valid != r->map_valid[i]) return NULL;
-  if (r->pinned && !still_pinned(c, r->pinned)) return NULL;
-  return r;
 }
 
 /* Remember a call the fast path just decided (before it runs: the mappings'
@@ -688,7 +667,7 @@ static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier ti
  * thresholds for host data, see page_cache.h); a pointer not cached is
  * classified here (fast_host_operand), so pinned arrays stay on this path.
  * A call decided from page-cache answers alone is remembered, and its
- * repeats skip this path (repeat_of).  Nothing queued, no nowait call, no
+ * repeats skip it and the argument checks (xpar__dispatch_repeat).  Nothing queued, no nowait call, no
  * kernel launch (xpar__dispatch_primary checks).  Returns 0 (nothing done)
  * when the general path must take the call.
  * Written for the 128-element call, whose whole cost is this path: the
@@ -757,8 +736,7 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off) { ctx->fast_path_off = off != 0; }
 
-/* A repeat (repeat_of): its op's remembered record and tier. */
-static xpar_status run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r) {
+xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r) {
   ctx->last = r->record;
   ctx->last.tier = XPAR_TIER_NONE;
   ctx->repeat_calls++;
@@ -767,14 +745,11 @@ static xpar_status run_repeat(xpar_context *ctx, const xpar__call *c, const xpar
 
 XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__call *c);
 
-/* A repeat first, then the host fast path, then the general path; each
- * further step out of line, so that the repeat's frame stays small.  Queued
- * work and kernel launches take the general path (a launch's arrays are not
- * x/y/out). */
+/* The host fast path, else the general path (repeats were tried before the
+ * call's checks: xpar__dispatch_repeat).  Queued work and kernel launches
+ * take the general path (a launch's arrays are not x/y/out). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel) {
-    const xpar__repeat *r = repeat_of(ctx, c);
-    if (r) return run_repeat(ctx, c, r);
     xpar_status st;
     if (host_fast_path(ctx, c, &st)) return st;
   }

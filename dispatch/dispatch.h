@@ -63,6 +63,51 @@ static inline xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *ca
   return xpar__dispatch_primary(ctx, call);
 }
 
+/* ---- repeats: the same call again (dispatch.c remembers them) ------------ */
+
+/** Whether each array of `mask` (bit i: x, y, out) is still pinned host
+ *  memory, asked of the driver. */
+int xpar__still_pinned(const xpar__call *c, unsigned mask);
+/** Run c as repeat r of its op: r's record and tier, no classifying or deciding. */
+xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r);
+
+/** The entry of c's op when c repeats its call (state.h, xpar__repeat): same
+ *  arguments, no setting changed since (api.h's door), no page added to or
+ *  evicted from the page cache (every page the call found there is still
+ *  there), every mapping it touched in the same state, and its pinned arrays
+ *  still pinned; NULL otherwise.  Without pinned arrays the whole test is a
+ *  few loads and compares, where checking the arguments, classifying them
+ *  and deciding afresh cost a 128-element add ~350 instructions. */
+static inline const xpar__repeat *xpar__repeat_of(const xpar_context *ctx, const xpar__call *c) {
+  const xpar__repeat *r = &ctx->repeats[c->op];
+  if (r->settings_generation != ctx->settings_generation ||
+      r->page_generation != ctx->page_cache.generation || r->n != c->n || r->x != c->x ||
+      r->y != c->y || r->out != c->out || r->result != c->result || r->dtype != c->dtype ||
+      r->red != c->red || r->kind != c->kind || r->wide != c->wide || r->has_init != c->has_init)
+    return NULL;
+  if (r->has_maps)
+    for (int i = 0; i < 3; i++)
+      if (r->maps[i] && r->maps[i]->valid != r->map_valid[i]) return NULL;
+  if (r->pinned && !xpar__still_pinned(c, r->pinned)) return NULL;
+  return r;
+}
+
+/** api/'s first step for a built-in op, before checking its arguments: a
+ *  call that repeats its op's last call on the CPU runs at once (1, *st its
+ *  status).  The arguments the repeat compares are the ones that call
+ *  passed its checks with; api/ still checks what a repeat does not compare
+ *  (a fill value's or an alpha's pointer; a scan's init is copied into c).
+ *  Not with shadow mode on (every call is compared: shadow.c), queued work,
+ *  a nowait call, or the fast path switched off (tests). */
+static inline int xpar__dispatch_repeat(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
+  if (ctx->shadow_tier != XPAR_TIER_NONE || (ctx->gpu_pending | ctx->fast_path_off | c->nowait))
+    return 0;
+  const xpar__repeat *r = xpar__repeat_of(ctx, c);
+  if (!r) return 0;
+  *st = xpar__run_repeat(ctx, c, r);
+  return 1;
+}
+
 /** Run one call's operation on backend b with pointers it can reach: the
  *  reproducible entries when ex->reproducible covers the call, else the
  *  ordinary ones. */

@@ -942,6 +942,42 @@ static void repeats_follow_what_changes(void **state) {
   expect(ctx, "add after the fill", XPAR_TIER_CPU_SERIAL, fake_ops, 0, "below openmp threshold");
   assert_int_equal(last(ctx).n, 256);
 
+  /* Checks a repeat does not replace: a fill value or an alpha given as
+   * NULL after repeats of the same call is refused, and nothing is written;
+   * a refused call between two repeats leaves the next one its own record. */
+  set_thr(ctx, XPAR_OP_FILL, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, XPAR_NEVER);
+  set_thr(ctx, XPAR_OP_FILL, XPAR_THRESHOLD_GPU_PINNED_DATA, XPAR_NEVER);
+  r0 = ctx->repeat_calls;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(xpar_fill(ctx, XPAR_INT32, &seven, rp.other, 256), XPAR_OK);
+  assert_int_equal(ctx->repeat_calls, r0 + 2); /* its pages cached: the first remembered */
+  rp.other[0] = 123;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, NULL, rp.other, 256), XPAR_ERR_NULL_POINTER);
+  assert_int_equal(rp.other[0], 123);
+  const int32_t two = 2;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(xpar_axpy(ctx, XPAR_INT32, &two, rp.x, rp.other, 256), XPAR_OK);
+  assert_int_equal(ctx->repeat_calls, r0 + 4);
+  assert_int_equal(xpar_axpy(ctx, XPAR_INT32, NULL, rp.x, rp.other, 256), XPAR_ERR_NULL_POINTER);
+  rp_add(ctx, 256); /* remembered under these settings */
+  assert_int_equal(xpar_add(ctx, XPAR_INT32, rp.x, rp.y, rp.x + 1, 256), XPAR_ERR_OVERLAP);
+  assert_int_equal(last(ctx).tier, XPAR_TIER_NONE);
+  r0 = ctx->repeat_calls;
+  rp_add(ctx, 256);
+  assert_int_equal(ctx->repeat_calls, r0 + 1);
+  expect(ctx, "add after a refused one", XPAR_TIER_CPU_SERIAL, fake_ops, 0, "below openmp threshold");
+  /* Shadow mode compares every call: no repeats while it is on. */
+  assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_CPU_SERIAL, 0), XPAR_OK);
+  r0 = ctx->repeat_calls;
+  for (int i = 0; i < 3; i++) {
+    rp_add(ctx, 256);
+    assert_int_equal(last(ctx).shadow_tier, XPAR_TIER_CPU_SERIAL);
+  }
+  assert_int_equal(ctx->repeat_calls, r0);
+  assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_NONE, 0), XPAR_OK);
+  rp_settle(ctx, "shadow off", XPAR_TIER_CPU_SERIAL, NULL);
+  assert_int_equal(last(ctx).shadow_tier, XPAR_TIER_NONE);
+
   /* The page cache evicting the arrays' pages (a thousand other pages
    * classified since): the next add asks the driver again, as a call that
    * found no page cached does, and says so ("pageable host data", asked,
