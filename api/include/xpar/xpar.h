@@ -653,6 +653,13 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  *    architecture) or with offload disabled, xpar makes no CUDA call and
  *    every pointer is host memory: passing a device pointer then is an error
  *    xpar cannot detect.
+ * A call that repeats its op's last call run on the CPU -- the same arrays,
+ * n, dtype and variant, with no other kind of call on the context since
+ * (a setter, xpar_map, a profile...), no new page classified in between, and
+ * its mapped arrays in the same state -- is not checked, classified or
+ * decided again: it runs with that call's decision (its pinned arrays are
+ * still asked, its fill value, alpha or init still checked).  Its decision
+ * record is the one a fresh call would get.
  * An array must lie inside one mapping or outside all of them
  * (XPAR_ERR_INVALID_ARGUMENT for one that straddles a mapping's edge).
  * A device pointer is never dereferenced on the host: when a call on one must
