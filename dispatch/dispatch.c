@@ -510,8 +510,9 @@ static inline int repeats_earlier(const xpar__call *c, int i) {
   return (i >= 1 && call_array(c, i) == c->x) || (i == 2 && c->out == c->y);
 }
 
-/* The host kind of one operand of the host fast path: 1 (and *pinned) when p
- * is host memory, 0 when the general path must take the call.  A page in the
+/* The host kind of one operand of the host fast path: 1 when p is host
+ * memory (`bit`, p's array, added to *pinned when it is pinned), 0 when the
+ * general path must take the call.  A page in the
  * cache is pageable host memory (page_cache.h); any other pointer is asked of
  * the runtime -- one driver look-up -- every call, because a pinned answer
  * cannot be cached (freed pinned memory comes back as device memory): pinned
@@ -520,7 +521,8 @@ static inline int repeats_earlier(const xpar__call *c, int i) {
  * path, which classifies again and reports.  (Arrays of one pinned
  * allocation sharing one look-up that also asks the allocation's range cost
  * separate allocations ~23 ns per call more: bench/NOTES.md, session 14.) */
-static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_facts *f) {
+static int fast_host_operand(xpar_context *ctx, const void *p, unsigned bit,
+                             xpar__policy_facts *f, unsigned *pinned) {
   if (xpar__page_cache_lookup(&ctx->page_cache, p)) {
     f->pageable = 1;
     f->host_kind_exact = 0; /* a hint: see page_cache.h */
@@ -537,7 +539,7 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
     return 1;
   }
   if (kind != XPAR__PTR_HOST_PINNED) return 0;
-  f->pinned = 1;
+  *pinned |= bit;
   return 1;
 }
 
@@ -549,7 +551,7 @@ static int fast_host_operand(xpar_context *ctx, const void *p, xpar__policy_fact
  * must take the call (a mapping valid only on the device needs a copy, an
  * array straddling a mapping's edge is refused there, device memory). */
 static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_asked,
-                             xpar__policy_facts *f, xpar__mapping *maps[3]) {
+                             xpar__policy_facts *f, xpar__mapping *maps[3], unsigned *pinned) {
   /* A result variable inside a mapping changes that mapping's host copy: the
    * general path keeps the mapping right (build_plan). */
   if (c->result &&
@@ -583,7 +585,7 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
     f->host = 1;
     if (!gpu_asked)
       f->pageable = 1;
-    else if (!repeats_earlier(c, i) && !fast_host_operand(ctx, p, f))
+    else if (!repeats_earlier(c, i) && !fast_host_operand(ctx, p, 1u << i, f, pinned))
       return 0;
   }
   return 1;
@@ -609,17 +611,9 @@ int xpar__still_pinned(const xpar__call *c, unsigned mask) {
 /* Remember a call the fast path just decided (before it runs: the mappings'
  * states are the ones it was decided from). */
 static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mapping *const maps[3],
-                            int pinned, xpar_tier tier, const xpar__exec *ex) {
+                            unsigned pinned, xpar_tier tier, const xpar__exec *ex) {
   xpar__repeat *r = &ctx->repeats[c->op];
-  /* Which arrays were pinned: with the page cache unchanged by the call,
-   * every array the driver was asked about is one the cache does not hold
-   * (a pageable answer would have been stored). */
-  r->pinned = 0;
-  for (int i = 0; pinned && i < 3; i++) {
-    const void *p = call_array(c, i);
-    if (p && !maps[i] && !repeats_earlier(c, i) && !xpar__page_cache_holds(&ctx->page_cache, p))
-      r->pinned |= 1u << i;
-  }
+  r->pinned = pinned;
   r->settings_generation = ctx->settings_generation;
   r->page_generation = ctx->page_cache.generation;
   r->dtype = c->dtype;
@@ -686,10 +680,11 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
   call_facts(&f, ctx, c, thresholds, ctx->threshold_source[c->op][c->dtype]);
   f.host = 1;
   xpar__mapping *maps[3] = {NULL, NULL, NULL};
+  unsigned pinned = 0; /* bit i: array i is pinned host memory */
   if (c->n && ctx->n_maps) {
     const int asks = off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL);
     if (asks && b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
-    if (!fast_mapped_facts(ctx, c, asks, &f, maps)) return 0;
+    if (!fast_mapped_facts(ctx, c, asks, &f, maps, &pinned)) return 0;
   } else if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
      * with offload disabled) every array is pageable host memory; with one,
@@ -700,14 +695,16 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
       if (b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
       /* Written out, not a loop over i: the 128-element add's path, where
        * the loop cost ~40 of ~730 instructions (callgrind). */
-      if (!((!c->x || fast_host_operand(ctx, c->x, &f)) &&
-            (!c->y || repeats_earlier(c, 1) || fast_host_operand(ctx, c->y, &f)) &&
-            (!c->out || repeats_earlier(c, 2) || fast_host_operand(ctx, c->out, &f))))
+      if (!((!c->x || fast_host_operand(ctx, c->x, 1u, &f, &pinned)) &&
+            (!c->y || repeats_earlier(c, 1) || fast_host_operand(ctx, c->y, 2u, &f, &pinned)) &&
+            (!c->out || repeats_earlier(c, 2) ||
+             fast_host_operand(ctx, c->out, 4u, &f, &pinned))))
         return 0;
     } else {
       f.pageable = 1;
     }
   }
+  f.pinned = pinned != 0;
   /* The whole record, as the general path writes it: a repeat copies it. */
   xpar__decision_raw *d = &ctx->last;
   memset(d, 0, sizeof *d);
@@ -725,7 +722,7 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
    * answered).  One that stored a pageable answer (and moved the
    * generation) is remembered at its next call. */
   if (page_generation == ctx->page_cache.generation)
-    remember_repeat(ctx, c, maps, f.pinned, tier, &ex);
+    remember_repeat(ctx, c, maps, pinned, tier, &ex);
   *st = run_fast(ctx, c, tier, &ex, maps[2]);
   return 1;
 }
@@ -737,8 +734,7 @@ void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off) { ctx->fast_path_off = off != 0; }
 
 xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r) {
-  ctx->last = r->record;
-  ctx->last.tier = XPAR_TIER_NONE;
+  ctx->last = r->record; /* tier NONE until the run succeeds */
   ctx->repeat_calls++;
   return run_fast(ctx, c, r->tier, &r->ex, r->maps[2]);
 }

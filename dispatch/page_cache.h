@@ -73,15 +73,6 @@ static inline int xpar__page_cache_lookup(xpar__page_cache *c, const void *p) {
   return 0;
 }
 
-/** 1 when p's page is cached, without counting it as a use. */
-static inline int xpar__page_cache_holds(const xpar__page_cache *c, const void *p) {
-  const uintptr_t page = (uintptr_t)p >> 12;
-  const xpar__page_cache_way *set = xpar__page_cache_set((xpar__page_cache *)c, page);
-  for (int w = 0; w < XPAR__PAGE_CACHE_WAYS; w++)
-    if (set[w].page_plus_one == page + 1) return 1;
-  return 0;
-}
-
 /** Record (or refresh) p's page as pageable host memory. */
 static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p) {
   const uintptr_t page = (uintptr_t)p >> 12;
