@@ -61,6 +61,22 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
 #define XPAR__CPU_INT_HEAD_(ctype, i, hi, x, STEP) \
   if (!XPAR__CPU_IS_FLOAT(ctype)) XPAR__CPU_TO_32B_BOUNDARY(i, hi, x, STEP)
 
+/* The dot's chunk loop reads two arrays 64 bytes a step each: from a 32-byte
+ * boundary every step touches two cache lines of each, and on malloc'd arrays
+ * (16 bytes past a boundary) the one-thread int32 dot ran 6-7 % slower than
+ * from a line boundary at 2^13..2^15 (the regret runs of session 15 on the
+ * H100 host, 5.5-7.5 %; development VM 7 %, bench/NOTES.md session 16).  So
+ * long chunks start at a line; short ones keep the 32-byte head (up to 15
+ * scalar steps instead of 7 cost ~3 ns, more than a 2^10 call gains). */
+#define XPAR__CPU_DOT_LINE_MIN 2048
+#define XPAR__CPU_INT_DOT_HEAD_(ctype, i, hi, x, STEP)                      \
+  if (!XPAR__CPU_IS_FLOAT(ctype)) {                                         \
+    if ((hi) - (i) >= XPAR__CPU_DOT_LINE_MIN)                               \
+      for (; (i) < (hi) && ((uintptr_t)((x) + (i)) & 63); ++(i)) STEP;      \
+    else                                                                    \
+      XPAR__CPU_TO_32B_BOUNDARY(i, hi, x, STEP);                            \
+  }
+
 /* Kernels of one dtype and one reduction OP (sum, min or max). */
 #define XPAR__CPU_REDUCE_KERNELS_(e, ctype, OP)                                              \
   XPAR__CPU_SIMD_CLONES                                                                     \
@@ -227,7 +243,7 @@ xpar_status xpar__cpu_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const 
     ctype lane[XPAR__CPU_LANES];                                                           \
     for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = (ctype)0;                          \
     size_t i = lo;                                                                         \
-    XPAR__CPU_INT_HEAD_(ctype, i, hi, x,                                                   \
+    XPAR__CPU_INT_DOT_HEAD_(ctype, i, hi, x,                                               \
                         lane[0] = xpar__cpu_sum_##e(lane[0], xpar__cpu_mul_##e(x[i], y[i]))); \
     for (; hi - i >= XPAR__CPU_LANES; i += XPAR__CPU_LANES)                                \
       for (int j = 0; j < XPAR__CPU_LANES; ++j)                                            \
