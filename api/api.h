@@ -89,10 +89,11 @@ static inline void xpar__ctx_leave(xpar_context *ctx) {
   } while (0)
 
 /** The reader's door: clear the detail, refuse a NULL context or out. */
-static inline xpar_status xpar__read_door(const xpar_context *ctx, const void *out) {
+static inline xpar_status xpar__read_door(const xpar_context *ctx, const void *out,
+                                          const char *out_name) {
   xpar__clear_error();
   XPAR__RETURN_IF(!ctx, XPAR_ERR_NULL_CONTEXT, "the context is NULL");
-  XPAR__RETURN_IF(!out, XPAR_ERR_NULL_POINTER, "out is NULL");
+  XPAR__RETURN_IF(!out, XPAR_ERR_NULL_POINTER, "%s is NULL", out_name);
   return XPAR_OK;
 }
 

@@ -31,7 +31,7 @@ XPAR_API xpar_status xpar_context_set_backend(xpar_context *ctx, xpar_backend ba
 }
 
 XPAR_API xpar_status xpar_context_get_backend(const xpar_context *ctx, xpar_backend *out) {
-  XPAR__FORWARD(xpar__read_door(ctx, out));
+  XPAR__FORWARD(xpar__read_door(ctx, out, "out"));
   *out = ctx->backend;
   return XPAR_OK;
 }
@@ -48,7 +48,7 @@ XPAR_API xpar_status xpar_context_set_offload(xpar_context *ctx, xpar_offload of
 }
 
 XPAR_API xpar_status xpar_context_get_offload(const xpar_context *ctx, xpar_offload *out) {
-  XPAR__FORWARD(xpar__read_door(ctx, out));
+  XPAR__FORWARD(xpar__read_door(ctx, out, "out"));
   *out = ctx->offload;
   return XPAR_OK;
 }
@@ -78,7 +78,7 @@ XPAR_API xpar_status xpar_context_set_threshold(xpar_context *ctx, xpar_op op, x
 XPAR_API xpar_status xpar_context_get_threshold(const xpar_context *ctx, xpar_op op,
                                                 xpar_dtype dtype, xpar_threshold which,
                                                 size_t *out) {
-  XPAR__FORWARD(xpar__read_door(ctx, out));
+  XPAR__FORWARD(xpar__read_door(ctx, out, "out"));
   XPAR__FORWARD(check_threshold_key(op, dtype, which));
   *out = ctx->thresholds[op][dtype][which];
   return XPAR_OK;
@@ -119,7 +119,7 @@ XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on) {
 }
 
 XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out) {
-  XPAR__FORWARD(xpar__read_door(ctx, out));
+  XPAR__FORWARD(xpar__read_door(ctx, out, "out"));
   *out = ctx->reproducible;
   return XPAR_OK;
 }
@@ -139,7 +139,7 @@ XPAR_API xpar_status xpar_context_set_shadow(xpar_context *ctx, xpar_tier tier,
 
 XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier *tier,
                                              int *fail_on_mismatch) {
-  XPAR__FORWARD(xpar__read_door(ctx, tier));
+  XPAR__FORWARD(xpar__read_door(ctx, tier, "tier"));
   *tier = ctx->shadow_tier;
   if (fail_on_mismatch) *fail_on_mismatch = ctx->shadow_fail;
   return XPAR_OK;
@@ -173,7 +173,7 @@ XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx) {
 }
 
 XPAR_API xpar_status xpar_last_decision(const xpar_context *ctx, xpar_decision *out) {
-  XPAR__FORWARD(xpar__read_door(ctx, out));
+  XPAR__FORWARD(xpar__read_door(ctx, out, "out"));
   xpar__context_last_decision(ctx, out);
   return XPAR_OK;
 }

@@ -201,6 +201,9 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
     free(kernels);
     return st;
   }
+  /* A "gpu: none" profile was measured on the CPU alone (no usable GPU, or
+   * offload disabled when it was saved): it applies whatever GPU this machine
+   * has, and no CUDA call is made to find out (docs/profile.md). */
   int want_gpu = ctx->offload != XPAR_OFFLOAD_DISABLED && strcmp(key.gpu, "none") != 0;
   this_machine(ctx, &here, want_gpu);
   if (strcmp(key.cpu, here.cpu) != 0 || key.cores != here.cores ||

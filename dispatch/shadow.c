@@ -10,6 +10,7 @@
  * copying, so no mapping's validity changes.  The application gets the
  * primary's result.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,8 +154,19 @@ typedef struct shadow_compare {
   xpar__scalar init;
 } shadow_compare;
 
-/* The tolerance of value i (0 when bitwise). */
-static long double tolerance(const shadow_compare *k, size_t i, long double *running) {
+/* Whether partial sums of terms whose magnitudes add up to mag can overflow
+ * the accumulator type: then xpar.h lets a grouping give a finite value or
+ * NaN where the element order gives inf (xpar_scan_init), so two tiers'
+ * non-finite results are not a mismatch. */
+static int may_overflow(long double mag, xpar_dtype acc) {
+  return mag > (acc == XPAR_FLOAT ? (long double)FLT_MAX : (long double)DBL_MAX);
+}
+
+/* The tolerance of value i (0 when bitwise); *overflow: its partial sums can
+ * overflow (may_overflow). */
+static long double tolerance(const shadow_compare *k, size_t i, long double *running,
+                             int *overflow) {
+  *overflow = 0;
   if (k->bitwise) return 0;
   const xpar__call *c = k->c;
   if (c->op == XPAR_OP_SCAN) {
@@ -162,13 +174,11 @@ static long double tolerance(const shadow_compare *k, size_t i, long double *run
      * of magnitudes is kept across calls, in index order. */
     if (i == 0) *running = c->has_init ? fabsl(value_at(c->dtype, k->init.bytes, 0)) : 0;
     size_t terms = i + 1 + (c->has_init ? 1 : 0);
-    if (c->kind == XPAR_EXCLUSIVE) {
-      long double r = *running;
-      *running += fabsl(value_at(c->dtype, k->x, i));
-      return two_gamma(terms, c->dtype) * r;
-    }
+    long double r = *running;
     *running += fabsl(value_at(c->dtype, k->x, i));
-    return two_gamma(terms, c->dtype) * *running;
+    if (c->kind != XPAR_EXCLUSIVE) r = *running;
+    *overflow = may_overflow(r, c->dtype);
+    return two_gamma(terms, c->dtype) * r;
   }
   long double mag = 0;
   for (size_t j = 0; j < c->n; j++)
@@ -176,6 +186,7 @@ static long double tolerance(const shadow_compare *k, size_t i, long double *run
                ? fabsl(value_at(c->dtype, k->x, j) * value_at(c->dtype, k->y, j))
                : fabsl(value_at(c->dtype, k->x, j));
   xpar_dtype acc = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
+  *overflow = may_overflow(mag, acc);
   /* dot: each product is rounded once more before it is added. */
   return two_gamma(c->n + (c->op == XPAR_OP_DOT), acc) * mag;
 }
@@ -186,7 +197,8 @@ static int compare(xpar_context *ctx, const shadow_compare *k, const void *prima
   size_t first = 0, bad = 0;
   long double running = 0, first_tol = 0;
   for (size_t i = 0; i < k->count; i++) {
-    long double tol = tolerance(k, i, &running);
+    int overflow;
+    long double tol = tolerance(k, i, &running, &overflow);
     int same;
     if (k->bitwise || !is_float(k->t)) {
       long double a = value_at(k->t, primary, i), b = value_at(k->t, shadow, i);
@@ -194,7 +206,8 @@ static int compare(xpar_context *ctx, const shadow_compare *k, const void *prima
              (is_float(k->t) && isnan(a) && isnan(b)); /* NaN payloads may differ */
     } else {
       long double a = value_at(k->t, primary, i), b = value_at(k->t, shadow, i);
-      same = (isnan(a) && isnan(b)) || a == b || fabsl(a - b) <= tol;
+      same = (isnan(a) && isnan(b)) || a == b || fabsl(a - b) <= tol ||
+             (overflow && (!isfinite(a) || !isfinite(b)));
     }
     if (!same && bad++ == 0) {
       first = i;

@@ -257,6 +257,30 @@ static size_t get_threshold(xpar_context *ctx, const xpar_kernel *k, xpar_thresh
   return v;
 }
 
+/* Any thread count >= 0 is accepted (xpar.h); a kernel's region opens at
+ * most 256, as the built-in ops' do: 100,000 crashed inside libgomp before. */
+static void t_thread_count_cap(void **state) {
+  (void)state;
+  uint32_t a = 5, x[N], y[N], want[N];
+  xt_rng rng;
+  xt_rng_for(&rng, "thread_count_cap");
+  xt_fill_random(&rng, XPAR_UINT32, x, N, XT_DATA_RANDOM, 0);
+  xt_fill_random(&rng, XPAR_UINT32, y, N, XT_DATA_RANDOM, 0);
+  for (int i = 0; i < N; i++) want[i] = a * x[i] + y[i];
+  xpar_context *ctx = new_context();
+  xt_check_status("cap", "set_backend", xpar_context_set_backend(ctx, XPAR_BACKEND_CPU), XPAR_OK);
+  xt_check_status("cap", "set_num_threads(100000)", xpar_context_set_num_threads(ctx, 100000),
+                  XPAR_OK);
+  xt_check_status("cap", "set_kernel_threshold",
+                  xpar_context_set_kernel_threshold(ctx, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP, 0),
+                  XPAR_OK);
+  xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &a), XPAR_ARG_IN(XPAR_UINT32, x, N),
+                      XPAR_ARG_INOUT(XPAR_UINT32, y, N)};
+  xt_check_status("cap", "launch", xpar_launch(ctx, &xk_axpy_u32, N, args, 3), XPAR_OK);
+  if (memcmp(y, want, sizeof y) != 0) xt_failf("cap", "a * x + y wrong with 100,000 threads asked");
+  xpar_context_destroy(ctx);
+}
+
 static void t_thresholds(void **state) {
   (void)state;
   uint32_t a = 7, x[N], y[N];
@@ -403,6 +427,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_bad_input),        cmocka_unit_test(t_no_gpu_variant),
       cmocka_unit_test(t_no_cpu_variant),   cmocka_unit_test(t_thresholds),
+      cmocka_unit_test(t_thread_count_cap),
       cmocka_unit_test(t_print_cpu_serial), cmocka_unit_test(t_print_cuda_serial),
       cmocka_unit_test(t_verbose),
   };

@@ -10,11 +10,15 @@
  *            record, stderr with the index and both values, and
  *            XPAR_ERR_SHADOW_MISMATCH when asked -- with the primary's
  *            (planted) result in the output
+ *  overflow  sums and scans whose partial sums overflow: the OpenMP tier's
+ *            NaN against the serial order's inf is a match (xpar.h allows it);
+ *            a planted error on finite data is still caught
  *  env       XPAR_SHADOW and XPAR_SHADOW_FAIL, valid and invalid values
  *  gpu       shadow cuda: "not run" without a GPU; with one, a match, and a
  *            mapped array's device copy stays the valid one
  * Links the library's objects: the fault hook is an internal symbol.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -216,6 +220,45 @@ static void planted(void **state) {
   free(clean);
 }
 
+/* Partial sums that overflow: xpar.h lets a grouping give NaN or a finite
+ * value where the element order gives inf, so the OpenMP tier against the
+ * serial shadow is a match there -- and only there: a planted finite error
+ * on the same data is still caught. */
+static void overflow(void **state) {
+  (void)state;
+  xpar_context *ctx = make(1, 0, 1);
+  double *x = malloc(N * sizeof *x), *out = malloc(N * sizeof *out);
+  float *xf = malloc(N * sizeof *xf), *outf = malloc(N * sizeof *outf);
+  for (size_t i = 0; i < N; i++) {
+    x[i] = (i % 4 == 2) ? -DBL_MAX : DBL_MAX; /* lanes of +inf and -inf: NaN when grouped */
+    xf[i] = (i % 4 == 2) ? -FLT_MAX : FLT_MAX;
+  }
+  for (int k = K_SUM; k <= K_SCAN_EXC; k++) {
+    if (k == K_MIN || k == K_MAX || k == K_WIDE) continue;
+    for (int f = 0; f < 2; f++) {
+      xpar_dtype t = f ? XPAR_FLOAT : XPAR_DOUBLE;
+      xpar_status st = run(ctx, (kind_t)k, t, f ? (void *)xf : (void *)x, f ? (void *)xf : (void *)x,
+                           f ? (void *)outf : (void *)out);
+      xpar_decision d;
+      assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+      if (st != XPAR_OK || d.shadow_mismatch)
+        fail_msg("%s %s of overflowing terms: status %s, reason \"%s\"", kind_names[k],
+                 xpar_dtype_name(t), xpar_status_name(st), d.reason);
+    }
+  }
+  /* Finite terms whose sum stays finite: a planted error is still a mismatch. */
+  for (size_t i = 0; i < N; i++) x[i] = (i % 4 == 2) ? -1.0 : 1.0;
+  xpar__shadow_plant_fault(7);
+  fflush(stderr);
+  xpar_status st = with_captured_stderr(ctx, K_SCAN_INC, XPAR_DOUBLE, x, x, out);
+  assert_int_equal(st, XPAR_ERR_SHADOW_MISMATCH);
+  free(x);
+  free(out);
+  free(xf);
+  free(outf);
+  xpar_context_destroy(ctx);
+}
+
 static void env(void **state) {
   (void)state;
   xpar_context *ctx = NULL;
@@ -250,6 +293,7 @@ static void env(void **state) {
   assert_int_equal(xpar_context_get_shadow(ctx, &tier, NULL), XPAR_OK);
   assert_int_equal(tier, XPAR_TIER_NONE);
   assert_int_equal(xpar_context_get_shadow(ctx, NULL, NULL), XPAR_ERR_NULL_POINTER);
+  assert_non_null(strstr(xpar_last_error_detail(), "tier is NULL")); /* the parameter's name */
   assert_int_equal(xpar_context_set_shadow(NULL, XPAR_TIER_CUDA, 0), XPAR_ERR_NULL_CONTEXT);
   xpar_context_destroy(ctx);
 }
@@ -315,6 +359,7 @@ int main(void) {
   printf("[xpar-test] test_shadow: seed %llu (rerun with XPAR_TEST_SEED=%llu)\n",
          (unsigned long long)g_seed, (unsigned long long)g_seed);
   const struct CMUnitTest tests[] = {cmocka_unit_test(quiet), cmocka_unit_test(planted),
-                                     cmocka_unit_test(env), cmocka_unit_test(gpu)};
+                                     cmocka_unit_test(overflow), cmocka_unit_test(env),
+                                     cmocka_unit_test(gpu)};
   return cmocka_run_group_tests_name("shadow", tests, NULL, NULL);
 }

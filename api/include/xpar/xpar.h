@@ -346,7 +346,9 @@ XPAR_API xpar_status xpar_context_get_threshold(const xpar_context *ctx, xpar_op
                                                 size_t *out);
 
 /** OpenMP threads for this context's OpenMP tier; 0 = the runtime's default
- *  (OMP_NUM_THREADS or the core count). */
+ *  (OMP_NUM_THREADS or the core count).  Any count >= 0 is accepted; a
+ *  region opens at most 256 (the built-in ops' partials live on the stack,
+ *  and application kernels and operators get the same cap). */
 XPAR_API xpar_status xpar_context_set_num_threads(xpar_context *ctx, int num_threads);
 
 /** Log every decision of this context to stderr (as XPAR_VERBOSE=1). */
@@ -384,7 +386,10 @@ XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int 
  * results are compared: integers, min and max, axpy, add and fill bit for
  * bit; float sums, dots and sum scans bit for bit in reproducible mode, else
  * within 2 gamma_n (sum of |terms|) (per element, for scans), gamma_n =
- * n u / (1 - n u).  The application gets the primary tier's result, and its
+ * n u / (1 - n u); where the sum of |terms| exceeds the type's largest
+ * value, partial sums may overflow in one order and not another
+ * (xpar_scan_init), and a non-finite result on either side is a match.  The
+ * application gets the primary tier's result, and its
  * data stays valid exactly where the primary call left it (the shadow reads
  * device data by copying, never by moving a mapping).  A mismatch is recorded
  * in the decision record (shadow_mismatch, and the reason text), printed to
@@ -505,8 +510,11 @@ XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path);
  */
 XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int *applied);
 
-/** The default profile path for this user (see above); XPAR_ERR_IO when no
- *  home or cache directory is known. */
+/** The default profile path for this user (see above), written to buf with
+ *  its terminating NUL; XPAR_ERR_IO when no home or cache directory is
+ *  known, XPAR_ERR_NULL_POINTER for a NULL buf, XPAR_ERR_INVALID_ARGUMENT
+ *  when size is too small for the path (the detail says how many bytes it
+ *  needs); nothing is written on error. */
 XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size);
 
 /* ------------------------------------------------------------------------ */
@@ -528,8 +536,11 @@ typedef struct xpar_decision {
                                 "; shadow <tier>: match|MISMATCH ..." follow
                                 when those modes are on, then where the quoted
                                 built-in defaults were measured ("; default
-                                measured <date>, <machine>, <run>"); a reason
-                                longer than the field ends in "..." */
+                                measured <date>, <machine>, <run>", or
+                                "; default measured on <machine>, <run>"
+                                where the run's results folder names the
+                                date); a reason longer than the field ends
+                                in "..." */
   int reproducible;          /* reproducible mode was on for this call        */
   xpar_tier shadow_tier;     /* shadow mode's tier (XPAR_TIER_NONE: off)      */
   int shadow_mismatch;       /* 1: the shadow tier's result differed          */

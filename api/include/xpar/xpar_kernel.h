@@ -83,8 +83,9 @@ typedef enum xpar_arg_role {
  * managed), aligned to the element size; NULL only when count is 0.
  * Scalars: `ptr` to `count` host elements of `dtype` (count * size at most
  * XPAR_KERNEL_SCALAR_BYTES), read during the call only.
- * Two array arguments may be the same array (same pointer and count: one
- * array with both roles) or disjoint; a partial overlap is XPAR_ERR_OVERLAP.
+ * Two array arguments may be the same array (the same pointer and the same
+ * size in bytes, count x the dtype's size: one array with both roles) or
+ * disjoint; a partial overlap is XPAR_ERR_OVERLAP.
  */
 typedef struct xpar_arg {
   xpar_arg_role role;
