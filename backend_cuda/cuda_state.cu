@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,10 +544,63 @@ extern "C" xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot,
   return XPAR_OK;
 }
 
+/*
+ * Small copies from pinned host memory go through a kernel, not the copy
+ * engine.  The driver reads a small pinned source when cudaMemcpyAsync is
+ * called, not when the stream reaches the copy, unless the stream itself has
+ * work or an explicit dependency queued: on a blocking stream whose only
+ * dependency is the implicit one on the legacy default stream, an
+ * application's cudaMemcpyAsync into that pinned buffer on stream 0, still
+ * queued behind a kernel, was not seen -- 10 of 10 trials stale at 4, 8 and
+ * 16 KiB, none at 32 KiB and above (H100, driver 580.159.04, raw CUDA:
+ * bench/results/2026-11-26-s16/h2dcapture.cu; the same copy on stream 0 itself, or
+ * after cudaStreamWaitEvent, or read by a kernel, was never stale).  An
+ * event recorded on the legacy stream would order it too, but that event
+ * waits for every blocking stream's work, other threads' contexts included.
+ * A kernel reads its source (UVA: pinned memory is device-accessible) when
+ * it runs, in stream order.  Up to kPinnedKernelCopyMax bytes, twice the
+ * largest size seen captured: the DMA path's fixed cost dominates there
+ * anyway.
+ */
+constexpr size_t kPinnedKernelCopyMax = (size_t)64 << 10;
+
+template <class W>
+__global__ void copy_in_stream_order(W *dst, const W *src, size_t words) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
+       i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+
+template <class W>
+static xpar_status launch_copy(xpar__cuda_state *st, void *dst, const void *src, size_t bytes) {
+  auto kernel = copy_in_stream_order<W>;
+  W *d = static_cast<W *>(dst);
+  const W *s = static_cast<const W *>(src);
+  size_t words = bytes / sizeof(W);
+  const unsigned block = 256;
+  unsigned grid = (unsigned)((words + block - 1) / block);
+  if (grid > 64) grid = 64;
+  void *args[] = {&d, &s, &words};
+  return xpar__cuda_launch(st, (const void *)kernel, NULL, grid, block, 0, args,
+                           "copy from pinned host memory");
+}
+
+/* The widest word that divides both addresses and the size. */
+static xpar_status copy_pinned_by_kernel(xpar__cuda_state *st, void *dst, const void *src,
+                                         size_t bytes) {
+  const uintptr_t a = (uintptr_t)dst | (uintptr_t)src | (uintptr_t)bytes;
+  if (a % 16 == 0) return launch_copy<uint4>(st, dst, src, bytes);
+  if (a % 8 == 0) return launch_copy<unsigned long long>(st, dst, src, bytes);
+  if (a % 4 == 0) return launch_copy<unsigned>(st, dst, src, bytes);
+  return launch_copy<unsigned char>(st, dst, src, bytes);
+}
+
 extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, const void *src,
                                        size_t bytes, xpar__copy_dir dir) {
-  static const char *const names[] = {"host to device", "device to host", "device to device"};
-  const char *name = (unsigned)dir < 3 ? names[dir] : "?";
+  static const char *const names[] = {"host to device", "device to host", "device to device",
+                                       "host to device"};
+  const char *name = (unsigned)dir < 4 ? names[dir] : "?";
+  const int to_device = dir == XPAR__HOST_TO_DEVICE || dir == XPAR__HOST_TO_DEVICE_WRITTEN;
   if (!st) {
     /* No state yet (a context that never ran on the GPU, e.g. forced to the
      * CPU, moving device data): a plain synchronous copy, no stream. */
@@ -558,18 +612,17 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
   }
   XPAR__FORWARD(xpar__cuda_begin(st, "copy"));
   if (bytes == 0) return XPAR_OK;
+  xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE; /* unknown: as pageable */
+  if (to_device) (void)pointer_kind(src, &kind);
+  if (dir == XPAR__HOST_TO_DEVICE && kind == XPAR__PTR_HOST_PINNED &&
+      bytes <= kPinnedKernelCopyMax)
+    return copy_pinned_by_kernel(st, dst, src, bytes); /* stream order, no wait needed */
   XPAR_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream),
                 "copy %s (%zu bytes)", name, bytes);
-  int wait = 0;
-  if (dir == XPAR__DEVICE_TO_HOST) {
-    wait = 1;
-  } else if (dir == XPAR__HOST_TO_DEVICE) {
-    /* From pageable memory the copy must be complete before we return (the
-     * caller may reuse its buffer); from pinned memory stream order is enough. */
-    xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE; /* unknown: wait */
-    (void)pointer_kind(src, &kind);
-    wait = kind != XPAR__PTR_HOST_PINNED;
-  }
+  /* From pageable memory the copy must be complete before we return (the
+   * caller may reuse its buffer); from pinned memory stream order is enough;
+   * a copy to the host is waited for. */
+  int wait = dir == XPAR__DEVICE_TO_HOST || (to_device && kind != XPAR__PTR_HOST_PINNED);
   if (wait) XPAR_CUDA_TRY(cudaStreamSynchronize(st->stream), "copy %s (%zu bytes)", name, bytes);
   return XPAR_OK;
 }

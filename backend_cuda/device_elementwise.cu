@@ -136,8 +136,8 @@ extern "C" xpar_status xpar__cuda_axpy(const xpar__exec *ex, xpar_dtype t, const
                                        const void *x, void *y, size_t n) {
   return with_dtype(t, [&](auto zero) -> xpar_status {
     using T = decltype(zero);
-    T a;
-    memcpy(&a, alpha, sizeof a);
+    T a{};
+    if (n) memcpy(&a, alpha, sizeof a); /* n = 0 may pass NULL (xpar.h) */
     return run_elementwise<T>(ex, Axpy<T>{a}, static_cast<const T *>(x),
                               static_cast<const T *>(y), static_cast<T *>(y), n, "axpy");
   });
@@ -156,8 +156,8 @@ extern "C" xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const
                                        void *out, size_t n) {
   return with_dtype(t, [&](auto zero) -> xpar_status {
     using T = decltype(zero);
-    T v;
-    memcpy(&v, value, sizeof v);
+    T v{};
+    if (n) memcpy(&v, value, sizeof v); /* n = 0 may pass NULL (xpar.h) */
     return run_elementwise<T>(ex, Fill<T>{v}, (const T *)nullptr, (const T *)nullptr,
                               static_cast<T *>(out), n, "fill");
   });

@@ -64,9 +64,13 @@ typedef enum xpar__ptr_kind {
 } xpar__ptr_kind;
 
 typedef enum xpar__copy_dir {
-  XPAR__HOST_TO_DEVICE = 0,
+  XPAR__HOST_TO_DEVICE = 0, /* the application's host memory: read in stream order */
   XPAR__DEVICE_TO_HOST = 1,
-  XPAR__DEVICE_TO_DEVICE = 2
+  XPAR__DEVICE_TO_DEVICE = 2,
+  /* host memory xpar itself has just written (a CPU tier's output on its way
+   * back to device memory): complete when the copy is queued, so the driver
+   * may read it at once */
+  XPAR__HOST_TO_DEVICE_WRITTEN = 3
 } xpar__copy_dir;
 
 typedef struct xpar__backend {
@@ -140,7 +144,9 @@ typedef struct xpar__backend {
   xpar_status (*staging)(struct xpar__cuda_state *st, int slot, size_t bytes, void **out);
   /** Copy on the state's stream; returns when the copy is complete (device
    *  to host, host to device from pageable memory) or queued in stream order
-   *  (device to device, host to device from pinned memory). */
+   *  (device to device, host to device from pinned memory: read when the
+   *  stream reaches it, after the work queued before it on the stream and on
+   *  the legacy stream -- small pinned sources through a kernel, cuda_state.cu). */
   xpar_status (*copy)(struct xpar__cuda_state *st, void *dst, const void *src, size_t bytes,
                       xpar__copy_dir dir);
   /** Wait for the state's stream; reports an error raised by queued work. */

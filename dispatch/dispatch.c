@@ -391,7 +391,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
       o->where.map->valid = XPAR__VALID_HOST;
     } else if (o->where.loc == XPAR__LOC_DEVICE) {
       XPAR__FORWARD(g->copy(ctx->cuda, (void *)o->where.ptr, ptrs[i], o->where.bytes,
-                            XPAR__HOST_TO_DEVICE));
+                            XPAR__HOST_TO_DEVICE_WRITTEN));
       XPAR__FORWARD(g->wait(ctx->cuda));
       d->bytes_to_device += o->where.bytes;
     }
@@ -399,7 +399,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   if (p->has_result_operand) {
     if (result_on_device) {
       XPAR__FORWARD(g->copy(ctx->cuda, caller_result, &local_result, result_bytes,
-                            XPAR__HOST_TO_DEVICE));
+                            XPAR__HOST_TO_DEVICE_WRITTEN));
       XPAR__FORWARD(g->wait(ctx->cuda));
       d->bytes_to_device += result_bytes;
     } else if (p->result.where.loc == XPAR__LOC_MAPPED) {

@@ -145,13 +145,20 @@ static void run_case(void **state, case_t c) {
           if (x_copy) xt_check_bytes(label, "x (and its guards) after the call", x.base, x_copy, x.total);
           if (y_copy) xt_check_bytes(label, "y (and its guards) after the call", y.base, y_copy, y.total);
 
-          if (n == 0) { /* NULL arrays accepted with n == 0 */
+          if (n == 0) { /* NULL arrays accepted with n == 0, and a NULL alpha / value */
             switch (c) {
               case C_AXPY: case C_AXPY_XY: s = xpar_axpy(ctx, d, scalar, NULL, NULL, 0); break;
               case C_FILL: s = xpar_fill(ctx, d, scalar, NULL, 0); break;
               default: s = xpar_add(ctx, d, NULL, NULL, NULL, 0); break;
             }
             xt_check_status(label, "call with NULL arrays, n == 0", s, XPAR_OK);
+            if (c != C_ADD) {
+              /* on the GPU tiers too (a forced cuda axpy read *alpha before
+               * looking at n: session 16's GPU audit) */
+              s = c == C_FILL ? xpar_fill(ctx, d, NULL, NULL, 0)
+                              : xpar_axpy(ctx, d, NULL, NULL, NULL, 0);
+              xt_check_status(label, "NULL alpha / value with n == 0", s, XPAR_OK);
+            }
           }
           free(x_copy);
           free(y_copy);

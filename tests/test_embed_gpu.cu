@@ -3,7 +3,7 @@
  *  - stream order: the application's stream-0 kernels and copies before a
  *    call, stream-0 kernels consuming its outputs after it (synchronous and
  *    nowait), the application's own stream set on the context, and
- *    cudaStreamPerThread;
+ *    cudaStreamPerThread; pinned inputs that a stream-0 copy writes;
  *  - the host-page cache after pinned memory is freed and the address comes
  *    back pageable, and after cudaHostRegister / cudaHostUnregister;
  *  - launch-shape extremes that set_launch_shape accepts, on every op;
@@ -267,6 +267,72 @@ static void test_stream_order(void) {
   printf("stream order: %s (%d failures)\n", failures == before ? "ok" : "FAILED", failures - before);
   cudaFree(b.x), cudaFree(b.y), cudaFree(b.out), cudaFree(b.out2), cudaFreeHost(b.pinned);
   free(b.hx), free(b.hy), free(b.want), free(b.scratch);
+}
+
+/* ---- pinned inputs that the application's stream-0 copy writes ------------------------- */
+
+/* The application copies a device result into a pinned buffer on stream 0
+ * (queued behind a slow kernel) and hands the buffer to a call that runs on
+ * the GPU: the call's read of it is GPU work, ordered after stream 0.  The
+ * driver reads a small pinned source at cudaMemcpyAsync unless the stream has
+ * a dependency queued (4-16 KiB were stale 10 times in 10 on the H100 before
+ * xpar copied them by kernel: cuda_state.cu), so sizes from 1 KiB to 256 KiB. */
+static void test_pinned_input_order(void) {
+  const size_t max_n = (size_t)1 << 16;
+  int32_t *stage, *y, *out, *px, *want = (int32_t *)malloc(max_n * 4),
+                                *back = (int32_t *)malloc(max_n * 4);
+  CK(cudaMalloc(&stage, max_n * 4));
+  CK(cudaMalloc(&y, max_n * 4));
+  CK(cudaMalloc(&out, max_n * 4));
+  CK(cudaMallocHost(&px, max_n * 4));
+  const int before = failures;
+  xpar_context *cuda, *autoc;
+  XK(xpar_context_create(&cuda));
+  XK(xpar_context_set_backend(cuda, XPAR_BACKEND_CUDA));
+  XK(xpar_context_create(&autoc));
+  for (size_t n = 256; n <= max_n; n *= 4)
+    for (int op = 0; op < 3; op++)
+      for (int r = 0; r < 3; r++) {
+        const unsigned salt = (unsigned)(seed + 17u * r + 5u * op + n) % 1000u + 1u;
+        slow_write<<<264, 256>>>(y, n, salt + 3, 0);
+        CK(cudaDeviceSynchronize());
+        memset(px, 0, n * 4); /* the old contents */
+        slow_write<<<264, 256>>>(stage, n, salt, 200000);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(px, stage, n * 4, cudaMemcpyDeviceToHost, 0));
+        host_pattern(want, n, salt);
+        int32_t got = 0;
+        uint32_t expect = 0;
+        char what[128];
+        if (op == 0) { /* forced GPU reduce of the pinned array */
+          XK(xpar_reduce(cuda, XPAR_INT32, XPAR_SUM, px, n, &got));
+          for (size_t i = 0; i < n; i++) expect += (uint32_t)want[i];
+          snprintf(what, sizeof what, "cuda reduce, pinned x written by a stream-0 copy, n=%zu", n);
+        } else if (op == 1) { /* AUTO: device y keeps the dot on the GPU */
+          XK(xpar_dot(autoc, XPAR_INT32, px, y, n, &got));
+          for (size_t i = 0; i < n; i++) expect += (uint32_t)want[i] * (uint32_t)pattern(i, salt + 3);
+          snprintf(what, sizeof what, "auto dot (device y), pinned x written by a stream-0 copy, n=%zu", n);
+        } else { /* forced GPU scan into device memory */
+          XK(xpar_scan(cuda, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, px, out, n));
+          CK(cudaMemcpy(back, out, n * 4, cudaMemcpyDeviceToHost));
+          uint32_t run = 0;
+          for (size_t i = 0; i < n; i++)
+            if ((int32_t)(run += (uint32_t)want[i]) != back[i]) {
+              FAIL("cuda scan, pinned x written by a stream-0 copy, n=%zu: element %zu is %d, "
+                   "expected %d (seed %llu)", n, i, back[i], (int32_t)run, seed);
+              break;
+            }
+          continue;
+        }
+        if (got != (int32_t)expect)
+          FAIL("%s: %d, expected %d (seed %llu)", what, got, (int32_t)expect, seed);
+      }
+  printf("pinned inputs after stream-0 copies: %s (%d failures)\n",
+         failures == before ? "ok" : "FAILED", failures - before);
+  XK(xpar_context_destroy(cuda));
+  XK(xpar_context_destroy(autoc));
+  cudaFree(stage), cudaFree(y), cudaFree(out), cudaFreeHost(px);
+  free(want), free(back);
 }
 
 /* ---- the host-page cache after memory changes kind ----------------------------------- */
@@ -535,6 +601,7 @@ int main(void) {
     return 77;
   }
   test_stream_order();
+  test_pinned_input_order();
   test_page_reuse();
   test_launch_extremes();
   test_release_memory();

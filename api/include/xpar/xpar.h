@@ -439,6 +439,14 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  *    cudaStreamLegacy is accepted too.
  * Host data that xpar copies, and host results, are complete when a
  * synchronous call returns, whatever the stream.
+ * The rule orders GPU work, xpar's copies from host memory included.  A call
+ * that runs on the CPU (AUTO below its thresholds, a forced CPU backend)
+ * reads and writes host memory -- pageable, pinned, managed, a mapping's host
+ * copy -- when it is made, as the application's own host code would: GPU
+ * work that writes such memory (an async copy into a pinned buffer, a kernel
+ * writing managed memory) must be complete before the call
+ * (cudaStreamSynchronize, cudaEventSynchronize), since AUTO may run it on
+ * either side.
  */
 XPAR_API xpar_status xpar_context_set_stream(xpar_context *ctx, void *cuda_stream);
 
