@@ -585,6 +585,24 @@ static xpar_status launch_copy(xpar__cuda_state *st, void *dst, const void *src,
                            "copy from pinned host memory");
 }
 
+/* The address through which kernels reach pinned host memory p: p itself
+ * under unified addressing on most platforms, but CUDA does not promise it
+ * for registered memory (cudaDevAttrCanUseHostPointerForRegisteredMem), so
+ * the driver is asked; NULL when it gives none. */
+static const void *pinned_device_address(const void *p) {
+  if (get_attributes_fn fn = driver_get_attributes()) {
+    CUpointer_attribute which = CU_POINTER_ATTRIBUTE_DEVICE_POINTER;
+    unsigned long long value = 0;
+    void *data = &value;
+    if (fn(1, &which, &data, (CUdeviceptr)(uintptr_t)p) == CUDA_SUCCESS && value)
+      return (const void *)(uintptr_t)value;
+  }
+  void *dp = NULL;
+  if (cudaHostGetDevicePointer(&dp, const_cast<void *>(p), 0) == cudaSuccess) return dp;
+  (void)cudaGetLastError();
+  return NULL;
+}
+
 /* The widest word that divides both addresses and the size. */
 static xpar_status copy_pinned_by_kernel(xpar__cuda_state *st, void *dst, const void *src,
                                          size_t bytes) {
@@ -615,8 +633,12 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
   xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE; /* unknown: as pageable */
   if (to_device) (void)pointer_kind(src, &kind);
   if (dir == XPAR__HOST_TO_DEVICE && kind == XPAR__PTR_HOST_PINNED &&
-      bytes <= kPinnedKernelCopyMax)
-    return copy_pinned_by_kernel(st, dst, src, bytes); /* stream order, no wait needed */
+      bytes <= kPinnedKernelCopyMax) {
+    /* stream order, no wait needed; without a device address (no mapped
+     * pinned memory on this platform) the copy engine, as before */
+    if (const void *device_src = pinned_device_address(src))
+      return copy_pinned_by_kernel(st, dst, device_src, bytes);
+  }
   XPAR_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream),
                 "copy %s (%zu bytes)", name, bytes);
   /* From pageable memory the copy must be complete before we return (the
