@@ -198,8 +198,10 @@ static xpar_status exchange_run(exchange *x, MPI_Comm comm) {
       snprintf(others, sizeof others, " (%d of %d ranks failed; the first is rank %d)", failed,
                x->size, first_failed);
     if (x->mine.status != XPAR_OK)
-      return xpar__mpi_fail((xpar_status)x->mine.status, "%s: rank %d of %d: %s%s; nothing was "
-                            "written on any rank", x->fn, x->rank, x->size, x->local_detail, others);
+      return xpar__mpi_fail((xpar_status)x->mine.status, "%s: rank %d of %d failed: %s: %s%s; "
+                            "nothing was written on any rank", x->fn, x->rank, x->size,
+                            xpar_status_name((xpar_status)x->mine.status), x->local_detail,
+                            others);
     return xpar__mpi_fail(first, "%s: rank %d of %d failed: %s (%s)%s; nothing was written on any "
                           "rank", x->fn, first_failed, x->size, xpar_status_name(first),
                           xpar_status_string(first), others);
@@ -382,16 +384,24 @@ static xpar_status agree_after_scan(const exchange *x, MPI_Comm comm, xpar_statu
   if (st != XPAR_OK) return st;
   if (worst.failed_key == 0) return XPAR_OK;
   const int failed_rank = x->size - worst.failed_key;
+  /* A shadow mismatch is the one failure whose outputs were written (xpar.h:
+   * the primary tier's result). */
   if (local != XPAR_OK)
-    return xpar__mpi_fail(local, "%s: rank %d of %d: local xpar_scan_init failed after the "
-                          "exchange: %s; this rank's output is as xpar left it on failure, ranks "
-                          "whose scans succeeded wrote theirs", x->fn, x->rank, x->size,
-                          local_detail);
+    return xpar__mpi_fail(local, "%s: rank %d of %d failed: %s: local xpar_scan_init, after the "
+                          "exchange: %s; this rank's output %s, ranks whose scans succeeded "
+                          "wrote theirs", x->fn, x->rank, x->size, xpar_status_name(local),
+                          local_detail,
+                          local == XPAR_ERR_SHADOW_MISMATCH
+                              ? "holds the primary tier's result"
+                              : "is as xpar left it on failure");
   return xpar__mpi_fail((xpar_status)worst.status, "%s: rank %d of %d failed in its local scan, "
                         "after the exchange: %s (%s); this rank's output was written, rank %d's "
-                        "was not", x->fn, failed_rank, x->size,
+                        "%s", x->fn, failed_rank, x->size,
                         xpar_status_name((xpar_status)worst.status),
-                        xpar_status_string((xpar_status)worst.status), failed_rank);
+                        xpar_status_string((xpar_status)worst.status), failed_rank,
+                        worst.status == XPAR_ERR_SHADOW_MISMATCH
+                            ? "holds its primary tier's result"
+                            : "was not");
 }
 
 XPAR_MPI_API xpar_status xpar_mpi_scan(xpar_context *ctx, MPI_Comm comm, xpar_dtype dtype,

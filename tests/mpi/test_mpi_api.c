@@ -181,8 +181,9 @@ static void test_one_bad_rank(void **state) {
         mpt_expect_status(&c, "status", st, mutations[m].status);
         char needle[96];
         if (me_bad) {
-          snprintf(needle, sizeof needle, "rank %d of %d: ", bad[bi], mpt_size);
-          mpt_expect_detail(&c, "own detail names this rank", needle);
+          snprintf(needle, sizeof needle, "rank %d of %d failed: %s: ", bad[bi], mpt_size,
+                   xpar_status_name(mutations[m].status));
+          mpt_expect_detail(&c, "own detail names this rank and its status", needle);
           mpt_expect_detail(&c, "own detail says why", mutations[m].needle);
         } else {
           snprintf(needle, sizeof needle, "rank %d of %d failed: %s", bad[bi], mpt_size,
@@ -302,7 +303,8 @@ static void test_runtime_failure(void **state) {
       mpt_expect_status(&c, "status", st, XPAR_ERR_NO_DEVICE);
       char needle[96];
       if (mpt_rank == b_rank)
-        snprintf(needle, sizeof needle, "rank %d of %d: local", b_rank, mpt_size);
+        snprintf(needle, sizeof needle, "rank %d of %d failed: ERR_NO_DEVICE: local", b_rank,
+                 mpt_size);
       else
         snprintf(needle, sizeof needle, "rank %d of %d failed", b_rank, mpt_size);
       mpt_expect_detail(&c, "detail names the failing rank", needle);

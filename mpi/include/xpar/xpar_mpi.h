@@ -67,15 +67,20 @@
  *    rank returns the status of the lowest-numbered failing rank.
  *    xpar_mpi_last_error_detail() names the failing rank and its status
  *    ("rank 2 of 4 failed: ERR_NULL_POINTER (a required pointer is NULL)"),
- *    and on the failing rank also its own detail.
+ *    and on the failing rank its own status name and detail ("rank 2 of 4
+ *    failed: ERR_NULL_POINTER: local xpar_reduce: in is NULL (n = 5)").
  *  - ranks that disagree on the function, dtype, op or kind get
  *    XPAR_ERR_INVALID_ARGUMENT on every rank, with a detail naming the first
  *    rank that differs from rank 0 and both values.
  *  - nothing is written when any rank fails before the exchange (arguments,
  *    the local reduce): not the result, not any output, on no rank.  The one
  *    exception is a scan whose local xpar_scan_init fails after the exchange
- *    (out of device memory, a device error): every rank still returns the
- *    error, the failing rank's output is unwritten, but the other ranks have
+ *    (any failure of the local call there: out of device memory, a device
+ *    error, or a setting of that rank's context -- mandatory offload without
+ *    a GPU -- that its earlier local work did not meet; the last rank has no
+ *    local work before the exchange): every rank still returns the error, the
+ *    failing rank's output is unwritten (with XPAR_ERR_SHADOW_MISMATCH it
+ *    holds the primary tier's result, as in xpar.h), but the other ranks have
  *    written theirs.
  *  - checked before any communication, returned at once on the rank that
  *    passes them (such a rank cannot take part, so the others of its
