@@ -581,8 +581,16 @@ static xpar_status launch_copy(xpar__cuda_state *st, void *dst, const void *src,
   unsigned grid = (unsigned)((words + block - 1) / block);
   if (grid > 64) grid = 64;
   void *args[] = {&d, &s, &words};
-  return xpar__cuda_launch(st, (const void *)kernel, NULL, grid, block, 0, args,
-                           "copy from pinned host memory");
+  /* Not xpar__cuda_launch: a copy is not the call's launch.  The staging
+   * slots the call has filled stay stamped in use until its kernel's launch
+   * (release_idle_buffers), so that a later slot growing under memory
+   * pressure cannot free the one this copy just filled. */
+  const cudaError_t launched =
+      cudaLaunchKernel((const void *)kernel, dim3(grid), dim3(block), args, 0, st->stream);
+  const cudaError_t last = cudaGetLastError();
+  XPAR_CUDA_TRY(launched != cudaSuccess ? launched : last, "copy from pinned host memory (%zu "
+                "bytes) kernel launch", bytes);
+  return XPAR_OK;
 }
 
 /* The address through which kernels reach pinned host memory p: p itself
