@@ -558,7 +558,7 @@ extern "C" xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot,
  * event recorded on the legacy stream would order it too, but that event
  * waits for every blocking stream's work, other threads' contexts included.
  * A kernel reads its source (UVA: pinned memory is device-accessible) when
- * it runs, in stream order.  Up to kPinnedKernelCopyMax bytes, twice the
+ * it runs, in stream order.  Up to kPinnedKernelCopyMax bytes, four times the
  * largest size seen captured: the DMA path's fixed cost dominates there
  * anyway.
  */
