@@ -61,9 +61,11 @@
  * 2^10..2^13 (session 11), the integer reductions' loads 1.2-1.7x slower than
  * from an aligned block (session 13; bench/NOTES.md).  The exit depends on
  * the address, so the compiler keeps it a scalar loop: at most 31 / sizeof *p
- * iterations. */
-#define XPAR__CPU_TO_32B_BOUNDARY(i, hi, p, STEP) \
-  for (; (i) < (hi) && ((uintptr_t)((p) + (i)) & 31); ++(i)) STEP
+ * iterations.  XPAR__CPU_TO_BOUNDARY: the same to a boundary of MASK + 1
+ * bytes (a power of two). */
+#define XPAR__CPU_TO_BOUNDARY(i, hi, p, MASK, STEP) \
+  for (; (i) < (hi) && ((uintptr_t)((p) + (i)) & (MASK)); ++(i)) STEP
+#define XPAR__CPU_TO_32B_BOUNDARY(i, hi, p, STEP) XPAR__CPU_TO_BOUNDARY(i, hi, p, 31, STEP)
 
 /* Before a loop whose iterations never read what another one writes: the
  * compiler may vectorise it without checking the pointers for overlap. */

@@ -69,12 +69,10 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
  * long chunks start at a line; short ones keep the 32-byte head (up to 15
  * scalar steps instead of 7 cost ~3 ns, more than a 2^10 call gains). */
 #define XPAR__CPU_DOT_LINE_MIN 2048
-#define XPAR__CPU_INT_DOT_HEAD_(ctype, i, hi, x, STEP)                      \
-  if (!XPAR__CPU_IS_FLOAT(ctype)) {                                         \
-    if ((hi) - (i) >= XPAR__CPU_DOT_LINE_MIN)                               \
-      for (; (i) < (hi) && ((uintptr_t)((x) + (i)) & 63); ++(i)) STEP;      \
-    else                                                                    \
-      XPAR__CPU_TO_32B_BOUNDARY(i, hi, x, STEP);                            \
+#define XPAR__CPU_INT_DOT_HEAD_(ctype, i, hi, x, STEP)                                \
+  if (!XPAR__CPU_IS_FLOAT(ctype)) {                                                   \
+    const uintptr_t head_mask_ = (hi) - (i) >= XPAR__CPU_DOT_LINE_MIN ? 63 : 31;      \
+    XPAR__CPU_TO_BOUNDARY(i, hi, x, head_mask_, STEP);                                \
   }
 
 /* Kernels of one dtype and one reduction OP (sum, min or max). */
