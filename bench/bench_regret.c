@@ -36,8 +36,17 @@
  *    median > 10x the alternative's fastest round (an episode long enough to
  *    hold the median), is counted and listed, and the numbers keep it: no
  *    sample is ever dropped;
- *  - AUTO/best: best = the fastest other alternative's median; a point meets
- *    the target if AUTO <= 1.10 x best or AUTO - best <= 0.3 us;
+ *  - AUTO/best: AUTO against every other alternative over the rounds both
+ *    ran (an alternative left after the first rounds against AUTO's rounds
+ *    of that stretch); best = the one AUTO trails most -- with every
+ *    alternative in every round, the fastest median.  A point meets the
+ *    target if, against every alternative, AUTO <= 1.10 x its median or
+ *    AUTO - it <= 0.3 us (judge_point);
+ *  - confirmation: where AUTO misses, up to --confirm-rounds more rounds of
+ *    AUTO, the contenders and the alternatives it trails, and the verdict
+ *    again over all the rounds (more samples where one verdict was within
+ *    the spread; a real gap stays, the rounds are pooled, not re-drawn); the
+ *    first verdict is printed beside it (summary, CSV first_*; table: +c);
  *  - paired: the median over rounds of AUTO's round / the best's round (the
  *    same round, moments apart), printed beside AUTO/best: slow stretches
  *    longer than a round cancel in it (rg_point.paired);
@@ -93,9 +102,15 @@ typedef struct rg_alt_pt {
 typedef struct rg_point {
   int measured;
   rg_alt_pt a[A_COUNT];
-  int best;            /* alternative with the lowest median (not auto), -1 none */
-  double ratio;        /* auto / best, NAN unknown */
-  int pass;
+  int best;            /* the alternative AUTO trails most (judge_point), -1 none */
+  double ratio;        /* auto / best over the rounds both ran, NAN unknown */
+  double auto_in_window; /* AUTO's median over the rounds best ran */
+  int pass;            /* AUTO meets the target against every alternative */
+  int trails[A_COUNT]; /* AUTO misses the target against this alternative */
+  /* before the confirmation rounds (the verdict after the contenders' rounds),
+   * and how many confirmation rounds ran (0: none needed or none left) */
+  double first_ratio;
+  int first_pass, confirm_rounds;
   int same_tier; /* the best alternative is the forced tier AUTO ran: the same code */
   /* The median over rounds of AUTO's round / the best alternative's round
    * (the same round, taken moments apart).  A slow stretch of the machine
@@ -117,6 +132,7 @@ typedef struct rg_series {
   int points, misses, stalls;
   int same_tier_misses; /* misses against the forced tier AUTO itself ran */
   int paired_misses;
+  int first_misses; /* before the confirmation rounds */
   double log_sum, paired_log_sum, worst;
   int worst_exp;
   char plot_path[1024];
@@ -126,6 +142,7 @@ typedef struct rg_opts {
   const char *ops, *dtypes, *residencies, *alts, *out_dir;
   int min_exp, max_exp, exp_step, rounds, threads, quick, plot;
   int contender_rounds; /* rounds in all for AUTO and the alternatives near the best */
+  int confirm_rounds;   /* more rounds where AUTO then misses the target */
   int warm; /* one untimed call before every timed batch (default on) */
   double batch_s, point_budget_s, time_limit_s;
   uint64_t seed;
@@ -410,13 +427,125 @@ static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void 
   return 0;
 }
 
+/* The timed rounds of one point: samples per alternative and round (seconds
+ * per call, 0 where the alternative did not run that round). */
+typedef struct rg_rounds {
+  rg_state *s;
+  rg_series *sr;
+  rg_point *p;
+  rg_call *calls;
+  int e, cap;
+  int *failures;
+  double *samp;   /* [A_COUNT][cap] */
+  double *sorted; /* [cap] scratch */
+  long *faults, *preempts; /* [A_COUNT][cap], per round's batch */
+  uint64_t order_rng;
+} rg_rounds;
+
+/* Round r: one warm call and one timed batch of each alternative in list, in a
+ * fresh shuffled order. */
+static void run_round(rg_rounds *rr, const int *list, int nl, int r) {
+  rg_point *p = rr->p;
+  int order[A_COUNT];
+  for (int j = 0; j < nl; ++j) order[j] = list[j];
+  for (int j = nl - 1; j > 0; --j) {
+    int k = (int)(rg_next(&rr->order_rng) % (uint64_t)(j + 1));
+    int tmp = order[j];
+    order[j] = order[k], order[k] = tmp;
+  }
+  for (int j = 0; j < nl; ++j) {
+    int a = order[j];
+    if (p->a[a].st == P_FAILED) continue;
+    rg_call *k = &rr->calls[a];
+    if (rr->s->o.warm && !call_once(k)) {
+      p->a[a].st = P_FAILED;
+      fprintf(stderr, "\nxpar-bench regret: %s at 2^%d: a warm-up call failed: %s\n",
+              alt_names[a], rr->e, k->why);
+      (*rr->failures)++;
+      continue;
+    }
+    const int batch = p->a[a].batch;
+    long f0, c0, f1, c1;
+    rg_usage(&f0, &c0);
+    double t0 = bench_now_s();
+    for (int b = 0; b < batch; ++b)
+      if (!call_once(k)) {
+        p->a[a].st = P_FAILED;
+        fprintf(stderr, "\nxpar-bench regret: %s at 2^%d: a timed call failed: %s\n",
+                alt_names[a], rr->e, k->why);
+        (*rr->failures)++;
+        break;
+      }
+    rr->samp[(size_t)a * rr->cap + r] = (bench_now_s() - t0) / batch;
+    rg_usage(&f1, &c1);
+    rr->faults[(size_t)a * rr->cap + r] = f1 - f0;
+    rr->preempts[(size_t)a * rr->cap + r] = c1 - c0;
+  }
+}
+
+/* The median of a's rounds; with `with` >= 0, of the rounds `with` ran too. */
+static double window_median(rg_rounds *rr, int a, int with) {
+  const double *t = &rr->samp[(size_t)a * rr->cap];
+  const double *w = with >= 0 ? &rr->samp[(size_t)with * rr->cap] : NULL;
+  int k = 0;
+  for (int r = 0; r < rr->cap; ++r)
+    if (t[r] > 0 && (!w || w[r] > 0)) rr->sorted[k++] = t[r];
+  if (k == 0) return NAN;
+  bench_sort(rr->sorted, k);
+  return median_of(rr->sorted, k);
+}
+
+static double alt_median(rg_rounds *rr, int a) { return window_median(rr, a, -1); }
+
+/* The point's verdict from the rounds so far.  AUTO is compared with each
+ * other alternative over the rounds both ran: an alternative left behind after
+ * the first rounds (more than 1.5x off the fastest) is compared with AUTO's
+ * rounds of that stretch, not with AUTO's later ones -- a machine that slows
+ * down after the first rounds must not make AUTO trail an alternative timed
+ * only before it did.  `best` is the alternative AUTO trails most (with every
+ * alternative in every round: the one with the lowest median), `ratio` AUTO's
+ * median over its rounds / its median, and the point passes when AUTO meets
+ * the target against every alternative.  `paired`: the median over the
+ * shared rounds of AUTO's round / best's round. */
+static void judge_point(rg_rounds *rr) {
+  rg_point *p = rr->p;
+  p->best = -1;
+  p->ratio = p->auto_in_window = p->paired = NAN;
+  p->pass = 1;
+  p->paired_pass = 0;
+  if (p->a[A_AUTO].st == P_FAILED) return;
+  for (int a = 1; a < A_COUNT; ++a) {
+    p->trails[a] = 0;
+    if (p->a[a].st == P_FAILED || p->a[a].st == P_NA || p->a[a].st == P_WRONG) continue;
+    const double tb = alt_median(rr, a), ta = window_median(rr, A_AUTO, a);
+    if (isnan(tb) || isnan(ta)) continue;
+    if (!meets_target(ta, tb)) p->trails[a] = 1, p->pass = 0;
+    if (p->best < 0 || ta / tb > p->ratio) p->best = a, p->ratio = ta / tb, p->auto_in_window = ta;
+  }
+  if (p->best < 0) {
+    p->pass = 0;
+    return;
+  }
+  const double *ta = &rr->samp[A_AUTO * (size_t)rr->cap];
+  const double *tb = &rr->samp[(size_t)p->best * rr->cap];
+  int m = 0;
+  for (int r = 0; r < rr->cap; ++r)
+    if (ta[r] > 0 && tb[r] > 0) rr->sorted[m++] = ta[r] / tb[r];
+  if (m > 0) {
+    bench_sort(rr->sorted, m);
+    p->paired = median_of(rr->sorted, m);
+    const double best = p->auto_in_window / p->ratio;
+    p->paired_pass = meets_target(p->paired * best, best);
+  }
+}
+
 static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, const void *ref_out,
                           const void *ref_result, const void *y_init, int *failures) {
   rg_point *p = &sr->pt[e];
   memset(p, 0, sizeof *p);
   p->measured = 1;
   p->best = -1;
-  p->ratio = NAN;
+  p->ratio = p->first_ratio = p->auto_in_window = NAN;
   p->paired = NAN;
   size_t n = (size_t)1 << e;
   size_t bytes = n * xpar_dtype_size(sr->dtype);
@@ -487,15 +616,21 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
    * budget's worth).  An alternative 10x off cannot become the best, and at
    * large N its rounds (a one-thread pass over 64 MB: 15-20 ms) were what
    * limited the contenders to 7-15 rounds, too few to settle a 10 % target
-   * against a spread of 10-50 % between single calls (bench/NOTES.md). */
+   * against a spread of 10-50 % between single calls (bench/NOTES.md).
+   * Confirmation rounds: where AUTO then misses the target, up to
+   * --confirm-rounds more of AUTO, the contenders and every alternative it
+   * misses against (a third budget's worth), and the point is judged again
+   * over all its rounds (judge_point). */
   const int cap = s->o.contender_rounds > rounds ? s->o.contender_rounds : rounds;
-  int cnt[A_COUNT] = {0};
-  double *samp = calloc((size_t)A_COUNT * (size_t)cap, sizeof *samp);
-  double *sorted = calloc((size_t)cap, sizeof *sorted);
-  long *round_faults = calloc((size_t)A_COUNT * (size_t)cap, sizeof *round_faults);
-  long *round_preempts = calloc((size_t)A_COUNT * (size_t)cap, sizeof *round_preempts);
-  if (!samp || !sorted || !round_faults || !round_preempts) {
-    free(samp), free(sorted), free(round_faults), free(round_preempts);
+  const int cap_all = cap + s->o.confirm_rounds;
+  rg_rounds rr = {.s = s, .sr = sr, .p = p, .calls = calls, .e = e, .failures = failures,
+                  .cap = cap_all};
+  rr.samp = calloc((size_t)A_COUNT * (size_t)cap_all, sizeof *rr.samp);
+  rr.sorted = calloc((size_t)cap_all, sizeof *rr.sorted);
+  rr.faults = calloc((size_t)A_COUNT * (size_t)cap_all, sizeof *rr.faults);
+  rr.preempts = calloc((size_t)A_COUNT * (size_t)cap_all, sizeof *rr.preempts);
+  if (!rr.samp || !rr.sorted || !rr.faults || !rr.preempts) {
+    free(rr.samp), free(rr.sorted), free(rr.faults), free(rr.preempts);
     (*failures)++;
     return;
   }
@@ -511,90 +646,71 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
    * application calling it in a loop, which is what AUTO's thresholds
    * decide for; the shuffle keeps a slow stretch of the machine spread
    * over all of them. */
-  uint64_t order_rng = s->o.seed ^ ((uint64_t)(sr->res + 1) << 40) ^ ((uint64_t)e << 32) ^
-                       (uint64_t)sr->dtype * 977 ^ (uint64_t)sr->op->op * 131;
+  rr.order_rng = s->o.seed ^ ((uint64_t)(sr->res + 1) << 40) ^ ((uint64_t)e << 32) ^
+                 (uint64_t)sr->dtype * 977 ^ (uint64_t)sr->op->op * 131;
   const double t_rounds = bench_now_s();
-  for (int r = 0; r < cap && nl > 0; ++r) {
-    if (r == rounds) {
-      /* the contenders: AUTO and whoever is within reach of the fastest */
-      double med[A_COUNT], fastest = INFINITY;
-      for (int j = 0; j < nl; ++j) {
-        int a = list[j];
-        memcpy(sorted, &samp[(size_t)a * cap], (size_t)rounds * sizeof *sorted);
-        bench_sort(sorted, rounds);
-        med[a] = median_of(sorted, rounds);
-        if (a != A_AUTO && p->a[a].st != P_FAILED && med[a] < fastest) fastest = med[a];
-      }
-      int kept = 0;
-      for (int j = 0; j < nl; ++j) {
-        int a = list[j];
-        if (p->a[a].st != P_FAILED && (a == A_AUTO || med[a] <= RG_CONTENDER_FACTOR * fastest))
-          list[kept++] = a;
-      }
-      nl = kept;
+  int r = 0;
+  for (; r < rounds && nl > 0; ++r) run_round(&rr, list, nl, r);
+  /* the contenders: AUTO and whoever is within reach of the fastest */
+  int kept = 0;
+  double fastest = INFINITY, med[A_COUNT];
+  for (int j = 0; j < nl; ++j) {
+    int a = list[j];
+    med[a] = alt_median(&rr, a);
+    if (a != A_AUTO && p->a[a].st != P_FAILED && med[a] < fastest) fastest = med[a];
+  }
+  for (int j = 0; j < nl; ++j) {
+    int a = list[j];
+    if (p->a[a].st != P_FAILED && (a == A_AUTO || med[a] <= RG_CONTENDER_FACTOR * fastest))
+      list[kept++] = a;
+  }
+  nl = kept;
+  for (; r < cap && nl > 0 && bench_now_s() - t_rounds <= 2 * s->o.point_budget_s; ++r)
+    run_round(&rr, list, nl, r);
+  judge_point(&rr);
+  p->first_ratio = p->ratio;
+  p->first_pass = p->pass;
+  if (!p->pass && s->o.confirm_rounds > 0 && p->a[A_AUTO].st != P_FAILED) {
+    /* the contenders, and every alternative AUTO trails by more than the target */
+    for (int a = 1; a < A_COUNT; ++a) {
+      int in = 0;
+      for (int j = 0; j < nl; ++j) in |= list[j] == a;
+      if (!in && p->trails[a] && p->a[a].st != P_FAILED) list[nl++] = a;
     }
-    if (r >= rounds && bench_now_s() - t_rounds > 2 * s->o.point_budget_s) break;
-    int order[A_COUNT];
-    for (int j = 0; j < nl; ++j) order[j] = list[j];
-    for (int j = nl - 1; j > 0; --j) {
-      int k = (int)(rg_next(&order_rng) % (uint64_t)(j + 1));
-      int tmp = order[j];
-      order[j] = order[k], order[k] = tmp;
-    }
-    for (int j = 0; j < nl; ++j) {
-      int a = order[j];
-      if (p->a[a].st == P_FAILED) continue;
-      int batch = p->a[a].batch;
-      if (s->o.warm && !call_once(&calls[a])) {
-        p->a[a].st = P_FAILED;
-        fprintf(stderr, "\nxpar-bench regret: %s at 2^%d: a warm-up call failed: %s\n",
-                alt_names[a], e, calls[a].why);
-        (*failures)++;
-        continue;
-      }
-      long f0, c0, f1, c1;
-      rg_usage(&f0, &c0);
-      double t0 = bench_now_s();
-      for (int b = 0; b < batch; ++b)
-        if (!call_once(&calls[a])) {
-          p->a[a].st = P_FAILED;
-          fprintf(stderr, "\nxpar-bench regret: %s at 2^%d: a timed call failed: %s\n",
-                  alt_names[a], e, calls[a].why);
-          (*failures)++;
-          break;
-        }
-      samp[(size_t)a * cap + r] = (bench_now_s() - t0) / batch;
-      rg_usage(&f1, &c1);
-      round_faults[(size_t)a * cap + r] = f1 - f0;
-      round_preempts[(size_t)a * cap + r] = c1 - c0;
-      cnt[a] = r + 1;
-    }
+    const int r0 = r;
+    for (; r < r0 + s->o.confirm_rounds && bench_now_s() - t_rounds <= 3 * s->o.point_budget_s;
+         ++r)
+      run_round(&rr, list, nl, r);
+    p->confirm_rounds = r - r0;
+    judge_point(&rr);
   }
   for (int a = 0; a < A_COUNT; ++a) {
     rg_alt_pt *q = &p->a[a];
-    int k = cnt[a];
-    if (q->st == P_FAILED || k == 0) continue;
-    const double *t = &samp[(size_t)a * cap];
-    memcpy(sorted, t, (size_t)k * sizeof *sorted);
-    bench_sort(sorted, k);
+    int k = 0;
+    if (q->st == P_FAILED) continue;
+    const double *t = &rr.samp[(size_t)a * cap_all];
+    long faults = 0, preempts = 0;
+    for (int i = 0; i < r; ++i)
+      if (t[i] > 0) {
+        rr.sorted[k++] = t[i];
+        faults += rr.faults[(size_t)a * cap_all + i];
+        preempts += rr.preempts[(size_t)a * cap_all + i];
+      }
+    if (k == 0) continue;
+    bench_sort(rr.sorted, k);
     q->st = P_OK;
     q->rounds = k;
-    q->med = median_of(sorted, k);
-    q->p90 = quantile(sorted, k, 0.90);
-    q->min = sorted[0];
-    q->max = sorted[k - 1];
-    long faults = 0, preempts = 0;
-    for (int r = 0; r < k; ++r) {
-      faults += round_faults[(size_t)a * cap + r];
-      preempts += round_preempts[(size_t)a * cap + r];
-    }
+    q->med = median_of(rr.sorted, k);
+    q->p90 = quantile(rr.sorted, k, 0.90);
+    q->min = rr.sorted[0];
+    q->max = rr.sorted[k - 1];
     q->faults_per_call = (double)faults / ((double)k * q->batch);
     q->preempt_per_round = (double)preempts / k;
-    for (int r = 0; r < k; ++r)
-      if (t[r] > RG_STALL_FACTOR * q->med) {
+    for (int i = 0; i < r; ++i)
+      if (t[i] > RG_STALL_FACTOR * q->med) {
         q->stalls++;
-        note_stall(sr, e, a, r, t[r], q->med, 0, round_faults[(size_t)a * cap + r],
-                   round_preempts[(size_t)a * cap + r], q->batch);
+        note_stall(sr, e, a, i, t[i], q->med, 0, rr.faults[(size_t)a * cap_all + i],
+                   rr.preempts[(size_t)a * cap_all + i], q->batch);
       }
     if (q->med > RG_STALL_FACTOR * q->min) {
       q->held = 1;
@@ -602,32 +718,16 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     }
     sr->stalls += q->stalls + q->held;
   }
-  for (int a = 1; a < A_COUNT; ++a)
-    if (p->a[a].st == P_OK && (p->best < 0 || p->a[a].med < p->a[p->best].med)) p->best = a;
-  if (p->best >= 0 && p->a[A_AUTO].st == P_OK) {
-    const double *ta = &samp[(size_t)A_AUTO * cap], *tb = &samp[(size_t)p->best * cap];
-    int m = 0;
-    for (int r = 0; r < cap; ++r)
-      if (ta[r] > 0 && tb[r] > 0) sorted[m++] = ta[r] / tb[r];
-    if (m > 0) {
-      bench_sort(sorted, m);
-      p->paired = median_of(sorted, m);
-      p->paired_pass = meets_target(p->paired * p->a[p->best].med, p->a[p->best].med);
-    }
-  }
-  free(samp);
-  free(sorted);
-  free(round_faults);
-  free(round_preempts);
+  free(rr.samp);
+  free(rr.sorted);
+  free(rr.faults);
+  free(rr.preempts);
   if (p->a[A_AUTO].st == P_OK) {
     xpar_decision d;
     if (xpar_last_decision(s->runs[A_AUTO].ctx, &d) == XPAR_OK)
       snprintf(p->a[A_AUTO].ran, sizeof p->a[A_AUTO].ran, "%s", xpar_tier_name(d.tier));
   }
   if (p->best >= 0 && p->a[A_AUTO].st == P_OK) {
-    double ta = p->a[A_AUTO].med, tb = p->a[p->best].med;
-    p->ratio = ta / tb;
-    p->pass = meets_target(ta, tb);
     /* AUTO against the forced tier it chose itself (the OpenMP tier, CUDA):
      * the same code through another context, so a gap is the machine's
      * spread between rounds, not the decision; counted apart in the
@@ -715,7 +815,10 @@ static void print_series(FILE *f, const rg_state *s, const rg_series *sr) {
     if (isnan(p->ratio))
       fprintf(f, " %12s %9s", "-", "-");
     else
-      fprintf(f, " %12.3f %9s", p->ratio, p->pass ? "ok" : p->same_tier ? "MISS=" : "MISS");
+      fprintf(f, " %12.3f %9s", p->ratio,
+              p->pass ? (p->confirm_rounds ? "ok+c" : "ok")
+                      : p->same_tier ? (p->confirm_rounds ? "MISS=+c" : "MISS=")
+                                     : (p->confirm_rounds ? "MISS+c" : "MISS"));
     if (isnan(p->paired))
       fprintf(f, " %7s", "-");
     else
@@ -746,23 +849,24 @@ static void csv_series(FILE *f, const rg_series *sr) {
     if (!p->measured) continue;
     for (int a = 0; a < A_COUNT; ++a) {
       const rg_alt_pt *q = &p->a[a];
-      fprintf(f, "%s,%s,%s,%zu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%d,%d,%s,%s,%.4f,%.4f,%d,%.4f,%.2f,%.4f,%d\n",
+      fprintf(f, "%s,%s,%s,%zu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%d,%d,%s,%s,%.4f,%.4f,%d,%.4f,%.2f,%.4f,%d,%.4f,%d,%d\n",
               sr->op->name, xpar_dtype_name(sr->dtype), res_names[sr->res], (size_t)1 << e, e,
               alt_names[a], pstat_names[q->st], q->med * 1e6, q->p90 * 1e6, q->min * 1e6,
               q->max * 1e6, q->rounds, q->batch, q->stalls, q->held, a == A_AUTO ? q->ran : "",
               p->best >= 0 ? alt_names[p->best] : "", isnan(p->ratio) ? 0.0 : p->ratio,
               p->best >= 0 && p->a[A_AUTO].st == P_OK
-                  ? (p->a[A_AUTO].med - p->a[p->best].med) * 1e6
+                  ? (p->auto_in_window - p->a[p->best].med) * 1e6
                   : 0.0,
               p->pass, q->faults_per_call, q->preempt_per_round,
-              isnan(p->paired) ? 0.0 : p->paired, p->paired_pass);
+              isnan(p->paired) ? 0.0 : p->paired, p->paired_pass,
+              isnan(p->first_ratio) ? 0.0 : p->first_ratio, p->first_pass, p->confirm_rounds);
     }
   }
   fflush(f);
 }
 
 static void summarise(rg_series *sr) {
-  sr->points = sr->misses = sr->same_tier_misses = sr->paired_misses = 0;
+  sr->points = sr->misses = sr->same_tier_misses = sr->paired_misses = sr->first_misses = 0;
   sr->log_sum = sr->paired_log_sum = 0;
   sr->worst = NAN;
   sr->worst_exp = -1;
@@ -774,6 +878,7 @@ static void summarise(rg_series *sr) {
     sr->paired_log_sum += log(isnan(p->paired) ? p->ratio : p->paired);
     if (!isnan(p->paired) && !p->paired_pass) sr->paired_misses++;
     if (!p->pass) sr->misses++;
+    if (!p->first_pass) sr->first_misses++;
     if (!p->pass && p->same_tier) sr->same_tier_misses++;
     if (isnan(sr->worst) || p->ratio > sr->worst) sr->worst = p->ratio, sr->worst_exp = e;
   }
@@ -849,6 +954,7 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
   fprintf(f, "%-7s %-7s %-9s %7s %8s %-22s %7s %7s %7s %8s %7s\n", "# op", "dtype", "data",
           "points", "geomean", "worst (at)", "misses", "(same)", "stalls", "paired:", "misses");
   int points = 0, misses = 0, same = 0, stalls_all = 0, wi = -1, paired_misses = 0;
+  int first_misses = 0;
   double log_sum = 0, paired_log_sum = 0, worst = NAN;
   for (int i = 0; i < nsw; ++i) {
     const rg_series *sr = &sw[i];
@@ -863,6 +969,7 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
     paired_log_sum += sr->paired_log_sum;
     points += sr->points;
     misses += sr->misses;
+    first_misses += sr->first_misses;
     same += sr->same_tier_misses;
     stalls_all += sr->stalls;
     log_sum += sr->log_sum;
@@ -875,6 +982,9 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
             res_names[sw[wi].res], sw[wi].worst_exp);
   fprintf(f, ", %d points miss the per-point target; %d stalled rounds/medians\n", misses,
           stalls_all);
+  fprintf(f, "# first look: %d points missed before their confirmation rounds (table: +c, "
+             "judged again over all their rounds)\n",
+          first_misses);
   fprintf(f, "# (same): %d of the misses are against the forced tier AUTO ran itself (table: "
              "MISS=), the same code in another context: the spread between rounds\n",
           same);
@@ -936,6 +1046,10 @@ static void usage(FILE *f) {
           "  --contender-rounds R  then AUTO and the alternatives within 1.5x of the\n"
           "                     fastest go on alone, up to R rounds in all (default 45;\n"
           "                     --quick: 0, none)\n"
+          "  --confirm-rounds R where AUTO then misses the target: up to R more rounds of\n"
+          "                     AUTO, the contenders and the alternatives it trails, and\n"
+          "                     the point judged again over all its rounds (default 45;\n"
+          "                     --quick: 0; the first verdict is kept beside it)\n"
           "  --no-warm          no untimed call before each timed batch (the default\n"
           "                     warms each alternative, see measure_point)\n"
           "  --batch-us U       a sample lasts at least U us (default 20)\n"
@@ -952,10 +1066,10 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
                  .residencies = "device,pinned,pageable,mapped",
                  .alts = "auto,serial,openmp,cuda,plain-serial,plain-omp,cub",
                  .out_dir = "regret", .min_exp = 7, .max_exp = 30, .exp_step = 1, .rounds = 15,
-                 .contender_rounds = 45, .plot = 1, .warm = 1,
+                 .contender_rounds = 45, .confirm_rounds = 45, .plot = 1, .warm = 1,
                  .batch_s = 20e-6, .point_budget_s = 3.0,
                  .seed = (uint64_t)(bench_now_s() * 1e6)};
-  int max_set = 0, rounds_set = 0, contenders_set = 0;
+  int max_set = 0, rounds_set = 0, contenders_set = 0, confirm_set = 0;
   for (int i = 0; i < argc; ++i) {
     const char *a = argv[i];
     long v;
@@ -999,6 +1113,8 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
       o->rounds = (int)v, rounds_set = 1;
     else if (strcmp(a, "--contender-rounds") == 0 && bench_parse_long(val, 0, 100000, &v))
       o->contender_rounds = (int)v, contenders_set = 1;
+    else if (strcmp(a, "--confirm-rounds") == 0 && bench_parse_long(val, 0, 100000, &v))
+      o->confirm_rounds = (int)v, confirm_set = 1;
     else if (strcmp(a, "--batch-us") == 0 && bench_parse_long(val, 0, 1000000, &v))
       o->batch_s = (double)v * 1e-6;
     else if (strcmp(a, "--point-budget-ms") == 0 && bench_parse_long(val, 1, 10000000, &v))
@@ -1019,6 +1135,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
     if (!max_set) o->max_exp = 14;
     if (!rounds_set) o->rounds = 5;
     if (!contenders_set) o->contender_rounds = 0;
+    if (!confirm_set) o->confirm_rounds = 0;
     o->point_budget_s = 0.2;
   }
   if (o->min_exp > o->max_exp) {
@@ -1094,12 +1211,15 @@ int bench_cmd_regret(int argc, char **argv) {
   fprintf(s.csv, "op,dtype,residency,n,exp,alt,status,median_us,p90_us,min_us,max_us,rounds,"
                  "batch,stalled_rounds,median_held,auto_ran,best_alt,auto_over_best,"
                  "auto_minus_best_us,pass,faults_per_call,preemptions_per_round,"
-                 "paired_auto_over_best,paired_pass\n");
+                 "paired_auto_over_best,paired_pass,first_auto_over_best,first_pass,"
+                 "confirm_rounds\n");
   printf("# xpar-bench regret, seed %llu, GPU: %s, threads %d%s, rounds %d (shuffled order; "
-         "AUTO and the alternatives within %.1fx of the fastest up to %d), sample >= %.0f us, %s\n",
+         "AUTO and the alternatives within %.1fx of the fastest up to %d; where AUTO then misses, "
+         "up to %d more), sample >= %.0f us, %s\n",
          (unsigned long long)s.o.seed, s.gpu ? s.dev.name : (s.dev.usable ? "no runtime" : s.dev.reason),
          s.o.threads, s.o.threads ? "" : " (runtime default)", s.o.rounds, RG_CONTENDER_FACTOR,
-         s.o.contender_rounds > s.o.rounds ? s.o.contender_rounds : s.o.rounds, s.o.batch_s * 1e6,
+         s.o.contender_rounds > s.o.rounds ? s.o.contender_rounds : s.o.rounds, s.o.confirm_rounds,
+         s.o.batch_s * 1e6,
          s.o.warm ? "one untimed call before each batch" : "no warm-up calls (--no-warm)");
   const char *prof = getenv("XPAR_PROFILE");
   printf("# thresholds: %s\n", prof && *prof ? prof : "built-in defaults (or the default profile)");
