@@ -511,9 +511,10 @@ static void judge_point(rg_rounds *rr) {
   rg_point *p = rr->p;
   p->best = -1;
   p->ratio = p->auto_in_window = p->paired = NAN;
-  p->pass = 1;
+  p->pass = 0;
   p->paired_pass = 0;
   if (p->a[A_AUTO].st == P_FAILED) return;
+  p->pass = 1;
   for (int a = 1; a < A_COUNT; ++a) {
     p->trails[a] = 0;
     if (p->a[a].st == P_FAILED || p->a[a].st == P_NA || p->a[a].st == P_WRONG) continue;
