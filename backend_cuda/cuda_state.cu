@@ -100,11 +100,16 @@ xpar_status xpar__cuda_check_sticky(void) {
 
 /* ---- per-call helpers ------------------------------------------------------- */
 
+static CUcontext current_driver_context(void);
+
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
   if (!st) return xpar__fail(XPAR_ERR_INTERNAL, "%s: no CUDA state", op_name);
-  /* Host threads may switch devices between calls: select ours every time
-   * (cheap when it is already current). */
+  /* Host threads may switch devices (or driver contexts) between calls: our device's
+   * primary context must be current.  Where it already is, cudaSetDevice would change
+   * nothing, and asking the driver costs ~8 ns against its 100-140 ns (bench/NOTES.md,
+   * session 17); otherwise cudaSetDevice makes it current, as always. */
+  if (st->primary_context && current_driver_context() == st->primary_context) return XPAR_OK;
   XPAR_CUDA_TRY(cudaSetDevice(st->device), "%s (selecting device %d)", op_name, st->device);
   return XPAR_OK;
 }
@@ -190,6 +195,14 @@ void *driver_symbol(const char *name) {
   return fn;
 }
 
+/* The driver's cuCtxGetCurrent, or NULL (xpar__cuda_begin then always selects the
+ * device through the runtime). */
+PFN_cuCtxGetCurrent_v4000 driver_ctx_get_current() {
+  static const PFN_cuCtxGetCurrent_v4000 fn =
+      (PFN_cuCtxGetCurrent_v4000)driver_symbol("cuCtxGetCurrent");
+  return fn;
+}
+
 /* The driver's cuLaunchKernel, or NULL (the runtime launch stays). */
 PFN_cuLaunchKernel_v4000 driver_launch() {
   static const PFN_cuLaunchKernel_v4000 fn =
@@ -198,6 +211,14 @@ PFN_cuLaunchKernel_v4000 driver_launch() {
 }
 
 } // namespace
+
+/* The calling thread's current driver context; NULL when none or unknown. */
+static CUcontext current_driver_context(void) {
+  CUcontext ctx = NULL;
+  const PFN_cuCtxGetCurrent_v4000 get = driver_ctx_get_current();
+  if (!get || get(&ctx) != CUDA_SUCCESS) return NULL;
+  return ctx;
+}
 
 const void *xpar__cuda_kernel_handle(const void *kernel) {
   cudaKernel_t k = NULL;
@@ -345,6 +366,9 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
   xpar__cuda_state *st = (xpar__cuda_state *)calloc(1, sizeof *st);
   if (!st) return xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "allocating the CUDA state");
   st->device = device;
+  /* cudaSetDevice made the device's primary context current (initialising it):
+   * xpar__cuda_begin compares against it. */
+  st->primary_context = current_driver_context();
   st->multiprocessors = sms;
   int l2 = 0;
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) == cudaSuccess && l2 > 0)

@@ -8,13 +8,18 @@
  *    back pageable, and after cudaHostRegister / cudaHostUnregister;
  *  - launch-shape extremes that set_launch_shape accepts, on every op;
  *  - cached GPU memory: released on request, and released before an
- *    allocation is refused.
+ *    allocation is refused;
+ *  - the calling thread's driver context: the application's own context
+ *    current, none current (a fresh thread), the primary one current.
  * Every race here is made likely: the application's kernels first spin for
  * ~200 us, so work that is not ordered after them reads the old contents.
  * Exit 77 without a usable GPU (CTest: skipped).  Seed: XPAR_TEST_SEED.
  */
+#include <cuda.h> /* driver types; the functions through the runtime (drv below) */
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <thread>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -590,6 +595,131 @@ static void test_release_memory(void) {
   printf("release memory: %s (%d failures)\n", failures == before ? "ok" : "FAILED", failures - before);
 }
 
+/* ---- the calling thread's driver context ---------------------------------------------- */
+
+#define DK(call)                                                                     \
+  do {                                                                               \
+    CUresult r_ = (call);                                                            \
+    if (r_ != CUDA_SUCCESS) {                                                        \
+      fprintf(stderr, "%s:%d: %s: CUresult %d\n", __FILE__, __LINE__, #call, (int)r_); \
+      exit(2);                                                                       \
+    }                                                                                \
+  } while (0)
+
+/* The driver functions the test uses, through the runtime's entry point: the test, like
+ * the library, does not link libcuda (a machine without a driver must still start it
+ * and skip). */
+static struct {
+  PFN_cuCtxGetCurrent_v4000 get_current;
+  PFN_cuCtxSetCurrent_v4000 set_current;
+  PFN_cuDeviceGet_v2000 device_get;
+  PFN_cuCtxCreate_v12050 create;
+  PFN_cuCtxDestroy_v4000 destroy;
+} drv;
+
+static void *driver_fn(const char *name, int version) {
+  void *fn = NULL;
+  cudaDriverEntryPointQueryResult found;
+  CK(cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess || !fn) {
+    fprintf(stderr, "driver entry point %s (%d) not found\n", name, version);
+    exit(2);
+  }
+  return fn;
+}
+
+/* A device reduce and scan on ctx, checked: the arrays are the primary context's. */
+static void device_calls_check(xpar_context *ctx, const int32_t *dx, int32_t *dy, size_t n,
+                               const int32_t *host, const char *label) {
+  int32_t sum = 0x5A5A5A5A; /* poison: the call must write it */
+  xpar_status st = xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, dx, n, &sum);
+  int32_t want = 0;
+  for (size_t i = 0; i < n; i++) want += host[i];
+  if (st != XPAR_OK)
+    FAIL("%s: reduce: %s (%s)", label, xpar_status_name(st), xpar_last_error_detail());
+  else if (sum != want)
+    FAIL("%s: reduce %d, expected %d", label, sum, want);
+  st = xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, dx, dy, n);
+  if (st != XPAR_OK) {
+    FAIL("%s: scan: %s (%s)", label, xpar_status_name(st), xpar_last_error_detail());
+    return;
+  }
+  int32_t *got = (int32_t *)malloc(n * sizeof *got);
+  CK(cudaMemcpy(got, dy, n * sizeof *got, cudaMemcpyDeviceToHost));
+  int32_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    run += host[i];
+    if (got[i] != run) {
+      FAIL("%s: scan element %zu is %d, expected %d", label, i, got[i], run);
+      break;
+    }
+  }
+  free(got);
+}
+
+/* xpar makes its device's primary context current before its GPU work (cudaSetDevice),
+ * skipping that only where the primary context already is current: with the
+ * application's own driver context current, with none (a fresh thread), and with the
+ * primary one, every call on device arrays must run and be right, on CUDA (2^20
+ * elements) and on the CPU tier's copies (2^8). */
+static void test_thread_contexts(void) {
+  const int before = failures;
+  drv.get_current = (PFN_cuCtxGetCurrent_v4000)driver_fn("cuCtxGetCurrent", 4000);
+  drv.set_current = (PFN_cuCtxSetCurrent_v4000)driver_fn("cuCtxSetCurrent", 4000);
+  drv.device_get = (PFN_cuDeviceGet_v2000)driver_fn("cuDeviceGet", 2000);
+  drv.create = (PFN_cuCtxCreate_v12050)driver_fn("cuCtxCreate", 12050);
+  drv.destroy = (PFN_cuCtxDestroy_v4000)driver_fn("cuCtxDestroy", 4000);
+  xpar_context *ctx;
+  XK(xpar_context_create(&ctx));
+  const size_t sizes[2] = {(size_t)1 << 8, (size_t)1 << 20};
+  int32_t *host = (int32_t *)malloc(sizes[1] * sizeof *host);
+  host_pattern(host, sizes[1], (unsigned)seed);
+  int32_t *dx, *dy;
+  CK(cudaMalloc(&dx, sizes[1] * sizeof *dx));
+  CK(cudaMalloc(&dy, sizes[1] * sizeof *dy));
+  CK(cudaMemcpy(dx, host, sizes[1] * sizeof *dx, cudaMemcpyHostToDevice));
+  for (int k = 0; k < 2; k++) device_calls_check(ctx, dx, dy, sizes[k], host, "primary current");
+  CUcontext primary = NULL, own = NULL, now = NULL;
+  DK(drv.get_current(&primary));
+  /* the application's own context on the same device, current */
+  CUdevice dev;
+  DK(drv.device_get(&dev, 0));
+  DK(drv.create(&own, NULL, 0, dev));
+  DK(drv.get_current(&now));
+  if (now != own) FAIL("cuCtxCreate did not make the new context current");
+  for (int k = 0; k < 2; k++)
+    device_calls_check(ctx, dx, dy, sizes[k], host, "the application's context current");
+  DK(drv.get_current(&now));
+  if (now != primary) FAIL("after a GPU call the primary context is not current");
+  /* again after the application made its context current once more */
+  DK(drv.set_current(own));
+  for (int k = 0; k < 2; k++)
+    device_calls_check(ctx, dx, dy, sizes[k], host, "the application's context current again");
+  /* none current: a fresh thread, the same xpar context, and one of its own */
+  std::thread t([&] {
+    CUcontext none = (CUcontext)1;
+    DK(drv.get_current(&none));
+    if (none != NULL) FAIL("a fresh thread has a current context");
+    for (int k = 0; k < 2; k++)
+      device_calls_check(ctx, dx, dy, sizes[k], host, "fresh thread, shared xpar context");
+    DK(drv.set_current(NULL));
+    xpar_context *mine;
+    XK(xpar_context_create(&mine));
+    for (int k = 0; k < 2; k++)
+      device_calls_check(mine, dx, dy, sizes[k], host, "no context current, new xpar context");
+    XK(xpar_context_destroy(mine));
+  });
+  t.join();
+  DK(drv.set_current(primary));
+  DK(drv.destroy(own));
+  CK(cudaFree(dx));
+  CK(cudaFree(dy));
+  XK(xpar_context_destroy(ctx));
+  free(host);
+  printf("thread contexts: %s (%d failures)\n", failures == before ? "ok" : "FAILED",
+         failures - before);
+}
+
 int main(void) {
   const char *s = getenv("XPAR_TEST_SEED");
   seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
@@ -605,6 +735,7 @@ int main(void) {
   test_page_reuse();
   test_launch_extremes();
   test_release_memory();
+  test_thread_contexts();
   printf("test_embed_gpu: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;
 }
