@@ -122,6 +122,7 @@ typedef struct bench_tier {
   int force_openmp;      /* threshold OPENMP = 0 for every op and dtype */
   int needs_gpu;
   int default_on;        /* in a sweep unless --tiers says otherwise */
+  int never_openmp;      /* threshold OPENMP = never: the one-thread kernels at every n */
 } bench_tier;
 
 int bench_tier_count(void);

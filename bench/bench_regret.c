@@ -4,7 +4,9 @@
  * side in one process:
  *
  *   auto          xpar, default context (thresholds: XPAR_PROFILE / defaults)
- *   serial        xpar, XPAR_BACKEND_CPU_SERIAL
+ *   serial        xpar, XPAR_BACKEND_CPU_SERIAL (strict element order)
+ *   one-thread    xpar, XPAR_BACKEND_CPU with the OpenMP threshold at never:
+ *                 the tier AUTO runs below that threshold ("cpu-serial")
  *   openmp        xpar, XPAR_BACKEND_CPU with the OpenMP threshold at 0
  *   cuda          xpar, XPAR_BACKEND_CUDA
  *   plain-serial  a plain serial loop (bench_ops.c)
@@ -68,11 +70,12 @@
 enum { R_DEVICE, R_PINNED, R_PAGEABLE, R_MAPPED, R_COUNT };
 static const char *const res_names[R_COUNT] = {"device", "pinned", "pageable", "mapped"};
 
-enum { A_AUTO, A_SERIAL, A_OPENMP, A_CUDA, A_PSERIAL, A_POMP, A_CUB, A_COUNT };
-static const char *const alt_names[A_COUNT] = {"auto",         "serial",    "openmp", "cuda",
+enum { A_AUTO, A_SERIAL, A_ONE, A_OPENMP, A_CUDA, A_PSERIAL, A_POMP, A_CUB, A_COUNT };
+static const char *const alt_names[A_COUNT] = {"auto", "serial", "one-thread", "openmp", "cuda",
                                                "plain-serial", "plain-omp", "cub"};
-/* The xpar tiers of bench_tiers.c that the first four alternatives are. */
-static const char *const alt_tier[A_COUNT] = {"auto", "serial", "openmp", "cuda", NULL, NULL, NULL};
+/* The xpar tiers of bench_tiers.c that the first five alternatives are. */
+static const char *const alt_tier[A_COUNT] = {"auto",   "serial", "one-thread", "openmp",
+                                              "cuda",   NULL,     NULL,         NULL};
 
 #define RG_TARGET_RATIO 1.10
 #define RG_TARGET_ABS_S 0.3e-6
@@ -208,6 +211,7 @@ static int call_once(void *arg) {
   switch (k->alt) {
     case A_AUTO:
     case A_SERIAL:
+    case A_ONE:
     case A_OPENMP:
     case A_CUDA: {
       xpar_status st = k->op->run(k->s->runs[k->alt].ctx, c);
@@ -733,7 +737,8 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
      * the same code through another context, so a gap is the machine's
      * spread between rounds, not the decision; counted apart in the
      * summary, never excused. */
-    p->same_tier = (p->best == A_OPENMP && strcmp(p->a[A_AUTO].ran, "cpu-openmp") == 0) ||
+    p->same_tier = (p->best == A_ONE && strcmp(p->a[A_AUTO].ran, "cpu-serial") == 0) ||
+                   (p->best == A_OPENMP && strcmp(p->a[A_AUTO].ran, "cpu-openmp") == 0) ||
                    (p->best == A_CUDA && strcmp(p->a[A_AUTO].ran, "cuda") == 0);
   }
   if (sr->res == R_MAPPED) map_point(s, ar, bytes, op, 0);
@@ -1037,7 +1042,8 @@ static void usage(FILE *f) {
           "  --ops LIST         reduce,scan,axpy,add,fill,dot (default all)\n"
           "  --dtypes LIST      default int32,float,double\n"
           "  --residencies LIST device,pinned,pageable,mapped (default: those available)\n"
-          "  --alts LIST        subset of auto,serial,openmp,cuda,plain-serial,plain-omp,cub\n"
+          "  --alts LIST        subset of auto,serial,one-thread,openmp,cuda,plain-serial,\n"
+          "                     plain-omp,cub\n"
           "  --min-exp E        smallest N = 2^E (default 7)\n"
           "  --max-exp E        largest N = 2^E (default 30; capped by free memory)\n"
           "  --max-n N          largest N (rounded down to a power of two)\n"
@@ -1065,7 +1071,7 @@ static void usage(FILE *f) {
 static int parse_opts(int argc, char **argv, rg_opts *o) {
   *o = (rg_opts){.ops = "reduce,scan,axpy,add,fill,dot", .dtypes = "int32,float,double",
                  .residencies = "device,pinned,pageable,mapped",
-                 .alts = "auto,serial,openmp,cuda,plain-serial,plain-omp,cub",
+                 .alts = "auto,serial,one-thread,openmp,cuda,plain-serial,plain-omp,cub",
                  .out_dir = "regret", .min_exp = 7, .max_exp = 30, .exp_step = 1, .rounds = 15,
                  .contender_rounds = 45, .confirm_rounds = 45, .plot = 1, .warm = 1,
                  .batch_s = 20e-6, .point_budget_s = 3.0,

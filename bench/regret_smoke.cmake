@@ -10,7 +10,7 @@
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(
   COMMAND ${BENCH} regret --quick --residencies pageable --contender-rounds 9 --confirm-rounds 3
-          --alts auto,serial,openmp,plain-serial,plain-omp --out-dir ${WORK_DIR}
+          --alts auto,serial,one-thread,openmp,plain-serial,plain-omp --out-dir ${WORK_DIR}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
 if(NOT rc EQUAL 0)

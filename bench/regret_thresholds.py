@@ -19,18 +19,21 @@ ONLY_DATA: device arrays, the CPU side with its copies):
 
   n >= the GPU threshold      the forced CUDA tier's time
   n >= the OPENMP threshold   the forced OpenMP tier's
-  below both                  AUTO's own time where it ran the one-thread
-                              tier there, else the forced serial tier's (an
-                              upper bound: that tier keeps the documented
-                              serial order, where AUTO's one thread runs the
+  below both                  the one-thread tier's (the regret bench's
+                              alternative since session 17: XPAR_BACKEND_CPU
+                              with the OpenMP threshold at never); in runs
+                              without it, AUTO's own time where it ran that
+                              tier, else the forced serial tier's (an upper
+                              bound: that tier keeps the documented serial
+                              order, where the one-thread tier runs the
                               reassociated kernels for reduce, dot and the
                               float scans)
 
-The OPENMP threshold is not chosen here: AUTO's one-thread kernels are not
-one of the bench's alternatives (the forced serial tier is slower for floats
-by design), so `xpar-bench calibrate` stays its only source.  Candidates are
-the powers of two of the runs' range and "never"; a tie keeps the table's
-value, and a value below the runs' smallest N counts as that N.  Printed: per row and threshold
+The OPENMP threshold is chosen too (first, with the table's GPU values) where
+every point of the row has the one-thread alternative in every run; otherwise
+`xpar-bench calibrate` stays its only source.  Candidates are the powers of
+two of the runs' range and "never"; a tie keeps the table's value, and a
+value below the runs' smallest N counts as that N.  Printed: per row and threshold
 the table's value and the chosen one with (misses, sum ln) for both, marked
 '*' where they differ; the table is read from dispatch/thresholds.c (the int32
 row serves 4-byte types, double the 8-byte ones).
@@ -68,8 +71,8 @@ def read_table(path):
 
 
 def load(paths):
-    """point (op, dtype, residency, exp) -> run -> {alt: median_us}; AUTO's
-    one-thread time is kept as the alternative "one-thread" where it ran that tier."""
+    """point (op, dtype, residency, exp) -> run -> {alt: median_us}; AUTO's time
+    is kept as "auto-one-thread" too where it ran the one-thread tier."""
     med = collections.defaultdict(dict)
     for i, path in enumerate(paths):
         with open(path, newline="") as f:
@@ -80,7 +83,7 @@ def load(paths):
                 d = med[k].setdefault(i, {})
                 d[row["alt"]] = float(row["median_us"])
                 if row["alt"] == "auto" and row["auto_ran"] == "cpu-serial":
-                    d["one-thread"] = d["auto"]
+                    d["auto-one-thread"] = d["auto"]
     return med
 
 
@@ -90,19 +93,26 @@ def time_at(d, n, omp, gpu):
         return d.get("cuda")
     if omp is not None and n >= omp:
         return d.get("openmp")
-    return d.get("one-thread", d.get("serial"))
+    for alt in ("one-thread", "auto-one-thread", "serial"):
+        if alt in d:
+            return d[alt]
+    return None
 
 
 def cost(points, med, nruns, omp, gpu):
-    """(misses, sum ln(time / best)) of what omp and gpu pick, over all runs."""
+    """(misses, sum ln(time / best)) of what omp and gpu pick, over all runs; a
+    choice whose tier was not measured at a point (no GPU, a failed alternative)
+    cannot be judged and costs (inf, inf)."""
     misses, lsum = 0, 0.0
     for k in points:
         for i in range(nruns):
             d = med[k].get(i)
-            t = time_at(d, 1 << k[3], omp, gpu) if d else None
-            if t is None:
+            if not d:
                 continue
-            best = min(v for a, v in d.items() if a not in ("auto", "one-thread"))
+            t = time_at(d, 1 << k[3], omp, gpu)
+            if t is None:
+                return math.inf, math.inf
+            best = min(v for a, v in d.items() if a not in ("auto", "auto-one-thread"))
             misses += t / best > TARGET_RATIO and t - best > TARGET_ABS_US
             lsum += math.log(t / best)
     return misses, lsum
@@ -134,6 +144,22 @@ def main(argv):
         if not any(pts.values()):
             continue
         omp = clamp(vals[0])
+        everywhere = [k for res in GPU_KIND_OF for k in pts[res]]
+        if all("one-thread" in med[k].get(i, {}) for k in everywhere for i in range(nruns)):
+            def cost_omp(c):  # every residency's points, with the table's GPU values
+                return tuple(map(sum, zip(*(cost(pts[res], med, nruns, c, clamp(vals[kind]))
+                                            for res, kind in GPU_KIND_OF.items() if pts[res]))))
+            cur = cost_omp(omp)
+            v, new = omp, cur
+            for c in candidates:
+                sc = cost_omp(c)
+                if (sc[0], round(sc[1], 9)) < (new[0], round(new[1], 9)):
+                    v, new = c, sc
+            star = "*" if v != omp else " "
+            moved += star == "*"
+            print(f"{star} {op:6} {dtype:6} {KINDS[0]:20} table {fmt(vals[0]):>6} "
+                  f"({cur[0]:3}, {cur[1]:7.3f})   chosen {fmt(v):>6} ({new[0]:3}, {new[1]:7.3f})")
+            omp = v
         for res, kind in sorted(GPU_KIND_OF.items(), key=lambda x: x[1]):
             if not pts[res]:
                 continue
@@ -146,7 +172,7 @@ def main(argv):
             star = "*" if v != clamp(vals[kind]) else " "
             moved += star == "*"
             print(f"{star} {op:6} {dtype:6} {KINDS[kind]:20} table {fmt(vals[kind]):>6} "
-                  f"({cur[0]:3d}, {cur[1]:7.3f})   chosen {fmt(v):>6} ({new[0]:3d}, {new[1]:7.3f})")
+                  f"({cur[0]:3}, {cur[1]:7.3f})   chosen {fmt(v):>6} ({new[0]:3}, {new[1]:7.3f})")
     print(f"# {moved} values differ from the table")
 
 
