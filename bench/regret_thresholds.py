@@ -40,14 +40,12 @@ row serves 4-byte types, double the 8-byte ones).
 
 The chosen values fit these runs: judge them on a run not given here.
 """
-import collections
-import csv
 import math
 import re
 import signal
 import sys
 
-TARGET_RATIO, TARGET_ABS_US = 1.10, 0.3
+import regret_floor  # the runs' loader and the per-point target, shared (same folder)
 KINDS = ("OPENMP", "GPU_DEVICE_DATA", "GPU_PINNED_DATA", "GPU_PAGEABLE_DATA",
          "GPU_DEVICE_ONLY_DATA")
 GPU_KIND_OF = {"mapped": 1, "pinned": 2, "pageable": 3, "device": 4}
@@ -71,19 +69,13 @@ def read_table(path):
 
 
 def load(paths):
-    """point (op, dtype, residency, exp) -> run -> {alt: median_us}; AUTO's time
-    is kept as "auto-one-thread" too where it ran the one-thread tier."""
-    med = collections.defaultdict(dict)
-    for i, path in enumerate(paths):
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                if row["status"] != "ok":
-                    continue
-                k = (row["op"], row["dtype"], row["residency"], int(row["exp"]))
-                d = med[k].setdefault(i, {})
-                d[row["alt"]] = float(row["median_us"])
-                if row["alt"] == "auto" and row["auto_ran"] == "cpu-serial":
-                    d["auto-one-thread"] = d["auto"]
+    """regret_floor.load's medians, AUTO's time kept as "auto-one-thread" too
+    where it ran the one-thread tier (its cpu-serial)."""
+    med, ran = regret_floor.load(paths)
+    for k, runs in ran.items():
+        for i, tier in runs.items():
+            if tier in ("one-thread", "serial"):
+                med[k][i]["auto-one-thread"] = med[k][i]["auto"]
     return med
 
 
@@ -113,7 +105,7 @@ def cost(points, med, nruns, omp, gpu):
             if t is None:
                 return math.inf, math.inf
             best = min(v for a, v in d.items() if a not in ("auto", "auto-one-thread"))
-            misses += t / best > TARGET_RATIO and t - best > TARGET_ABS_US
+            misses += regret_floor.misses(t, best)
             lsum += math.log(t / best)
     return misses, lsum
 
