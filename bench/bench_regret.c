@@ -435,7 +435,6 @@ static int check_alt(rg_call *k, rg_arrays *ar, const void *ref_out, const void 
  * per call, 0 where the alternative did not run that round). */
 typedef struct rg_rounds {
   rg_state *s;
-  rg_series *sr;
   rg_point *p;
   rg_call *calls;
   int e, cap;
@@ -628,7 +627,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
    * over all its rounds (judge_point). */
   const int cap = s->o.contender_rounds > rounds ? s->o.contender_rounds : rounds;
   const int cap_all = cap + s->o.confirm_rounds;
-  rg_rounds rr = {.s = s, .sr = sr, .p = p, .calls = calls, .e = e, .failures = failures,
+  rg_rounds rr = {.s = s, .p = p, .calls = calls, .e = e, .failures = failures,
                   .cap = cap_all};
   rr.samp = calloc((size_t)A_COUNT * (size_t)cap_all, sizeof *rr.samp);
   rr.sorted = calloc((size_t)cap_all, sizeof *rr.sorted);
