@@ -36,8 +36,8 @@ xpar_tier xpar__adapt_choose(xpar_context *ctx, xpar_op op, xpar_dtype dtype, si
     case XPAR__ADAPT_SMALL_SIDE: side = 0; break;
     case XPAR__ADAPT_LARGE_SIDE: side = 1; break;
     case XPAR__ADAPT_TIE: side = tier == large; break;
-    default: /* measuring: the side with fewer calls, the first side on a tie */
-      side = cl->seen[0] == cl->seen[1] ? cl->first : cl->seen[1] < cl->seen[0];
+    default: /* measuring: a run of calls on the first side, then one on the other */
+      side = cl->calls < XPAR__ADAPT_CALLS / 2 ? cl->first : !cl->first;
       break;
   }
   step->cell = cl;
@@ -58,7 +58,7 @@ void xpar__adapt_record(xpar__adapt_step *s) {
   if (!cl || cl->verdict != XPAR__ADAPT_MEASURING) return;
   const uint64_t ns = now_ns() - s->start_ns;
   const int side = s->side;
-  if (cl->seen[side]) /* the side's first call is its warm-up */
+  if (cl->seen[side]) /* a run's first call is its warm-up */
     if (!cl->best_ns[side] || ns < cl->best_ns[side]) cl->best_ns[side] = ns ? ns : 1;
   cl->seen[side]++;
   if (++cl->calls < XPAR__ADAPT_CALLS) return;

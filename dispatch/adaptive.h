@@ -16,11 +16,16 @@
  *
  * A cell is one (op, dtype, crossing, size class) of a context, the size
  * classes being the four powers of two around the threshold's, [t/4, 4t).
- * Its first XPAR__ADAPT_CALLS calls alternate between the two sides, the
- * threshold's side first; each side's first call is a warm-up (a kernel's
- * first launch loads its module, a first OpenMP region starts the team) and
- * its best of the others counts (the best, not the median: the stalls of
- * bench/NOTES.md only ever add time).  Then the cell keeps the side that was
+ * Its first XPAR__ADAPT_CALLS calls are a run on the threshold's side, then
+ * a run on the other -- runs, not turns: a call's time depends on where the
+ * previous call left the arrays' cache lines (an OpenMP call after a
+ * one-thread call that wrote its output fetches every line from that one
+ * core, and ran 1.5-2.3x its steady time on the H100 host: bench/NOTES.md,
+ * session 18, where taking turns chose the wrong side at 27 points).  Each
+ * run's first call is a warm-up (it moves the lines; a kernel's first launch
+ * loads its module, a first OpenMP region starts the team) and its best of
+ * the others counts (the best, not the median: the stalls of bench/NOTES.md
+ * only ever add time).  Then the cell keeps the side that was
  * faster by at least XPAR__ADAPT_MARGIN, else the threshold decides, per n,
  * as without measuring.  Thresholds the application set (API, environment)
  * are instructions, never measured around.
@@ -39,7 +44,7 @@
 enum {
   XPAR__ADAPT_CLASSES = 4,     /* size classes per crossing: [t/4, 4t)          */
   XPAR__ADAPT_CLASSES_BELOW = 2,
-  XPAR__ADAPT_CALLS = 8,       /* measured calls per cell: 4 per side, 1 warm  */
+  XPAR__ADAPT_CALLS = 8,       /* measured calls per cell: a run of 4 per side */
 };
 /* The other side must be this much faster (best against best) to win; a
  * closer race is left to the threshold, so a cell's choice does not follow

@@ -1,8 +1,8 @@
 /*
  * Adaptive AUTO (xpar_context_set_adaptive; off by default), read back
- * through the decision records: near a built-in threshold the first 8 calls of a size class run
- * the two sides in turn, the threshold's first, then one side for good, and
- * every call's result is right; calls far from the threshold, float sums
+ * through the decision records: near a built-in threshold the first 8 calls
+ * of a size class run 4 on the threshold's side and 4 on the other, then one
+ * side for good, and every call's result is right; calls far from the threshold, float sums
  * outside reproducible mode, thresholds set by the application and adaptive
  * mode off keep the threshold's side; a new thread count measures again.
  * With a GPU: mapped arrays valid on both sides (the CPU tier against CUDA,
@@ -68,9 +68,9 @@ static int side_of(xpar_tier t, xpar_tier small, xpar_tier large) {
 
 /*
  * Call `call` 8 + extra times; check the measuring schedule: the records say
- * "measuring <small> and <large> (call k of 8)", the first call runs the
- * threshold's side (`first`), then the sides alternate; then "best ..." and
- * one side for every later call.  `call` checks its own result.
+ * "measuring <small> and <large> (call k of 8)", the first 4 calls run the
+ * threshold's side (`first`), the next 4 the other; then "best ..." and one
+ * side for every later call.  `call` checks its own result.
  */
 typedef void (*call_fn)(xpar_context *ctx, void *arg, int k);
 
@@ -84,10 +84,10 @@ static void check_schedule(const char *label, xpar_context *ctx, call_fn call, v
              xpar_tier_name(small), xpar_tier_name(large), k + 1, MEASURED_CALLS);
     if (!strstr(d.reason, want))
       xt_failf(label, "call %d: reason \"%s\" lacks \"%s\"", k + 1, d.reason, want);
-    const int side = side_of(d.tier, small, large);
-    if (side != (first ^ (k & 1)))
+    const int side = side_of(d.tier, small, large), want_side = first ^ (k >= MEASURED_CALLS / 2);
+    if (side != want_side)
       xt_failf(label, "call %d ran %s; the schedule says %s", k + 1, xpar_tier_name(d.tier),
-               xpar_tier_name((first ^ (k & 1)) ? large : small));
+               xpar_tier_name(want_side ? large : small));
   }
   xpar_tier kept = XPAR_TIER_NONE;
   for (int k = 0; k < extra; k++) {

@@ -390,8 +390,8 @@ XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int 
  * With adaptive mode on, for a call whose n lies within a factor of 4 of a
  * built-in or profile threshold (not one set through the environment or
  * xpar_context_set_threshold: those are followed exactly), AUTO runs the
- * context's first 8 calls of that op, dtype and power of two of n on the two
- * sides in turn -- the threshold's side first, each side's first call a
+ * context's first 8 calls of that op, dtype and power of two of n as 4 on
+ * the threshold's side, then 4 on the other -- each run's first call a
  * warm-up -- and from then on the side whose best call was at least 5 %
  * faster; a closer race leaves the choice to the threshold.  The crossings
  * measured: the one-thread loop and the OpenMP team (any data the CPU tier
