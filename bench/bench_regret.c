@@ -1228,11 +1228,7 @@ int bench_cmd_regret(int argc, char **argv) {
          s.o.batch_s * 1e6,
          s.o.warm ? "one untimed call before each batch" : "no warm-up calls (--no-warm)");
   const char *prof = getenv("XPAR_PROFILE");
-  int adaptive = 0;
-  if (s.runs[A_AUTO].ctx) xpar_context_get_adaptive(s.runs[A_AUTO].ctx, &adaptive);
-  printf("# thresholds: %s; AUTO adaptive %s\n",
-         prof && *prof ? prof : "built-in defaults (or the default profile)",
-         adaptive ? "on (XPAR_ADAPTIVE=1: measured near its thresholds)" : "off");
+  printf("# thresholds: %s\n", prof && *prof ? prof : "built-in defaults (or the default profile)");
   s.host_ns_start = host_speed_ns();
   printf("# host speed: a plain fill of 128 int32 takes %.1f ns\n", s.host_ns_start);
 

@@ -24,7 +24,6 @@
 # Usage, from the repository root (cmocka in .deps/cmocka for the tests):
 #   OUT=/some/dir bench/run-regret-h100.sh
 #   BUDGET_S   the whole call's time (default 530); every step has its own limit
-#   REGRET_ADAPTIVE=1  AUTO with adaptive mode on (XPAR_ADAPTIVE=1)
 #   MAX_EXP    the regret bench's largest N of the full set (default 24)
 #   BUILD_DIR  (default build-regret); an existing build there is reused
 #   STEPS      which steps (default: all of them): tests pointer stalls stalls-after
@@ -47,8 +46,6 @@ log() { echo "[regret-h100 +$((SECONDS - start))s] $*" | tee -a "$OUT/run.log" >
 mkdir -p "$OUT" "$WORK" || exit 1
 : >"$OUT/run.log"
 for v in $(compgen -e | grep '^XPAR_'); do unset "$v"; done
-# REGRET_ADAPTIVE=1: AUTO with adaptive mode on (XPAR_ADAPTIVE=1) in every step
-[ "${REGRET_ADAPTIVE:-0}" = 1 ] && export XPAR_ADAPTIVE=1
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc)"
@@ -70,7 +67,7 @@ jobs=$(nproc); [ "$jobs" -gt 16 ] && jobs=16
 TESTS=OFF CMOCKA=() TARGETS=(xpar-bench)
 if has tests && [ -d .deps/cmocka ]; then
   TESTS=ON CMOCKA=(-DCMOCKA_ROOT="$PWD/.deps/cmocka")
-  TARGETS+=(test_embed_gpu test_policy test_dispatch test_mapping test_serial_exact test_adaptive)
+  TARGETS+=(test_embed_gpu test_policy test_dispatch test_mapping test_serial_exact)
 fi
 GEN=()
 command -v ninja >/dev/null 2>&1 && [ ! -f "$BUILD/CMakeCache.txt" ] && GEN=(-G Ninja)
@@ -87,7 +84,7 @@ log "built ($(left)s left)"
 if [ "$TESTS" = ON ]; then
     log "tests"
     timeout 150 ctest --test-dir "$BUILD" --output-on-failure -j8 --timeout 120 \
-      -R '^(test_embed_gpu|test_policy|test_dispatch|test_mapping|test_serial_exact|test_adaptive)' \
+      -R '^(test_embed_gpu|test_policy|test_dispatch|test_mapping|test_serial_exact)' \
       >"$OUT/checks.txt" 2>&1
     log "tests exit $?: $(grep -E 'tests passed|tests failed' "$OUT/checks.txt" | tail -1)"
 fi

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "adaptive.h"
 #include "state.h"
 
 static int fmt_count(char *buf, size_t size, size_t v) {
@@ -87,20 +86,6 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
     XPAR__APPEND_("; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
                   d->bytes_to_host);
   if (d->reproducible) XPAR__APPEND_("; reproducible mode");
-  if (d->adapt) { /* adaptive.h: the cell's state when this call was decided */
-    const char *t0 = xpar__tier_name(d->adapt_tier[0]), *t1 = xpar__tier_name(d->adapt_tier[1]);
-    if (d->adapt == 1) {
-      XPAR__APPEND_("; adaptive: measuring %s and %s (call %u of %d)", t0, t1,
-                    (unsigned)d->adapt_call, XPAR__ADAPT_CALLS);
-    } else {
-      XPAR__APPEND_("; adaptive: best %s %.1f us, %s %.1f us: ", t0, d->adapt_ns[0] / 1e3, t1,
-                    d->adapt_ns[1] / 1e3);
-      if (d->adapt == 2)
-        XPAR__APPEND_("within %.0f %%, the threshold decides", (1.0 - XPAR__ADAPT_MARGIN) * 100);
-      else
-        XPAR__APPEND_("%s", d->adapt == 3 ? t0 : t1);
-    }
-  }
   switch (d->shadow_state) {
     case XPAR__SHADOW_OFF: break;
     case XPAR__SHADOW_MATCH:

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptive.h"
 #include "dispatch.h"
 #include "policy.h"
 #include "trace.h"
@@ -240,106 +239,6 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
   }
   if (c->kernel) return decide_kernel(ctx, c->kernel, &f, d, tier);
   return xpar__decide(&f, d, tier);
-}
-
-/* ---- adaptive AUTO (adaptive.h): which calls are measured ------------------ */
-
-static int measured_source(xpar__source s) {
-  return s == XPAR__SRC_DEFAULT || s == XPAR__SRC_PROFILE;
-}
-
-/* Whether a call's result is the same bits whichever tier runs it: integers
- * (sums wrap alike everywhere), min and max, axpy, add and fill (no fused
- * multiply-add anywhere), and float sums, dots and sum scans in reproducible
- * mode -- not float sums otherwise, whose rounding follows each tier's
- * grouping (xpar.h's notes). */
-static inline int same_bits_on_every_tier(const xpar_context *ctx, const xpar__call *c) {
-  if (c->dtype != XPAR_FLOAT && c->dtype != XPAR_DOUBLE) return 1;
-  const int float_sum = c->op == XPAR_OP_DOT || c->wide ||
-                        ((c->op == XPAR_OP_REDUCE || c->op == XPAR_OP_SCAN) && c->red == XPAR_SUM);
-  return !float_sum || ctx->reproducible;
-}
-
-/* AUTO's own choice, for a synchronous built-in op whose result does not
- * depend on the tier: the calls whose side adaptive AUTO may pick (a queued
- * call cannot be timed, shadow mode runs a second tier inside the call,
- * forced or mandatory choices are not AUTO's, and a float sum that came out
- * one way on the first call and another on the second would make a
- * program's results depend on timing). */
-static inline int adaptive_call(const xpar_context *ctx, const xpar__call *c) {
-  return ctx->adaptive && ctx->backend == XPAR_BACKEND_AUTO &&
-         ctx->offload == XPAR_OFFLOAD_DEFAULT && ctx->shadow_tier == XPAR_TIER_NONE &&
-         !c->nowait && !c->kernel && c->n && same_bits_on_every_tier(ctx, c);
-}
-
-/* The GPU crossing of a planned call that both sides can run without moving
- * its data (XPAR__CROSS_GPU_DATA, XPAR__CROSS_DEVICE_ONLY), or -1.  Mapped
- * arrays: inputs valid on both sides, outputs written whole and not read
- * (an array both read and written -- axpy's y, an in-place scan -- would be
- * valid on one side only after the call, and the next call would price it,
- * and pay for it, as a copy).  Device memory: the CPU side copies it to the
- * host and back, and it stays where it was. */
-static int plan_gpu_crossing(const plan *p, const xpar__decision_raw *d) {
-  if (p->host_result_map || p->has_result_operand) return -1;
-  if (d->gpu_kind == XPAR_THRESHOLD_GPU_DEVICE_DATA) {
-    for (int i = 0; i < p->count; i++) {
-      const operand *o = &p->ops[i];
-      const xpar__operand *w = &o->where;
-      if (!w->bytes) continue;
-      if (w->loc != XPAR__LOC_MAPPED) return -1;
-      if (o->role & ROLE_WRITE) {
-        if ((o->role & ROLE_READ) || needs_contents(o)) return -1;
-      } else if (w->map->valid != XPAR__VALID_BOTH) {
-        return -1;
-      }
-    }
-    return XPAR__CROSS_GPU_DATA;
-  }
-  if (d->gpu_kind == XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA) {
-    for (int i = 0; i < p->count; i++)
-      if (p->ops[i].where.bytes && p->ops[i].where.loc != XPAR__LOC_DEVICE) return -1;
-    return XPAR__CROSS_DEVICE_ONLY;
-  }
-  return -1;
-}
-
-/* The tier a call runs: AUTO's threshold choice `tier`, or the side adaptive
- * AUTO measured faster near the call's GPU threshold (gpu_cross: the
- * crossing its data allows, -1 none) or else its OpenMP threshold. */
-static xpar_tier adapt_tier(xpar_context *ctx, const xpar__call *c, xpar__decision_raw *d,
-                            xpar_tier tier, int gpu_cross, xpar__adapt_step *step) {
-  step->cell = NULL;
-  const xpar_threshold gpu_kind = gpu_cross == XPAR__CROSS_DEVICE_ONLY
-                                      ? XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA
-                                      : XPAR_THRESHOLD_GPU_DEVICE_DATA;
-  const int gpu_rule_measured = d->gpu_rule == XPAR__GPU_BELOW ||
-                                d->gpu_rule == XPAR__GPU_AT_OR_ABOVE ||
-                                d->gpu_rule == XPAR__GPU_DEVICE_ONLY;
-  if (gpu_cross >= 0 && gpu_rule_measured && d->gpu_kind == gpu_kind && !d->host_kind_hint &&
-      measured_source(d->gpu_source) && xpar__adapt_in_band(c->n, d->gpu_threshold) &&
-      xpar__gpu_usable(ctx, NULL)) {
-    /* The CPU side as the policy would pick it, recorded only if it runs. */
-    xpar__decision_raw cpu_rec = *d;
-    xpar__policy_facts f;
-    call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
-    const xpar_tier cpu = xpar__policy_cpu_tier(&f, &cpu_rec);
-    const xpar_tier run = xpar__adapt_choose(ctx, c->op, c->dtype, c->n,
-                                             (xpar__crossing_kind)gpu_cross, d->gpu_threshold,
-                                             cpu, XPAR_TIER_CUDA, tier, d, step);
-    if (run == cpu) {
-      d->cpu_rule = cpu_rec.cpu_rule;
-      d->openmp_threshold = cpu_rec.openmp_threshold;
-      d->openmp_source = cpu_rec.openmp_source;
-    }
-    return run;
-  }
-  if ((tier == XPAR_TIER_CPU_SERIAL || tier == XPAR_TIER_CPU_OPENMP) &&
-      (d->cpu_rule == XPAR__CPU_BELOW_OPENMP || d->cpu_rule == XPAR__CPU_AT_OR_ABOVE_OPENMP) &&
-      measured_source(d->openmp_source) && xpar__adapt_in_band(c->n, d->openmp_threshold))
-    return xpar__adapt_choose(ctx, c->op, c->dtype, c->n, XPAR__CROSS_OPENMP,
-                              d->openmp_threshold, XPAR_TIER_CPU_SERIAL, XPAR_TIER_CPU_OPENMP,
-                              tier, d, step);
-  return tier;
 }
 
 /* ---- running on a backend ------------------------------------------------- */
@@ -753,21 +652,6 @@ static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier ti
   return st;
 }
 
-/* plan_gpu_crossing for the fast path's facts: every array inside a mapping
- * (f->host clear), the inputs valid on both sides (a host-only copy to be
- * read is priced as pageable data), the output written whole and not read. */
-static int fast_gpu_crossing(const xpar__call *c, const xpar__policy_facts *f,
-                             xpar__mapping *const maps[3]) {
-  if (f->host || f->pageable || f->pinned || c->op == XPAR_OP_AXPY) return -1;
-  if (c->out) {
-    const xpar__mapping *m = maps[2];
-    if (c->out == c->x || c->out == c->y || !m || (const unsigned char *)c->out != m->host ||
-        c->bytes != m->bytes)
-      return -1;
-  }
-  return XPAR__CROSS_GPU_DATA;
-}
-
 /*
  * The common case in a tight loop: arrays in host memory or inside mappings
  * valid on the host, nothing queued, and a call that stays on the CPU.  The decision is xpar__decide's
@@ -832,23 +716,14 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
   if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
       tier == XPAR_TIER_CUDA_SERIAL)
     return 0;
-  xpar__adapt_step step = {NULL, 0, 0};
-  if (adaptive_call(ctx, c)) {
-    tier = adapt_tier(ctx, c, d, tier, fast_gpu_crossing(c, &f, maps), &step);
-    if (tier == XPAR_TIER_CUDA) return 0; /* the general path runs the GPU side */
-  }
   const xpar__exec ex = cpu_exec(ctx, tier);
   /* Remembered only when no array's kind was added to the page cache: a
    * repeat's record then says what this call's says (a hint where the cache
    * answered).  One that stored a pageable answer (and moved the
-   * generation) is remembered at its next call.  A call adaptive AUTO is
-   * still measuring is not: its cell's next call may run the other side. */
-  const int timed = xpar__adapt_timed(&step);
-  if (page_generation == ctx->page_cache.generation && !timed)
+   * generation) is remembered at its next call. */
+  if (page_generation == ctx->page_cache.generation)
     remember_repeat(ctx, c, maps, pinned, tier, &ex);
-  if (timed) xpar__adapt_start(&step);
   *st = run_fast(ctx, c, tier, &ex, maps[2]);
-  if (timed && *st == XPAR_OK) xpar__adapt_record(&step);
   return 1;
 }
 
@@ -895,10 +770,6 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
   XPAR__FORWARD(build_plan(ctx, c, &p));
   xpar_tier tier = XPAR_TIER_NONE;
   XPAR__FORWARD(decide(ctx, c, &p, d, &tier));
-  xpar__adapt_step step = {NULL, 0, 0};
-  if (adaptive_call(ctx, c)) tier = adapt_tier(ctx, c, d, tier, plan_gpu_crossing(&p, d), &step);
-  int timed = xpar__adapt_timed(&step);
-  if (timed) xpar__adapt_start(&step);
 
   if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
     xpar__trace_push(c, tier);
@@ -912,8 +783,6 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
         (!c->kernel || c->kernel->has_cpu)) {
       snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
       xpar__clear_error();
-      timed = 0; /* not the side measured: the record below says why */
-      d->adapt = 0;
       xpar__policy_facts f;
       call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
       f.gpu_failed = ctx->fallback_why;
@@ -928,7 +797,6 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
     st = run_on_cpu(ctx, c, &p, tier, d);
   }
   if (st != XPAR_OK) return st;
-  if (timed) xpar__adapt_record(&step);
   d->tier = tier;
   ctx->calls_run = 1;
   if (ctx->verbose) xpar__decision_log(d);

@@ -101,11 +101,6 @@ xpar_status xpar__env_apply_policy(xpar_context *ctx) {
     else if (strcmp(v, "1") == 0) ctx->reproducible = 1;
     else return bad_env("XPAR_REPRODUCIBLE", v, "0 or 1");
   }
-  if ((v = getenv("XPAR_ADAPTIVE")) != NULL) {
-    if (strcmp(v, "0") == 0) ctx->adaptive = 0;
-    else if (strcmp(v, "1") == 0) ctx->adaptive = 1;
-    else return bad_env("XPAR_ADAPTIVE", v, "0 or 1");
-  }
   if ((v = getenv("XPAR_SHADOW")) != NULL) {
     /* The tiers by their xpar_tier_name, "off" for none. */
     if (strcasecmp(v, "off") == 0) {

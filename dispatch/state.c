@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptive.h"
 #include "state.h"
 
 xpar_status xpar__context_new(xpar_context **out) {
@@ -20,7 +19,7 @@ xpar_status xpar__context_new(xpar_context **out) {
   if (st == XPAR_OK) st = xpar__profile_load_default(ctx);
   if (st == XPAR_OK) st = xpar__env_apply_thresholds(ctx);
   if (st != XPAR_OK) {
-    free(ctx); /* no cells yet: they come with the first measured call */
+    free(ctx);
     return st;
   }
   *out = ctx;
@@ -47,7 +46,6 @@ xpar_status xpar__context_free(xpar_context *ctx) {
   if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
   free_host_staging(ctx);
   xpar__kernels_release(ctx);
-  xpar__adapt_free(ctx);
   free(ctx);
   return st;
 }

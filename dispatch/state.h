@@ -9,7 +9,6 @@
 #define XPAR_DISPATCH_STATE_H
 
 #include <stdatomic.h>
-#include <stdint.h>
 
 #include "backend.h"
 #include "page_cache.h"
@@ -89,14 +88,6 @@ typedef struct xpar__decision_raw {
   xpar_tier shadow_tier;    /* shadow mode: the second tier (NONE: off)      */
   xpar__shadow_state shadow_state;
   const char *shadow_detail; /* ctx->shadow_detail: what differed, or why not run */
-  /* Adaptive AUTO (adaptive.h): 0 not measured; else the cell's verdict + 1
-   * (1 measuring, 2 a tie, 3 the side below the threshold, 4 the side above),
-   * this call's place in the cell's measuring, the two sides and their best
-   * times so far (0: none yet). */
-  unsigned char adapt;
-  unsigned char adapt_call;
-  xpar_tier adapt_tier[2];
-  uint64_t adapt_ns[2];
 } xpar__decision_raw;
 
 /* The host fast path's memory of one op's last call on the CPU (dispatch.c,
@@ -189,9 +180,6 @@ struct xpar_context {
   size_t n_kernels, cap_kernels;
   xpar__profile_kernel *profile_kernels; /* the loaded profile's, dispatch/profile.c */
   size_t n_profile_kernels;
-
-  int adaptive; /* adaptive AUTO, off by default (XPAR_ADAPTIVE, xpar_context_set_adaptive) */
-  struct xpar__adapt_cells *adapt_cells; /* adaptive.h; allocated on first use */
 
   xpar__decision_raw last;
   int calls_run; /* a call has run or been refused on this context (decision text) */

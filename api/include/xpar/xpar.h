@@ -295,8 +295,6 @@ typedef struct xpar_context xpar_context;
  *   XPAR_VERBOSE   0 | 1   (1: log every decision to stderr)
  *   XPAR_REPRODUCIBLE  0 | 1   (1: reproducible mode, see
  *                  xpar_context_set_reproducible)
- *   XPAR_ADAPTIVE  0 | 1   (1: adaptive AUTO, see xpar_context_set_adaptive;
- *                  default 0)
  *   XPAR_SHADOW    off | cpu-serial | cpu-openmp | cuda | cuda-serial
  *                  (shadow mode, see xpar_context_set_shadow)
  *   XPAR_SHADOW_FAIL  0 | 1   (1: a shadow mismatch is XPAR_ERR_SHADOW_MISMATCH)
@@ -380,42 +378,6 @@ XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
  */
 XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on);
 XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out);
-
-/**
- * Adaptive AUTO (overrides XPAR_ADAPTIVE; off by default, when AUTO's tier is
- * a function of n, the data's location and the thresholds, as the
- * thresholds' documentation says).  A threshold is where the two sides
- * crossed on the machine it was measured on; near it, the sides' times are
- * close and the crossing moves from one machine (and load) to the next.
- * With adaptive mode on, for a call whose n lies within a factor of 4 of a
- * built-in or profile threshold (not one set through the environment or
- * xpar_context_set_threshold: those are followed exactly), AUTO runs the
- * context's first 8 calls of that op, dtype and power of two of n as 4 on
- * the threshold's side, then 4 on the other -- each run's first call a
- * warm-up -- and from then on the side whose best call was at least 5 %
- * faster; a closer race leaves the choice to the threshold.  The crossings
- * measured: the one-thread loop and the OpenMP team (any data the CPU tier
- * runs on); the CPU tier and CUDA for mapped arrays valid on both sides when
- * no array is both read and written (the call moves no data either way); the
- * CPU tier (with its copies) and CUDA for device memory.  Only calls whose
- * result is the same bits on every tier are measured -- integer ops, min and
- * max, axpy, add and fill, and float sums, dots and sum scans in
- * reproducible mode -- so adaptive mode never changes a result: a float sum
- * outside reproducible mode keeps the threshold's side (its rounding follows
- * the tier, see the notes at the top, and a repeated call must give the same
- * bits).  Not measured either: pinned and pageable data's GPU crossings
- * (telling them apart near the threshold would cost each call a driver
- * look-up), queued (nowait) calls, shadow mode, forced backends, mandatory
- * or disabled offload, and application kernels.  The decision record says
- * what was measured ("; adaptive: measuring cpu-serial and cpu-openmp (call
- * k of 8)", "; adaptive: best cpu-openmp 8.1 us, cuda 10.2 us: cpu-openmp").
- * Measurements are kept per context and start again when the threshold or
- * the context's thread count changes.  The measuring calls run the slower
- * side half the time: worth it for a loop that makes many calls of a size,
- * not for one call.
- */
-XPAR_API xpar_status xpar_context_set_adaptive(xpar_context *ctx, int on);
-XPAR_API xpar_status xpar_context_get_adaptive(const xpar_context *ctx, int *out);
 
 /**
  * Shadow mode (overrides XPAR_SHADOW and XPAR_SHADOW_FAIL): every operation
@@ -580,9 +542,7 @@ typedef struct xpar_decision {
                                 by where it came from: default, profile, env
                                 or api; "; reproducible mode" and
                                 "; shadow <tier>: match|MISMATCH ..." follow
-                                when those modes are on, "; adaptive: ..."
-                                when adaptive AUTO measured the call's size
-                                (xpar_context_set_adaptive), then where the quoted
+                                when those modes are on, then where the quoted
                                 built-in defaults were measured ("; default
                                 measured <date>, <machine>, <run>", or
                                 "; default measured on <machine>, <run>"
