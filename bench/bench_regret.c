@@ -524,8 +524,7 @@ static void judge_point(rg_rounds *rr) {
   p->pass = p->pass_no_one = 0;
   p->paired_pass = 0;
   if (p->a[A_AUTO].st == P_FAILED) return;
-  p->pass = 1;
-  int judged_no_one = 0;
+  p->pass = p->pass_no_one = 1;
   for (int a = 1; a < A_COUNT; ++a) {
     p->trails[a] = 0;
     if (p->a[a].st == P_FAILED || p->a[a].st == P_NA || p->a[a].st == P_WRONG) continue;
@@ -534,14 +533,10 @@ static void judge_point(rg_rounds *rr) {
     if (!meets_target(ta, tb)) p->trails[a] = 1, p->pass = 0;
     if (p->best < 0 || ta / tb > p->ratio) p->best = a, p->ratio = ta / tb, p->auto_in_window = ta;
     if (a == A_ONE) continue;
-    if (!judged_no_one || ta / tb > p->ratio_no_one) p->ratio_no_one = ta / tb;
-    judged_no_one = 1;
+    if (p->trails[a]) p->pass_no_one = 0;
+    if (isnan(p->ratio_no_one) || ta / tb > p->ratio_no_one) p->ratio_no_one = ta / tb;
   }
-  if (judged_no_one) {
-    p->pass_no_one = 1;
-    for (int a = 1; a < A_COUNT; ++a)
-      if (a != A_ONE && p->trails[a]) p->pass_no_one = 0;
-  }
+  if (isnan(p->ratio_no_one)) p->pass_no_one = 0;
   if (p->best < 0) {
     p->pass = 0;
     return;

@@ -131,6 +131,23 @@ def main(argv):
 
     print(f"# {nruns} runs, {len(med)} points; per value: (misses over all runs, sum ln(tier/best))")
     moved = 0
+
+    def choose(op, dtype, kind, table_value, cost_of):
+        """The candidate of fewest misses, then smallest sum ln (the table's value
+        on a tie), printed beside the table's; returns it."""
+        nonlocal moved
+        cur = cost_of(table_value)
+        v, new = table_value, cur
+        for c in candidates:
+            sc = cost_of(c)
+            if (sc[0], round(sc[1], 9)) < (new[0], round(new[1], 9)):
+                v, new = c, sc
+        star = "*" if v != table_value else " "
+        moved += star == "*"
+        print(f"{star} {op:6} {dtype:6} {KINDS[kind]:20} table {fmt(table[(op, dtype)][kind]):>6} "
+              f"({cur[0]:3}, {cur[1]:7.3f})   chosen {fmt(v):>6} ({new[0]:3}, {new[1]:7.3f})")
+        return v
+
     for (op, dtype), vals in sorted(table.items(), key=lambda x: (OPS.index(x[0][0]), x[0][1])):
         pts = {res: [k for k in med if k[:3] == (op, dtype, res)] for res in GPU_KIND_OF}
         if not any(pts.values()):
@@ -141,30 +158,11 @@ def main(argv):
             def cost_omp(c):  # every residency's points, with the table's GPU values
                 return tuple(map(sum, zip(*(cost(pts[res], med, nruns, c, clamp(vals[kind]))
                                             for res, kind in GPU_KIND_OF.items() if pts[res]))))
-            cur = cost_omp(omp)
-            v, new = omp, cur
-            for c in candidates:
-                sc = cost_omp(c)
-                if (sc[0], round(sc[1], 9)) < (new[0], round(new[1], 9)):
-                    v, new = c, sc
-            star = "*" if v != omp else " "
-            moved += star == "*"
-            print(f"{star} {op:6} {dtype:6} {KINDS[0]:20} table {fmt(vals[0]):>6} "
-                  f"({cur[0]:3}, {cur[1]:7.3f})   chosen {fmt(v):>6} ({new[0]:3}, {new[1]:7.3f})")
-            omp = v
+            omp = choose(op, dtype, 0, omp, cost_omp)
         for res, kind in sorted(GPU_KIND_OF.items(), key=lambda x: x[1]):
-            if not pts[res]:
-                continue
-            cur = cost(pts[res], med, nruns, omp, clamp(vals[kind]))
-            v, new = clamp(vals[kind]), cur
-            for c in candidates:
-                sc = cost(pts[res], med, nruns, omp, c)
-                if (sc[0], round(sc[1], 9)) < (new[0], round(new[1], 9)):
-                    v, new = c, sc
-            star = "*" if v != clamp(vals[kind]) else " "
-            moved += star == "*"
-            print(f"{star} {op:6} {dtype:6} {KINDS[kind]:20} table {fmt(vals[kind]):>6} "
-                  f"({cur[0]:3}, {cur[1]:7.3f})   chosen {fmt(v):>6} ({new[0]:3}, {new[1]:7.3f})")
+            if pts[res]:
+                choose(op, dtype, kind, clamp(vals[kind]),
+                       lambda c, res=res: cost(pts[res], med, nruns, omp, c))
     print(f"# {moved} values differ from the table")
 
 
