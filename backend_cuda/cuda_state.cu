@@ -119,14 +119,14 @@ xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
   return XPAR_OK;
 }
 
-bool xpar__cuda_spin_for_flag(xpar__cuda_state *st, unsigned int seq) {
+static bool spin_for_flag(xpar__cuda_state *st, unsigned int seq) {
   const volatile unsigned int *flag = reinterpret_cast<const volatile unsigned int *>(
       static_cast<const char *>(st->result_host) + kResultFlagOffset);
   const auto start = std::chrono::steady_clock::now();
   for (unsigned polls = 1;; polls++) {
     if (*flag == seq) {
-      /* The result was stored before the flag (system-scope fence on the
-       * device); keep our reads of it after this one. */
+      /* Every output was stored before the flag (done_signal.cuh); keep our
+       * later reads after this one. */
       std::atomic_thread_fence(std::memory_order_acquire);
       return true;
     }
@@ -134,6 +134,23 @@ bool xpar__cuda_spin_for_flag(xpar__cuda_state *st, unsigned int seq) {
         std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(xpar_cuda::tuning::spin_limit_ns))
       return false;
   }
+}
+
+xpar_status xpar__cuda_done_signal(xpar__cuda_state *st, bool wait, DoneSignal *out) {
+  *out = DoneSignal{nullptr, nullptr, 0};
+  if (!wait) return XPAR_OK;
+  XPAR__FORWARD(xpar__cuda_ensure_control(st));
+  if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never raised */
+  out->seq = st->result_seq;
+  out->ticket = st->done_ticket;
+  out->flag = reinterpret_cast<volatile unsigned int *>(static_cast<char *>(st->result_device) +
+                                                        kResultFlagOffset);
+  return XPAR_OK;
+}
+
+xpar_status xpar__cuda_finish(xpar__cuda_state *st, const DoneSignal &done, const char *what) {
+  if (done.flag && spin_for_flag(st, done.seq)) return XPAR_OK;
+  return xpar__cuda_sync(st, what);
 }
 
 unsigned long long *xpar__cuda_next_stamped_result(xpar__cuda_state *st, unsigned int *seq) {
@@ -168,13 +185,6 @@ bool xpar__cuda_spin_for_stamped(xpar__cuda_state *st, unsigned int seq, void *o
                                   std::chrono::nanoseconds(xpar_cuda::tuning::spin_limit_ns))
       return false;
   }
-}
-
-volatile unsigned int *xpar__cuda_next_done_flag(xpar__cuda_state *st, unsigned int *seq) {
-  if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never raised */
-  *seq = st->result_seq;
-  return reinterpret_cast<volatile unsigned int *>(static_cast<char *>(st->result_device) +
-                                                   kResultFlagOffset);
 }
 
 namespace {
@@ -320,8 +330,8 @@ xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
   if (!st->control_block) {
     void *p = NULL;
     XPAR_CUDA_TRY(cudaMalloc(&p, 64), "reduce/scan control block (requested 64 bytes)");
-    /* Zeroed once: the reduce ticket is reset by each reduce's last block and
-     * the scan tile counter only ever increases. */
+    /* Zeroed once: the reduce and done tickets are reset by each launch's last
+     * block and the scan tile counter only ever increases. */
     cudaError_t err = cudaMemsetAsync(p, 0, 64, st->stream);
     if (err != cudaSuccess) {
       cudaFree(p);
@@ -330,6 +340,7 @@ xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
     st->control_block = p;
     st->reduce_ticket = (unsigned int *)p;
     st->scan_tile_counter = (unsigned long long *)((char *)p + 8);
+    st->done_ticket = (unsigned int *)((char *)p + 16);
     st->scan_tile_base = 0;
     }
   if (!st->result_host) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "done_signal.cuh"
 
 /* A device or pinned buffer that only grows; never freed per call. */
 struct xpar__cuda_buffer {
@@ -35,9 +36,11 @@ struct xpar__cuda_state {
 
   /* Small control block in device memory, zeroed once when allocated:
    * the reduce last-block ticket (reset to 0 by the last block of each
-   * reduce) and the scan's 64-bit monotonically increasing tile counter. */
+   * reduce), the scan's 64-bit monotonically increasing tile counter and the
+   * done signal's ticket (done_signal.cuh; reset by the last block). */
   unsigned int *reduce_ticket;
   unsigned long long *scan_tile_counter;
+  unsigned int *done_ticket;
   void *control_block;
 
   struct xpar__cuda_buffer reduce_partials; /* one accumulator per block  */
@@ -53,9 +56,10 @@ struct xpar__cuda_state {
   unsigned long long staging_stamp[XPAR__OPERAND_SLOTS];
 
   /* Pinned, host-mapped result slot (kResultSlotBytes): the reduce's last block
-   * writes the result straight into host memory (offset 0) and, on a small
-   * call, then raises the done flag (offset kResultFlagOffset) to the call's
-   * sequence number; the host reads the result after the flag or the sync. */
+   * writes the result straight into host memory (offset 0, or stamped at
+   * kResultStampedOffset on a small call), and a synchronous call's kernel raises
+   * the done flag (kResultFlagOffset, done_signal.cuh) to the call's sequence
+   * number; the host reads results after the flag or the sync. */
   void *result_host;
   void *result_device; /* the same memory as seen from the device */
   unsigned int result_seq; /* the last sequence number handed to a kernel */
@@ -115,20 +119,12 @@ xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st);
 
 /* The pinned result slot (kResultSlotBytes): a plain result at 0 (read after a stream
  * synchronisation), the two stamped result words of a spinning reduce at 16
- * (device_reduce.cu), the done flag of a spinning scan at 32, an operator's result (up to
+ * (device_reduce.cu), the done flag of a synchronous call (done_signal.cuh) at 32, an operator's result (up to
  * XPAR_OPERATOR_MAX_ACC bytes, device_kernel.cu) at 64. */
 constexpr size_t kResultStampedOffset = 16;
 constexpr size_t kResultFlagOffset = 32;
 constexpr size_t kResultOperatorOffset = 64;
 constexpr size_t kResultSlotBytes = 128;
-
-/* Wait for the kernel to raise the result slot's done flag to `seq`, spinning
- * on host memory for at most tuning::spin_limit_ns.  Returns true when the
- * flag came (the result is readable; the stream may still be retiring the
- * kernel, which later work on it is ordered after anyway), false when the
- * caller must synchronise the stream instead (a slow or failed kernel: the
- * synchronisation then reports its error). */
-bool xpar__cuda_spin_for_flag(xpar__cuda_state *st, unsigned int seq);
 
 /* The stamped result words of the next spinning reduce (as the device sees them) and
  * their sequence number; xpar__cuda_ensure_control first. */
@@ -139,9 +135,16 @@ unsigned long long *xpar__cuda_next_stamped_result(xpar__cuda_state *st, unsigne
 bool xpar__cuda_spin_for_stamped(xpar__cuda_state *st, unsigned int seq, void *out, size_t bytes);
 void xpar__cuda_read_stamped(xpar__cuda_state *st, void *out, size_t bytes);
 
-/* The done flag of the next small synchronous call (in the pinned result slot, as the
- * device sees it) and its sequence number; xpar__cuda_ensure_control first. */
-volatile unsigned int *xpar__cuda_next_done_flag(xpar__cuda_state *st, unsigned int *seq);
+/* The done signal (done_signal.cuh) for the next launch: where `wait` (a synchronous call
+ * that will wait for it), the control block's ticket and the pinned flag with a new
+ * sequence number; otherwise none (flag NULL), and the kernel skips it. */
+xpar_status xpar__cuda_done_signal(xpar__cuda_state *st, bool wait, DoneSignal *out);
+/* After the launch of a synchronous call: wait for its done signal, spinning on host
+ * memory for at most tuning::spin_limit_ns, and where the flag did not come (a slow or
+ * failed kernel; no signal) for the stream, whose synchronisation reports the error.
+ * When the flag came the stream may still be retiring the kernel: later work on it is
+ * ordered after it anyway, and every output is visible (done_signal.cuh). */
+xpar_status xpar__cuda_finish(xpar__cuda_state *st, const DoneSignal &done, const char *what);
 
 /* Resource figures of the tuned scan kernel for `element_bytes` (4: int32 sum, 8: double
  * sum; bench and notes): registers per thread, local (spill) bytes per thread, block size

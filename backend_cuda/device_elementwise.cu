@@ -20,6 +20,7 @@ struct ElementwiseParams {
   size_t n;
   size_t head;
   size_t vectors;
+  DoneSignal done; /* a synchronous call's (done_signal.cuh) */
 };
 
 template <class T> struct Axpy {
@@ -87,6 +88,7 @@ __global__ void __launch_bounds__(tuning::max_block)
 
   for (size_t i = p.head + p.vectors * per_vector + thread; i < p.n; i += stride)
     out[i] = F::inputs ? f(a[i], b[i]) : f(T(), T());
+  signal_block_done(p.done);
 }
 
 template <class T, class F>
@@ -106,7 +108,8 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
     const VectorSplit sb = split_for_vectors<T>(out, b, n);
     if (sa.vectors == 0 || sb.vectors == 0) split = {0, 0};
   }
-  ElementwiseParams p{n, split.head, split.vectors};
+  ElementwiseParams p{n, split.head, split.vectors, DoneSignal{}};
+  XPAR__FORWARD(xpar__cuda_done_signal(st, !ex->nowait && n <= tuning::done_signal_max_n, &p.done));
 
   auto kernel = elementwise_kernel<T, F>;
   xpar__cuda_shape shape;
@@ -123,8 +126,8 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
   void *args[] = {&f_arg, &a_arg, &b_arg, &out_arg, &p};
   XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, handle, shape.grid, shape.block, 0, args,
                                   name));
-  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
-  return XPAR_OK;
+  if (ex->nowait) return XPAR_OK;
+  return xpar__cuda_finish(st, p.done, name);
 }
 
 } // namespace

@@ -189,25 +189,18 @@ __global__ void __launch_bounds__(TUNED ? Tn::block : tuning::max_block,
     if (threadIdx.x == 0) sh.prefix = scan_init<T>(p);
     for (size_t tile = 0; tile < p.num_tiles; ++tile)
       consume_tile_at<Op, Tn, true>(p, sh, tile);
-    /* Every store of the block is done (the tile's last barrier).  A release store at
-     * system scope: the block's stores (ordered before this thread's by the barrier) are
-     * visible to the host before the flag is. */
-    if (p.done_flag && threadIdx.x == 0)
-      asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p.done_flag), "r"(p.seq)
-                   : "memory");
-    return;
-  }
-  if (p.block_index_tiles) {
+  } else if (p.block_index_tiles) {
     if (blockIdx.x < p.num_tiles) consume_tile_at<Op, Tn, false>(p, sh, blockIdx.x);
-    return;
+  } else {
+    if (threadIdx.x == 0) sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
+    __syncthreads();
+    size_t tile = sh.next_tile;
+    while (tile < p.num_tiles) {
+      consume_tile_at<Op, Tn, false>(p, sh, tile);
+      tile = sh.next_tile; /* written before the tile's second barrier */
+    }
   }
-  if (threadIdx.x == 0) sh.next_tile = (size_t)(atomicAdd(p.tile_counter, 1ull) - p.tile_base);
-  __syncthreads();
-  size_t tile = sh.next_tile;
-  while (tile < p.num_tiles) {
-    consume_tile_at<Op, Tn, false>(p, sh, tile);
-    tile = sh.next_tile; /* written before the tile's second barrier */
-  }
+  signal_block_done(p.done);
 }
 
 /* The generic kernel's shape: any block up to max_block must launch, i.e. 64 registers
@@ -267,9 +260,10 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   p.exclusive = exclusive;
   p.vectorized = aligned_to(in, 16) && aligned_to(out, 16);
   scan_params_set_init<Op>(&p, init);
-  /* A synchronous call of one tile waits for the kernel's flag, not for the stream
-   * (device_reduce.cu has the why; bench/cub/NOTES.md the figures). */
-  const bool spin = shape.grid == 1 && !ex->nowait && n <= tile_items;
+  /* A synchronous call of moderate size waits for the kernel's done signal, not for the
+   * stream (done_signal.cuh). */
+  const bool spin = !ex->nowait && n <= tuning::done_signal_max_n;
+  XPAR__FORWARD(xpar__cuda_done_signal(st, spin, &p.done));
   if (shape.grid > 1) {
     XPAR__FORWARD(scan_prepare_tile_status(st, num_tiles, TileWord<T>::bytes, &p));
     p.block_index_tiles = shape.grid >= num_tiles;
@@ -277,22 +271,18 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
       p.first_poll_delay_ns = delays.first_poll_ns;
       p.poll_delay_ns = delays.poll_ns;
     }
-  } else if (spin) {
-    XPAR__FORWARD(xpar__cuda_ensure_control(st));
-    p.done_flag = xpar__cuda_next_done_flag(st, &p.seq);
   }
-  /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch with a
-   * handle); it is always the generic kernel (one block). */
+  /* A synchronous one-block call is latency-bound: the driver's launch
+   * (xpar__cuda_launch with a handle); it is always the generic kernel. */
   static const void *const generic_handle =
       xpar__cuda_kernel_handle((const void *)scan_kernel<Op, Gn, false>);
   void *args[] = {&p};
-  const bool driver = spin && kernel == scan_kernel<Op, Gn, false>;
+  const bool driver = spin && shape.grid == 1 && kernel == scan_kernel<Op, Gn, false>;
   XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, driver ? generic_handle : NULL,
                                   shape.grid, shape.block, 0, args, "scan"));
   if (shape.grid > 1 && !p.block_index_tiles) st->scan_tile_base += num_tiles + shape.grid;
   if (ex->nowait) return XPAR_OK;
-  if (spin && xpar__cuda_spin_for_flag(st, p.seq)) return XPAR_OK;
-  return xpar__cuda_sync(st, "scan");
+  return xpar__cuda_finish(st, p.done, "scan");
 }
 
 template <class Op>

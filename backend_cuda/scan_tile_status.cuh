@@ -42,10 +42,9 @@ struct ScanParams {
    * the one-block path's first carry.  has_init = 0 (xpar_scan): tile 0 has no prefix. */
   int has_init;
   xpar__scalar init;
-  /* One-block launches of a synchronous call: once every element is stored, the block
-   * raises this flag (pinned, host-mapped) to `seq` and the host stops waiting. */
-  volatile unsigned int *done_flag;
-  unsigned int seq;
+  /* A synchronous call's done signal (done_signal.cuh): every block signals at its end
+   * and the host stops waiting once the last has; none for a queued call. */
+  DoneSignal done;
 };
 
 /* Sets p's tile-status fields for a launch of more than one block over `num_tiles` tiles

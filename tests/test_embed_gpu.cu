@@ -10,7 +10,9 @@
  *  - cached GPU memory: released on request, and released before an
  *    allocation is refused;
  *  - the calling thread's driver context: the application's own context
- *    current, none current (a fresh thread), the primary one current.
+ *    current, none current (a fresh thread), the primary one current;
+ *  - synchronous calls that return on their kernel's done flag: every output
+ *    element visible to another stream at once.
  * Every race here is made likely: the application's kernels first spin for
  * ~200 us, so work that is not ordered after them reads the old contents.
  * Exit 77 without a usable GPU (CTest: skipped).  Seed: XPAR_TEST_SEED.
@@ -720,6 +722,107 @@ static void test_thread_contexts(void) {
          failures - before);
 }
 
+/* ---- synchronous calls that return on the kernel's done signal --------------------------- */
+
+__global__ void count_mismatches(const int32_t *got, const int32_t *want, size_t n,
+                                 unsigned *bad) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    if (got[i] != want[i]) atomicAdd(bad, 1u);
+}
+
+/* A synchronous scan, add, axpy or fill on the GPU up to 2^22 elements returns when its
+ * kernel's last block has raised a flag in pinned memory, not when the stream is idle
+ * (backend_cuda/done_signal.cuh).  Right after each call, a kernel on a stream that is
+ * not ordered with xpar's compares every element with the expected one: an early flag
+ * (a wrong ticket count, a block that signals before its stores) leaves old elements
+ * (the inputs change every call and the output is poisoned before it).  Sizes change
+ * from call to call (the ticket must start at 0 for every grid), on xpar's own stream,
+ * the application's non-blocking stream, grid overrides (several tiles per block) and
+ * cuda-serial, and just above the limit (the stream's synchronisation). */
+static void test_done_signal(void) {
+  const int before = failures;
+  const size_t max_n = ((size_t)1 << 22) + 1;
+  const size_t sizes[] = {1, 1000, 4096, 4097, 65539, ((size_t)1 << 20) + 3, (size_t)1 << 22,
+                          max_n, 31};
+  const int n_sizes = (int)(sizeof sizes / sizeof sizes[0]);
+  int32_t *x, *y, *out, *want_dev;
+  unsigned *bad;
+  CK(cudaMalloc(&x, max_n * 4));
+  CK(cudaMalloc(&y, max_n * 4));
+  CK(cudaMalloc(&out, max_n * 4));
+  CK(cudaMalloc(&want_dev, max_n * 4));
+  CK(cudaMallocHost(&bad, sizeof *bad));
+  int32_t *hx = (int32_t *)malloc(max_n * 4), *hy = (int32_t *)malloc(max_n * 4),
+          *want = (int32_t *)malloc(max_n * 4);
+  cudaStream_t checker, app;
+  CK(cudaStreamCreateWithFlags(&checker, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&app, cudaStreamNonBlocking));
+  const char *configs[4] = {"own stream", "the application's stream", "grid 3 x 64",
+                            "cuda-serial"};
+  long calls = 0;
+  for (int config = 0; config < 4; config++) {
+    xpar_context *ctx;
+    XK(xpar_context_create(&ctx));
+    XK(xpar_context_set_backend(ctx, config == 3 ? XPAR_BACKEND_CUDA_SERIAL : XPAR_BACKEND_CUDA));
+    if (config == 1) XK(xpar_context_set_stream(ctx, app));
+    if (config == 2) XK(xpar_context_set_launch_shape(ctx, 3, 64));
+    for (int rep = 0; rep < 2; rep++)
+      for (int k = 0; k < n_sizes; k++) {
+        const size_t n = sizes[(k * 5 + rep * 3 + (int)(seed % 7)) % n_sizes];
+        if (config == 3 && n > 65539) continue; /* one thread: minutes at 2^22 */
+        for (int op = 0; op < 5; op++) {
+          const unsigned salt = (unsigned)(seed + 977u * (unsigned)calls) % 100000u + 1u;
+          host_pattern(hx, n, salt);
+          host_pattern(hy, n, salt + 3);
+          const int32_t alpha = (int32_t)(salt % 5) + 2, value = (int32_t)salt;
+          uint32_t run = 0;
+          for (size_t i = 0; i < n; i++) switch (op) {
+              case 0: want[i] = (int32_t)(run += (uint32_t)hx[i]); break;          /* inclusive */
+              case 1: want[i] = (int32_t)run; run += (uint32_t)hx[i]; break;       /* exclusive */
+              case 2: want[i] = hx[i] + hy[i]; break;                              /* add */
+              case 3: want[i] = alpha * hx[i] + hy[i]; break;                      /* axpy */
+              default: want[i] = value; break;                                     /* fill */
+            }
+          CK(cudaMemcpy(x, hx, n * 4, cudaMemcpyHostToDevice));
+          CK(cudaMemcpy(y, hy, n * 4, cudaMemcpyHostToDevice));
+          CK(cudaMemcpy(want_dev, want, n * 4, cudaMemcpyHostToDevice));
+          CK(cudaMemset(out, 0x7f, n * 4));
+          CK(cudaDeviceSynchronize());
+          xpar_status st = XPAR_OK;
+          int32_t *result = out;
+          switch (op) {
+            case 0: st = xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, out, n); break;
+            case 1: st = xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, x, out, n); break;
+            case 2: st = xpar_add(ctx, XPAR_INT32, x, y, out, n); break;
+            case 3: st = xpar_axpy(ctx, XPAR_INT32, &alpha, x, y, n), result = y; break;
+            default: st = xpar_fill(ctx, XPAR_INT32, &value, out, n); break;
+          }
+          /* at once, on a stream xpar's work is not ordered with */
+          *bad = 0;
+          count_mismatches<<<132, 256, 0, checker>>>(result, want_dev, n, bad);
+          CK(cudaGetLastError());
+          CK(cudaStreamSynchronize(checker));
+          calls++;
+          static const char *ops[5] = {"inclusive scan", "exclusive scan", "add", "axpy", "fill"};
+          if (st != XPAR_OK)
+            FAIL("done signal, %s: %s of %zu: %s (%s)", configs[config], ops[op], n,
+                 xpar_status_name(st), xpar_last_error_detail());
+          else if (*bad)
+            FAIL("done signal, %s: %s of %zu: %u elements not there when the call returned "
+                 "(seed %llu)", configs[config], ops[op], n, *bad, seed);
+        }
+      }
+    XK(xpar_context_destroy(ctx));
+  }
+  CK(cudaStreamDestroy(checker));
+  CK(cudaStreamDestroy(app));
+  cudaFree(x), cudaFree(y), cudaFree(out), cudaFree(want_dev), cudaFreeHost(bad);
+  free(hx), free(hy), free(want);
+  printf("done signal: %s (%ld calls, %d failures)\n", failures == before ? "ok" : "FAILED",
+         calls, failures - before);
+}
+
 int main(void) {
   const char *s = getenv("XPAR_TEST_SEED");
   seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
@@ -736,6 +839,7 @@ int main(void) {
   test_launch_extremes();
   test_release_memory();
   test_thread_contexts();
+  test_done_signal();
   printf("test_embed_gpu: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;
 }
