@@ -205,14 +205,6 @@ void *driver_symbol(const char *name) {
   return fn;
 }
 
-/* The driver's cuCtxGetCurrent, or NULL (xpar__cuda_begin then always selects the
- * device through the runtime). */
-PFN_cuCtxGetCurrent_v4000 driver_ctx_get_current() {
-  static const PFN_cuCtxGetCurrent_v4000 fn =
-      (PFN_cuCtxGetCurrent_v4000)driver_symbol("cuCtxGetCurrent");
-  return fn;
-}
-
 /* The driver's cuLaunchKernel, or NULL (the runtime launch stays). */
 PFN_cuLaunchKernel_v4000 driver_launch() {
   static const PFN_cuLaunchKernel_v4000 fn =
@@ -224,8 +216,9 @@ PFN_cuLaunchKernel_v4000 driver_launch() {
 
 /* The calling thread's current driver context; NULL when none or unknown. */
 static CUcontext current_driver_context(void) {
+  static const PFN_cuCtxGetCurrent_v4000 get =
+      (PFN_cuCtxGetCurrent_v4000)driver_symbol("cuCtxGetCurrent");
   CUcontext ctx = NULL;
-  const PFN_cuCtxGetCurrent_v4000 get = driver_ctx_get_current();
   if (!get || get(&ctx) != CUDA_SUCCESS) return NULL;
   return ctx;
 }
@@ -661,7 +654,6 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
   static const char *const names[] = {"host to device", "device to host", "device to device",
                                        "host to device"};
   const char *name = (unsigned)dir < 4 ? names[dir] : "?";
-  const int to_device = dir == XPAR__HOST_TO_DEVICE || dir == XPAR__HOST_TO_DEVICE_WRITTEN;
   if (!st) {
     /* No state yet (a context that never ran on the GPU, e.g. forced to the
      * CPU, moving device data): a plain synchronous copy, no stream. */
@@ -673,8 +665,10 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
   }
   XPAR__FORWARD(xpar__cuda_begin(st, "copy"));
   if (bytes == 0) return XPAR_OK;
+  /* Only a copy from the caller's host memory asks what it is: xpar's own
+   * (WRITTEN) is waited for by the caller right after. */
   xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE; /* unknown: as pageable */
-  if (to_device) (void)pointer_kind(src, &kind);
+  if (dir == XPAR__HOST_TO_DEVICE) (void)pointer_kind(src, &kind);
   if (dir == XPAR__HOST_TO_DEVICE && kind == XPAR__PTR_HOST_PINNED &&
       bytes <= kPinnedKernelCopyMax) {
     /* stream order, no wait needed; without a device address (no mapped
@@ -684,10 +678,12 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
   }
   XPAR_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream),
                 "copy %s (%zu bytes)", name, bytes);
-  /* From pageable memory the copy must be complete before we return (the
-   * caller may reuse its buffer); from pinned memory stream order is enough;
-   * a copy to the host is waited for. */
-  int wait = dir == XPAR__DEVICE_TO_HOST || (to_device && kind != XPAR__PTR_HOST_PINNED);
+  /* From the caller's pageable memory the copy must be complete before we
+   * return (the caller may reuse its buffer); from pinned memory stream order is
+   * enough; xpar's own host memory is waited for by the caller (backend.h); a copy
+   * to the host is waited for. */
+  int wait = dir == XPAR__DEVICE_TO_HOST ||
+             (dir == XPAR__HOST_TO_DEVICE && kind != XPAR__PTR_HOST_PINNED);
   if (wait) XPAR_CUDA_TRY(cudaStreamSynchronize(st->stream), "copy %s (%zu bytes)", name, bytes);
   return XPAR_OK;
 }

@@ -109,7 +109,7 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
     if (sa.vectors == 0 || sb.vectors == 0) split = {0, 0};
   }
   ElementwiseParams p{n, split.head, split.vectors, DoneSignal{}};
-  XPAR__FORWARD(xpar__cuda_done_signal(st, !ex->nowait && n <= tuning::done_signal_max_n, &p.done));
+  XPAR__FORWARD(xpar__cuda_done_signal(st, !ex->nowait && n <= tuning::flag_wait_max_n, &p.done));
 
   auto kernel = elementwise_kernel<T, F>;
   xpar__cuda_shape shape;

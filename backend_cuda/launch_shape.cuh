@@ -37,10 +37,9 @@ constexpr unsigned vector_bytes = 16;
  * pinned memory instead of for the stream: a reduce with its value on the host (the
  * stamped result, reduce_kernel.cuh), a scan or an elementwise call (the done signal,
  * done_signal.cuh); the host gives up spinning after spin_limit_ns and synchronises the
- * stream (a kernel of 2^20 int32 takes ~5 us, an add of 2^22 ~10 us of its ~21).  Above
- * them the ~1 us the flag saves is under 5 % of the call. */
-constexpr size_t reduce_spin_max_n = (size_t)1 << 20;
-constexpr size_t done_signal_max_n = (size_t)1 << 22;
+ * stream (an add of 2^22 int32 takes ~21 us, a reduce ~8).  Above them the ~1 us the
+ * flag saves is under 5 % of the call. */
+constexpr size_t flag_wait_max_n = (size_t)1 << 22;
 constexpr unsigned long long spin_limit_ns = 200000;
 constexpr unsigned reduce_block = 256;
 constexpr unsigned reduce_vectors_per_thread = 8;

@@ -262,7 +262,7 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   scan_params_set_init<Op>(&p, init);
   /* A synchronous call of moderate size waits for the kernel's done signal, not for the
    * stream (done_signal.cuh). */
-  const bool spin = !ex->nowait && n <= tuning::done_signal_max_n;
+  const bool spin = !ex->nowait && n <= tuning::flag_wait_max_n;
   XPAR__FORWARD(xpar__cuda_done_signal(st, spin, &p.done));
   if (shape.grid > 1) {
     XPAR__FORWARD(scan_prepare_tile_status(st, num_tiles, TileWord<T>::bytes, &p));

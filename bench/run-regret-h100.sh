@@ -29,6 +29,7 @@
 #   STEPS      which steps (default: all of them): tests pointer stalls stalls-after
 #              default default-large old calibrate profile profile-large crossover
 #   ROUNDS, POINT_BUDGET_MS   regret's rounds per point and time per point (15, 1500)
+#   REGRET_ARGS  more options for the full sets (e.g. --residencies device,mapped)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/regret-h100}
@@ -142,7 +143,8 @@ regret() { # label, limit, [extra args]
 both() { # label, limit for the full set: the full set, then (if a step) the large-N set
   local label=$1 lim=$2
   if [ -n "${PROFILE_FOR_RUN:-}" ]; then export XPAR_PROFILE=$PROFILE_FOR_RUN; fi
-  has "$label" && regret "$label" "$lim" --max-exp "$MAX_EXP"
+  # shellcheck disable=SC2086  # REGRET_ARGS: several options
+  has "$label" && regret "$label" "$lim" --max-exp "$MAX_EXP" ${REGRET_ARGS:-}
   has "$label-large" && regret "$label-large" 60 --min-exp 26 --max-exp 28 --exp-step 2 \
     --rounds 5 --alts auto,openmp,cuda,plain-omp,cub --point-budget-ms 4000
   unset XPAR_PROFILE

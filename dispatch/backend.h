@@ -69,7 +69,8 @@ typedef enum xpar__copy_dir {
   XPAR__DEVICE_TO_DEVICE = 2,
   /* host memory xpar itself has just written (a CPU tier's output on its way
    * back to device memory): complete when the copy is queued, so the driver
-   * may read it at once */
+   * may read it at once; the caller waits (wait) before it reuses the source,
+   * so the copy neither classifies nor waits for it */
   XPAR__HOST_TO_DEVICE_WRITTEN = 3
 } xpar__copy_dir;
 

@@ -51,17 +51,18 @@
  *    float and double scans regrouped in session 12, 1.6-2.2x faster on one
  *    thread, calibrated again in session 13).
  *  - GPU_DEVICE_DATA (mapped arrays valid on both sides, no transfer):
- *    reduce 2^22 (int32), 2^21 (float), 2^20 (double); scan 2^19 (int32 and
- *    float), 2^17 (double); elementwise and dot 2^18..2^20 (five of these from
- *    six regret runs, regret_h100_s17_six_runs below).
+ *    reduce 2^21 (int32 and float), 2^20 (double); scan 2^19 (int32), 2^18
+ *    (float), 2^17 (double); elementwise and dot 2^18..2^20 (five of these from
+ *    six regret runs, regret_h100_s17_six_runs below; three from the runs after
+ *    the done signal, regret_h100_s19_done_signal).
  *  - GPU_PINNED_DATA and GPU_PAGEABLE_DATA: never, for every op and dtype:
  *    the copies over PCIe cost more than the CPU's pass through memory (e.g.
  *    scan int32 at 2^22: CPU 184 us, GPU from pinned memory 659 us).
  *  - GPU_DEVICE_ONLY_DATA (issue 12, item 5): below it, a synchronous call on
  *    data valid only on the device is copied to (pinned) host memory, run on
  *    the CPU and copied back; measured as copies + CPU against launch + sync.
- *    Reduce: 2^13 (4-byte), 2^12 (double); fill 2^12 (int32, from the regret
- *    runs), 2^13 (float), 2^12 (double); scans, axpy, add
+ *    Reduce: 2^13 (4-byte), 2^12 (double); fill 2^12 (int32 and float), 2^11
+ *    (double), from the regret runs; scans, axpy, add
  *    and dot: 2^4, the smallest size measured (an output copied back to the
  *    device costs a second synchronous copy: the GPU is faster from 16
  *    elements).
@@ -167,6 +168,32 @@ static const xpar__provenance regret_h100_s17_six_runs = {
            "over bench/results/2026-11-26-s15/call{2,3,6,7}, s16/call13, s17/call1 (issue 12)",
     .brief = "bench/results/2026-11-26-s17"};
 #define R &regret_h100_s17_six_runs
+/* After synchronous scans and elementwise calls up to 2^22 began to return on their
+ * kernel's done flag, and reduces up to 2^22 on their stamped result (session 19:
+ * the CUDA side of a mid-N synchronous call ~1 us, 5-10 %, faster): the regret run of
+ * that tree with the values before (bench/results/2026-11-26-s19/call3/) had three
+ * misses where CUDA now won below its threshold -- reduce int32 on mapped data at 2^21
+ * (the OpenMP tier 13.97 us, CUDA 11.80), scan float mapped 2^18 (16.07 / 14.22), fill
+ * float on device-only data 2^12 (the copies and the CPU 10.88, CUDA 9.54) -- and
+ * regret_thresholds.py over it moves those and three more GPU thresholds one power of
+ * two down, each with a smaller sum of ln(time / best): axpy int32 and float on mapped
+ * data (2^19 -> 2^18, 2^20 -> 2^19), fill double on device-only data (2^12 -> 2^11).
+ * All six go the way the faster CUDA side predicts; the seventh it proposed (reduce
+ * double on device-only data 2^12 -> 2^13, up) does not -- the reduce's small calls
+ * did not change -- and stayed.  The check, a run of device and mapped data on another
+ * machine (call 4, 576 points): five held (every point at and just below the new
+ * values within target); axpy int32 on mapped data at 2^18 missed (CUDA 10.11 us, the
+ * OpenMP tier 7.77) and went back to 2^19 -- over both runs its 2^19 has no miss, 2^18
+ * one.  Over both runs the tool proposes two more (reduce float mapped 2^21 -> 2^20,
+ * one miss saved; add double mapped 2^18 -> 2^19, none): under the two-miss rule of
+ * regret_h100_s17_six_runs, not taken. */
+static const xpar__provenance regret_h100_s19_done_signal = {
+    .machine = "H100 80GB HBM3, 16-core host",
+    .date = "2026-11-26",
+    .run = "bench/regret_thresholds.py over the xpar-bench regret run of the tree with the "
+           "done signal, bench/results/2026-11-26-s19/call3 (issue 12)",
+    .brief = "bench/results/2026-11-26-s19"};
+#define D &regret_h100_s19_done_signal
 
 typedef struct default_value {
   size_t n;
@@ -176,7 +203,7 @@ typedef struct default_value {
 /* [op][kind], kinds in the order of XPAR_THRESHOLD_MAP:
  *   OPENMP, GPU_DEVICE_DATA, GPU_PINNED_DATA, GPU_PAGEABLE_DATA, GPU_DEVICE_ONLY_DATA */
 static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
-    [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(22), R}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
+    [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), D}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
     [XPAR_OP_SCAN] = {{POW2(15), S}, {POW2(19), R}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_AXPY] = {{POW2(16), C}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_ADD] = {{POW2(16), C}, {POW2(19), R}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
@@ -185,10 +212,10 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
-    [XPAR_OP_SCAN] = {{POW2(15), S}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_AXPY] = {{POW2(16), C}, {POW2(20), R}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_SCAN] = {{POW2(15), S}, {POW2(18), D}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
+    [XPAR_OP_AXPY] = {{POW2(16), C}, {POW2(19), D}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_ADD] = {{POW2(16), C}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
+    [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(12), D}},
     [XPAR_OP_DOT] = {{POW2(15), S}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
@@ -196,7 +223,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_SCAN] = {{POW2(14), M}, {POW2(17), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_AXPY] = {{POW2(15), C}, {POW2(19), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_ADD] = {{POW2(15), C}, {POW2(18), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
-    [XPAR_OP_FILL] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
+    [XPAR_OP_FILL] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(11), D}},
     [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
 };
 #undef M
@@ -204,6 +231,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
 #undef S
 #undef A
 #undef R
+#undef D
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];
