@@ -438,7 +438,12 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  *    then a per-thread stream that the legacy default stream does not order.
  *    cudaStreamLegacy is accepted too.
  * Host data that xpar copies, and host results, are complete when a
- * synchronous call returns, whatever the stream.
+ * synchronous call returns, whatever the stream.  A synchronous GPU call of
+ * moderate size returns when its kernel has stored its last result, which it
+ * signals through pinned memory, rather than when the stream is idle: every
+ * output is then visible to the host and to work on any stream, but
+ * cudaStreamQuery on the stream may still report the kernel's retirement for
+ * a few microseconds.
  * The rule orders GPU work, xpar's copies from host memory included.  A call
  * that runs on the CPU (AUTO below its thresholds, a forced CPU backend)
  * reads and writes host memory -- pageable, pinned, managed, a mapping's host
