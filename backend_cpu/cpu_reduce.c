@@ -75,6 +75,61 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
     XPAR__CPU_TO_BOUNDARY(i, hi, x, head_mask_, STEP);                                \
   }
 
+/* Floats keep their lanes (lane j: elements lo + j, lo + j + L, ... of the chunk, each
+ * lane in element order), but malloc's arrays start 16 bytes past a 32-byte boundary
+ * (mmap'd chunks: 16 past a page), where every other 32-byte load of the lane loop
+ * splits a cache line: on the development VM the one-thread double sum and dot took
+ * 1.6-1.7x, the float sum 1.4x, the time they take from a 64-byte boundary at 2^14-2^16,
+ * and on the H100 host the pageable arrays' one-thread double sum and float dot 1.5-1.75x
+ * the pinned (page-aligned) ones' (bench/NOTES.md, session 19).  So a float chunk of at
+ * least XPAR__CPU_ROTATE_MIN elements that starts o elements past a 64-byte boundary
+ * runs its lane loop from that boundary with the lanes rotated: rot[q] is lane
+ * (q - o) mod L; the first block gives its elements from q = o on, the last whole
+ * block's leftover (q < o) closes the lanes, and lane j is rot[(j + o) mod L] -- every
+ * lane sums the same elements in the same order as from a boundary, then the lanes fold
+ * in lane order and the tail follows, so the result's bits do not depend on the address
+ * (tests/test_reduce.c: the address test).  A function of its own, NAME(x, y, lo, hi),
+ * that returns the chunk's value: the rotation inside the chunk kernel kept its lanes out
+ * of registers (the float sum of 2^11 took 101 ns instead of 66 on the VM, on aligned
+ * arrays too).  The up to 2 x 15 scalar steps around the loop and the lane fold from
+ * memory cost ~35 ns (the VM), so a chunk rotates from MIN_BYTES of each array on:
+ * 64 KiB for a sum, min or max (the float sum from a 16-byte boundary: 131 -> 167 ns at
+ * 2^12, 257 -> 295 at 2^13, 716 -> 560 at 2^14; the double sum 201 -> 209 at 2^12, 720
+ * -> 448 at 2^13), 16 KiB for a dot (two arrays split: float 230 -> 195 ns at 2^12, 788
+ * -> 485 at 2^13), never for the float wide sum (its float -> double conversions, not
+ * its loads, bound it: 1443 -> 1358 ns at 2^14, a loss below).  STEP(acc, k, A, B) folds
+ * element k into acc, COMBINE(acc, v, A) one lane's value. */
+#define XPAR__CPU_ROTATE_SUM_BYTES 65536
+#define XPAR__CPU_ROTATE_DOT_BYTES 16384
+#define XPAR__CPU_ROTATES_(ctype, x, lo, hi, MIN_BYTES)                                    \
+  (XPAR__CPU_IS_FLOAT(ctype) && ((hi) - (lo)) * sizeof(ctype) >= (MIN_BYTES) &&           \
+   ((uintptr_t)((x) + (lo)) & 63u) != 0)
+#define XPAR__CPU_ROTATED_CHUNK_(NAME, ctype, acctype, IDENTITY, STEP, COMBINE, A, B)       \
+  static acctype NAME(const ctype *x, const ctype *y, size_t i, size_t hi) {               \
+    (void)y;                                                                               \
+    const size_t o_ = ((uintptr_t)(x + i) & 63u) / sizeof(ctype);                          \
+    acctype rot_[XPAR__CPU_LANES];                                                         \
+    for (int q_ = 0; q_ < XPAR__CPU_LANES; ++q_) rot_[q_] = IDENTITY;                      \
+    const size_t blocks_ = (hi - i) / XPAR__CPU_LANES;                                     \
+    for (size_t q_ = o_; q_ < XPAR__CPU_LANES; ++q_) STEP(rot_[q_], i + (q_ - o_), A, B);  \
+    for (size_t at_ = i + XPAR__CPU_LANES - o_; at_ + XPAR__CPU_LANES <= i + blocks_ * XPAR__CPU_LANES; \
+         at_ += XPAR__CPU_LANES)                                                           \
+      for (int q_ = 0; q_ < XPAR__CPU_LANES; ++q_) STEP(rot_[q_], at_ + q_, A, B);         \
+    for (size_t q_ = 0; q_ < o_; ++q_) STEP(rot_[q_], i + blocks_ * XPAR__CPU_LANES - o_ + q_, A, B); \
+    acctype acc = rot_[o_];                                                                \
+    for (size_t j_ = 1; j_ < XPAR__CPU_LANES; ++j_)                                        \
+      acc = COMBINE(acc, rot_[(j_ + o_) % XPAR__CPU_LANES], A);                            \
+    for (i += blocks_ * XPAR__CPU_LANES; i < hi; ++i) STEP(acc, i, A, B);                  \
+    return acc;                                                                            \
+  }
+/* The steps: x[k] folded with FOLD; x[k] * y[k] (MUL) added with FOLD; x[k] as double;
+ * and the lane folds: with FOLD, or +. */
+#define XPAR__CPU_STEP_X_(acc, k, FOLD, unused) acc = FOLD(acc, x[k])
+#define XPAR__CPU_STEP_XY_(acc, k, FOLD, MUL) acc = FOLD(acc, MUL(x[k], y[k]))
+#define XPAR__CPU_STEP_WIDE_(acc, k, unused1, unused2) acc = acc + (double)x[k]
+#define XPAR__CPU_COMBINE_FOLD_(acc, v, FOLD) FOLD(acc, v)
+#define XPAR__CPU_COMBINE_ADD_(acc, v, unused) ((acc) + (v))
+
 /* Kernels of one dtype and one reduction OP (sum, min or max). */
 #define XPAR__CPU_REDUCE_KERNELS_(e, ctype, OP)                                              \
   XPAR__CPU_SIMD_CLONES                                                                     \
@@ -87,10 +142,18 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
     memcpy(result, &acc, sizeof acc);                                                        \
   }                                                                                          \
   XPAR__CPU_SIMD_CLONES                                                                      \
+  XPAR__CPU_ROTATED_CHUNK_(reduce_rotated_##OP##_##e, ctype, ctype, xpar__cpu_id_##OP##_##e(), \
+                           XPAR__CPU_STEP_X_, XPAR__CPU_COMBINE_FOLD_, xpar__cpu_##OP##_##e, _) \
+  XPAR__CPU_SIMD_CLONES                                                                      \
   static void reduce_chunk_##OP##_##e(const void *in, const void *unused, size_t lo,         \
                                       size_t hi, xpar__scalar *out) {                        \
     (void)unused;                                                                            \
     const ctype *x = (const ctype *)in;                                                      \
+    if (XPAR__CPU_ROTATES_(ctype, x, lo, hi, XPAR__CPU_ROTATE_SUM_BYTES)) {                  \
+      const ctype v = reduce_rotated_##OP##_##e(x, NULL, lo, hi);                            \
+      memcpy(out->bytes, &v, sizeof v);                                                      \
+      return;                                                                                \
+    }                                                                                        \
     ctype lane[XPAR__CPU_LANES];                                                             \
     for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = xpar__cpu_id_##OP##_##e();           \
     size_t i = lo;                                                                           \
@@ -130,10 +193,17 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
     }                                                                                        \
   }                                                                                          \
   XPAR__CPU_SIMD_CLONES                                                                      \
+  XPAR__CPU_ROTATED_CHUNK_(wide_rotated_##e, ctype, double, 0.0, XPAR__CPU_STEP_WIDE_,        \
+                           XPAR__CPU_COMBINE_ADD_, _, _)                                     \
+  XPAR__CPU_SIMD_CLONES                                                                      \
   static void wide_chunk_##e(const void *in, const void *unused, size_t lo, size_t hi,       \
                              xpar__scalar *out) {                                            \
     (void)unused;                                                                            \
     const ctype *x = (const ctype *)in;                                                      \
+    if (sizeof(ctype) == 8 && XPAR__CPU_ROTATES_(ctype, x, lo, hi, XPAR__CPU_ROTATE_SUM_BYTES)) { \
+      out->f64 = wide_rotated_##e(x, NULL, lo, hi);                                          \
+      return;                                                                                \
+    }                                                                                        \
     if (XPAR__CPU_IS_FLOAT(ctype)) {                                                         \
       double lane[XPAR__CPU_LANES] = {0};                                                    \
       size_t i = lo;                                                                         \
@@ -235,9 +305,17 @@ xpar_status xpar__cpu_reduce_sum_wide(const xpar__exec *ex, xpar_dtype t, const 
     memcpy(result, &acc, sizeof acc);                                                      \
   }                                                                                        \
   XPAR__CPU_SIMD_CLONES                                                                      \
+  XPAR__CPU_ROTATED_CHUNK_(dot_rotated_##e, ctype, ctype, (ctype)0, XPAR__CPU_STEP_XY_,       \
+                           XPAR__CPU_COMBINE_FOLD_, xpar__cpu_sum_##e, xpar__cpu_mul_##e)    \
+  XPAR__CPU_SIMD_CLONES                                                                      \
   static void dot_chunk_##e(const void *xv, const void *yv, size_t lo, size_t hi,            \
                             xpar__scalar *out) {                                           \
     const ctype *x = (const ctype *)xv, *y = (const ctype *)yv;                            \
+    if (XPAR__CPU_ROTATES_(ctype, x, lo, hi, XPAR__CPU_ROTATE_DOT_BYTES)) {                \
+      const ctype v = dot_rotated_##e(x, y, lo, hi);                                       \
+      memcpy(out->bytes, &v, sizeof v);                                                    \
+      return;                                                                              \
+    }                                                                                      \
     ctype lane[XPAR__CPU_LANES];                                                           \
     for (int j = 0; j < XPAR__CPU_LANES; ++j) lane[j] = (ctype)0;                          \
     size_t i = lo;                                                                         \

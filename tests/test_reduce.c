@@ -135,16 +135,19 @@ static void reduce_extremes(void **state) {
 /* A float sum, wide sum or dot on the CPU does not depend on where the array
  * lies: the same values at every 4- or 8-byte offset inside a cache line give
  * the same bits (the integer loops start at a 32-byte boundary, the float
- * ones keep their lane order: backend_cpu/cpu_reduce.c).  The GPU tiers'
+ * ones keep their lane order, from a 64-byte boundary with the lanes rotated
+ * on long chunks: backend_cpu/cpu_reduce.c).  The GPU tiers'
  * vector loads may group a misaligned head differently: CPU tiers only. */
 static void float_sums_ignore_the_address(void **state) {
   xt_tier_state *st = (xt_tier_state *)*state;
   if (xt_tier_is_gpu(st->tier)) skip();
   xpar_context *ctx = xt_tier_open(st);
-  const size_t sizes[] = {1000, 100003};
+  /* 16411: one chunk past the size from which the float loops start at a 64-byte
+   * boundary with rotated lanes (a sum of 64 KiB, a dot of 16 KiB), a tail after it */
+  const size_t sizes[] = {1000, 16411, 100003};
   const xpar_dtype dts[] = {XPAR_FLOAT, XPAR_DOUBLE};
   for (int di = 0; di < 2; di++)
-    for (int si = 0; si < 2; si++) {
+    for (int si = 0; si < 3; si++) {
       const xpar_dtype d = dts[di];
       const size_t n = sizes[si], size = xt_size(d);
       char label[160];
