@@ -82,7 +82,7 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
  * 1.6-1.7x, the float sum 1.4x, the time they take from a 64-byte boundary at 2^14-2^16,
  * and on the H100 host the pageable arrays' one-thread double sum and float dot 1.5-1.75x
  * the pinned (page-aligned) ones' (bench/NOTES.md, session 19).  So a float chunk of at
- * least XPAR__CPU_ROTATE_MIN elements that starts o elements past a 64-byte boundary
+ * least MIN_BYTES per array (below) that starts o elements past a 64-byte boundary
  * runs its lane loop from that boundary with the lanes rotated: rot[q] is lane
  * (q - o) mod L; the first block gives its elements from q = o on, the last whole
  * block's leftover (q < o) closes the lanes, and lane j is rot[(j + o) mod L] -- every
