@@ -136,10 +136,17 @@ static bool spin_for_flag(xpar__cuda_state *st, unsigned int seq) {
   }
 }
 
+extern "C" void xpar__clear_held_error(void); /* base/error.c (base.h's inline is C only) */
+
 xpar_status xpar__cuda_done_signal(xpar__cuda_state *st, bool wait, DoneSignal *out) {
   *out = DoneSignal{nullptr, nullptr, 0};
-  if (!wait) return XPAR_OK;
-  XPAR__FORWARD(xpar__cuda_ensure_control(st));
+  if (!wait || !st->flag_waits) return XPAR_OK;
+  /* Without the pinned slot (a memlock limit, no host mapping) the call waits for the
+   * stream, as it always could: no signal is no failure. */
+  if (xpar__cuda_ensure_control(st) != XPAR_OK) {
+    xpar__clear_held_error();
+    return XPAR_OK;
+  }
   if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never raised */
   out->seq = st->result_seq;
   out->ticket = st->done_ticket;
@@ -378,6 +385,11 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) == cudaSuccess && l2 > 0)
     st->l2_bytes = (size_t)l2;
   (void)cudaGetLastError(); /* an unknown L2 size only keeps the streaming read path */
+  int concurrent_managed = 0;
+  st->flag_waits = cudaDeviceGetAttribute(&concurrent_managed, cudaDevAttrConcurrentManagedAccess,
+                                          device) == cudaSuccess &&
+                   concurrent_managed == 1;
+  (void)cudaGetLastError(); /* unknown: the stream's synchronisation, as before */
   /* A blocking stream, not cudaStreamNonBlocking: work on it is ordered after
    * what the application queued on the legacy default stream before the call,
    * and work the application queues there afterwards waits for it -- as for

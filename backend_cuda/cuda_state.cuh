@@ -31,6 +31,11 @@ struct xpar__cuda_state {
   void *primary_context;
   int multiprocessors;
   size_t l2_bytes; /* the device's L2 size; 0 when unknown (reduce_kernel.cuh: read path) */
+  /* Whether a synchronous call may return on its kernel's flag (done_signal.cuh, the
+   * reduce's stamped result) while the stream still retires the kernel: not on a device
+   * without concurrent managed access, where the host touching managed memory while any
+   * kernel runs faults (Windows, some Jetsons). */
+  bool flag_waits;
   cudaStream_t own_stream; /* a blocking stream, created by state_create   */
   cudaStream_t stream;     /* own_stream or the application's (set_stream) */
 

@@ -26,9 +26,10 @@
  * stream right after each flag: no stale element in 14,700 calls.
  *
  * The host side (cuda_state.cu): xpar__cuda_done_signal hands out the signal of the next
- * call (none for a queued call: the stream orders what follows), xpar__cuda_finish
- * waits for it -- at most tuning::spin_limit_ns, then for the stream, which also reports
- * a kernel's error.
+ * call (none for a queued call: the stream orders what follows; none on a device without
+ * concurrent managed access, where the host must not touch managed memory while the
+ * kernel retires; none without the pinned slot), xpar__cuda_finish waits for it -- at
+ * most tuning::spin_limit_ns, then for the stream, which also reports a kernel's error.
  */
 #ifndef XPAR_BACKEND_CUDA_DONE_SIGNAL_CUH
 #define XPAR_BACKEND_CUDA_DONE_SIGNAL_CUH

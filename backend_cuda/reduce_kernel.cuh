@@ -399,7 +399,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   /* A small call with its result on the host waits for the kernel's flag
    * rather than for the stream: cudaStreamSynchronize alone costs about as
    * much as the whole kernel at this size (bench/cub/NOTES.md, small N). */
-  const bool spin = !on_device && n <= tuning::flag_wait_max_n;
+  const bool spin = !on_device && n <= tuning::flag_wait_max_n && st->flag_waits;
   p.stamped = NULL;
   p.seq = 0;
   if (spin) p.stamped = xpar__cuda_next_stamped_result(st, &p.seq);
