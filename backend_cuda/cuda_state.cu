@@ -119,21 +119,32 @@ xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
   return XPAR_OK;
 }
 
+/* Spin until ready() holds, for at most tuning::spin_limit_ns (the clock read every
+ * 64 polls): the one bounded wait of the flag and of the stamped result. */
+template <class Ready> static bool spin_until(Ready ready) {
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned polls = 1;; polls++) {
+    if (ready()) return true;
+    if ((polls & 63u) == 0 && std::chrono::steady_clock::now() - start >
+                                  std::chrono::nanoseconds(xpar_cuda::tuning::spin_limit_ns))
+      return false;
+  }
+}
+
+/* The next sequence number of the result slot (0 is never raised or stamped). */
+static unsigned int next_result_seq(xpar__cuda_state *st) {
+  if (++st->result_seq == 0) st->result_seq = 1;
+  return st->result_seq;
+}
+
 static bool spin_for_flag(xpar__cuda_state *st, unsigned int seq) {
   const volatile unsigned int *flag = reinterpret_cast<const volatile unsigned int *>(
       static_cast<const char *>(st->result_host) + kResultFlagOffset);
-  const auto start = std::chrono::steady_clock::now();
-  for (unsigned polls = 1;; polls++) {
-    if (*flag == seq) {
-      /* Every output was stored before the flag (done_signal.cuh); keep our
-       * later reads after this one. */
-      std::atomic_thread_fence(std::memory_order_acquire);
-      return true;
-    }
-    if ((polls & 63u) == 0 &&
-        std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(xpar_cuda::tuning::spin_limit_ns))
-      return false;
-  }
+  if (!spin_until([&] { return *flag == seq; })) return false;
+  /* Every output was stored before the flag (done_signal.cuh); keep our later reads
+   * after this one. */
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return true;
 }
 
 extern "C" void xpar__clear_held_error(void); /* base/error.c (base.h's inline is C only) */
@@ -147,8 +158,7 @@ xpar_status xpar__cuda_done_signal(xpar__cuda_state *st, bool wait, DoneSignal *
     xpar__clear_held_error();
     return XPAR_OK;
   }
-  if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never raised */
-  out->seq = st->result_seq;
+  out->seq = next_result_seq(st);
   out->ticket = st->done_ticket;
   out->flag = reinterpret_cast<volatile unsigned int *>(static_cast<char *>(st->result_device) +
                                                         kResultFlagOffset);
@@ -161,8 +171,7 @@ xpar_status xpar__cuda_finish(xpar__cuda_state *st, const DoneSignal &done, cons
 }
 
 unsigned long long *xpar__cuda_next_stamped_result(xpar__cuda_state *st, unsigned int *seq) {
-  if (++st->result_seq == 0) st->result_seq = 1; /* 0 is never stamped */
-  *seq = st->result_seq;
+  *seq = next_result_seq(st);
   return reinterpret_cast<unsigned long long *>(static_cast<char *>(st->result_device) +
                                                 kResultStampedOffset);
 }
@@ -181,17 +190,13 @@ void xpar__cuda_read_stamped(xpar__cuda_state *st, void *out, size_t bytes) {
 
 bool xpar__cuda_spin_for_stamped(xpar__cuda_state *st, unsigned int seq, void *out,
                                  size_t bytes) {
-  const auto start = std::chrono::steady_clock::now();
-  for (unsigned polls = 1;; polls++) {
-    if ((unsigned)(load_stamped_word(st, 0) >> 32) == seq &&
-        (unsigned)(load_stamped_word(st, 1) >> 32) == seq) {
-      xpar__cuda_read_stamped(st, out, bytes);
-      return true;
-    }
-    if ((polls & 63u) == 0 && std::chrono::steady_clock::now() - start >
-                                  std::chrono::nanoseconds(xpar_cuda::tuning::spin_limit_ns))
-      return false;
-  }
+  if (!spin_until([&] {
+        return (unsigned)(load_stamped_word(st, 0) >> 32) == seq &&
+               (unsigned)(load_stamped_word(st, 1) >> 32) == seq;
+      }))
+    return false;
+  xpar__cuda_read_stamped(st, out, bytes);
+  return true;
 }
 
 namespace {
