@@ -27,5 +27,6 @@ const xpar__backend xpar__cuda_backend = {
     .staging = xpar__cuda_staging,
     .copy = xpar__cuda_copy,
     .wait = xpar__cuda_wait,
+    .capturing = xpar__cuda_capturing,
     .release_cache = xpar__cuda_release_cache,
 };

@@ -57,6 +57,7 @@ xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot, size_t byt
 xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, const void *src, size_t bytes,
                             xpar__copy_dir dir);
 xpar_status xpar__cuda_wait(struct xpar__cuda_state *st);
+int xpar__cuda_capturing(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_release_cache(struct xpar__cuda_state *st);
 
 /* Kernel launches made by this state so far (tests, bench); 0 for NULL. */

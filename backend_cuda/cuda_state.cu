@@ -101,17 +101,41 @@ xpar_status xpar__cuda_check_sticky(void) {
 /* ---- per-call helpers ------------------------------------------------------- */
 
 static CUcontext current_driver_context(void);
+static bool stream_capturing(xpar__cuda_state *st);
 
-xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
+/* The device's context made current, the sticky latch checked, and the stream's graph
+ * capture refused unless `capturable` (xpar__cuda_begin, xpar__cuda_begin_stateless). */
+static xpar_status begin(xpar__cuda_state *st, const char *op_name, bool capturable) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
   if (!st) return xpar__fail(XPAR_ERR_INTERNAL, "%s: no CUDA state", op_name);
   /* Host threads may switch devices (or driver contexts) between calls: our device's
    * primary context must be current.  Where it already is, cudaSetDevice would change
    * nothing, and asking the driver costs ~8 ns against its 100-140 ns (bench/NOTES.md,
    * session 17); otherwise cudaSetDevice makes it current, as always. */
-  if (st->primary_context && current_driver_context() == st->primary_context) return XPAR_OK;
-  XPAR_CUDA_TRY(cudaSetDevice(st->device), "%s (selecting device %d)", op_name, st->device);
+  if (!st->primary_context || current_driver_context() != st->primary_context)
+    XPAR_CUDA_TRY(cudaSetDevice(st->device), "%s (selecting device %d)", op_name, st->device);
+  /* Asked before anything is queued, allocated or waited for: a refused call leaves the
+   * application's capture as valid as it was (a stream synchronisation or a cudaMalloc
+   * inside it would end it with an error) and writes nothing. */
+  if (!capturable && stream_capturing(st))
+    return xpar__fail(XPAR_ERR_NOT_SUPPORTED,
+                      "%s: the context's CUDA stream is capturing a CUDA graph; only the nowait "
+                      "axpy, add and fill and nowait xpar_launch kernels on the GPU can be "
+                      "captured (reductions and scans keep scratch state in the context that a "
+                      "graph's replays would share with its later calls; a synchronous call or "
+                      "a copy waits for work a capture does not run; AUTO runs small calls on "
+                      "device data on the CPU with copies: xpar_context_set_backend(CUDA) "
+                      "keeps them on the GPU)",
+                      op_name);
   return XPAR_OK;
+}
+
+xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
+  return begin(st, op_name, false);
+}
+
+xpar_status xpar__cuda_begin_stateless(xpar__cuda_state *st, const char *op_name, bool nowait) {
+  return begin(st, op_name, nowait);
 }
 
 xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
@@ -225,6 +249,32 @@ PFN_cuLaunchKernel_v4000 driver_launch() {
 }
 
 } // namespace
+
+/* Whether st's stream is capturing a CUDA graph (active, or invalidated and not yet ended),
+ * or is the legacy default stream while another stream's capture forbids using it
+ * (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).  Through the driver, which leaves the runtime's
+ * last error alone. */
+static bool stream_capturing(xpar__cuda_state *st);
+
+extern "C" int xpar__cuda_capturing(struct xpar__cuda_state *st) { return stream_capturing(st); }
+
+static bool stream_capturing(xpar__cuda_state *st) {
+  static const PFN_cuStreamIsCapturing_v10000 driver_is_capturing =
+      (PFN_cuStreamIsCapturing_v10000)driver_symbol("cuStreamIsCapturing");
+  if (driver_is_capturing) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    const CUresult r = driver_is_capturing((CUstream)st->stream, &status);
+    if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return true;
+    return r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t e = cudaStreamIsCapturing(st->stream, &status);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return e == cudaErrorStreamCaptureImplicit;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
 
 /* The calling thread's current driver context; NULL when none or unknown. */
 static CUcontext current_driver_context(void) {

@@ -23,7 +23,9 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "kernel %s has no GPU variant in this build",
                       k->name);
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(st, k->name));
+  /* A nowait launch may be captured into a CUDA graph: the grid-stride kernel takes its
+   * arguments by value and keeps nothing between calls. */
+  XPAR__FORWARD(xpar__cuda_begin_stateless(st, k->name, ex->nowait));
   if (n == 0) return XPAR_OK;
 
   /* The shape logic caps a grid at the kernel's resident blocks by asking

@@ -150,8 +150,12 @@ typedef struct xpar__backend {
    *  the legacy stream -- small pinned sources through a kernel, cuda_state.cu). */
   xpar_status (*copy)(struct xpar__cuda_state *st, void *dst, const void *src, size_t bytes,
                       xpar__copy_dir dir);
-  /** Wait for the state's stream; reports an error raised by queued work. */
+  /** Wait for the state's stream; reports an error raised by queued work.
+   *  XPAR_ERR_NOT_SUPPORTED while the stream is capturing a CUDA graph. */
   xpar_status (*wait)(struct xpar__cuda_state *st);
+  /** 1 while the state's stream is capturing a CUDA graph: a nowait call
+   *  then goes into the graph, and leaves no work queued to wait for. */
+  int (*capturing)(struct xpar__cuda_state *st);
   /** Wait for the state's stream, then free its cached staging and kernel
    *  scratch (regrown by the next call that needs them). */
   xpar_status (*release_cache)(struct xpar__cuda_state *st);

@@ -346,6 +346,13 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   if (touches_device) {
     struct xpar__cuda_state *st;
     XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+    /* Before any staging is allocated (a pinned allocation may be refused inside a
+     * capture, ending it) or copied: nothing written, the capture left valid. */
+    XPAR__RETURN_IF(g->capturing(st), XPAR_ERR_NOT_SUPPORTED,
+                    "the context's CUDA stream is capturing a CUDA graph: this call runs on "
+                    "the CPU and would copy device data through the stream, which a capture "
+                    "does not run; set the CUDA backend for the capture (xpar.h, "
+                    "xpar_context_set_stream)");
   }
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
@@ -487,7 +494,9 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
     p->result.where.map->valid = XPAR__VALID_DEVICE;
   if (p->host_result_map) p->host_result_map->valid = XPAR__VALID_HOST;
-  if (returns_early) ctx->gpu_pending = 1;
+  /* A nowait call captured into a CUDA graph queued nothing: later calls have no
+   * work of it to wait for (and could not wait during the capture). */
+  if (returns_early && !g->capturing(st)) ctx->gpu_pending = 1;
   return XPAR_OK;
 }
 

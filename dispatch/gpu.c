@@ -65,8 +65,11 @@ xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_state **out) {
 
 xpar_status xpar__gpu_drain(xpar_context *ctx) {
   if (!ctx->gpu_pending || !ctx->cuda) return XPAR_OK;
-  ctx->gpu_pending = 0;
-  return xpar__gpu_backend()->wait(ctx->cuda);
+  const xpar_status st = xpar__gpu_backend()->wait(ctx->cuda);
+  /* Refused while the stream captures a CUDA graph: the work is still queued.  An error
+   * the work raised is reported once. */
+  if (st != XPAR_ERR_NOT_SUPPORTED) ctx->gpu_pending = 0;
+  return st;
 }
 
 xpar_status xpar__device_query(xpar_device_info *out) {

@@ -213,6 +213,10 @@ static xpar_status fake_wait(struct xpar__cuda_state *st) {
   (void)st;
   return XPAR_OK;
 }
+static int fake_capturing(struct xpar__cuda_state *st) {
+  (void)st;
+  return 0;
+}
 static xpar_status fake_release_cache(struct xpar__cuda_state *st) {
   (void)st;
   for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) {
@@ -245,6 +249,7 @@ static const xpar__backend fake_gpu = {
     .staging = fake_staging_fn,
     .copy = fake_copy,
     .wait = fake_wait,
+    .capturing = fake_capturing,
     .release_cache = fake_release_cache,
 };
 
