@@ -62,6 +62,12 @@ static xpar_status status_of(cudaError_t err) {
     case cudaErrorNoDevice:
     case cudaErrorStubLibrary:
       return XPAR_ERR_NO_DEVICE;
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureInvalidated:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorStreamCaptureWrongThread:
+    case cudaErrorCapturedEvent:
+      return XPAR_ERR_NOT_SUPPORTED; /* a wait or an allocation inside a graph capture */
     default:
       return xpar__cuda_error_is_sticky(err) ? XPAR_ERR_DEVICE_STICKY : XPAR_ERR_DEVICE;
   }
@@ -85,6 +91,13 @@ xpar_status xpar__cuda_error(cudaError_t err, const char *where_fmt, ...) {
      * later, unrelated call. */
     (void)cudaGetLastError();
   }
+  if (status == XPAR_ERR_NOT_SUPPORTED)
+    return xpar__fail(status,
+                      "%s in %s: the context's CUDA stream (or, in global capture mode, another "
+                      "stream) is capturing a CUDA graph, inside which xpar cannot wait or "
+                      "allocate; the runtime has ended the capture with an error (xpar.h, "
+                      "xpar_context_set_stream)",
+                      cudaGetErrorName(err), where);
   return xpar__fail(status, "%s in %s", cudaGetErrorName(err), where);
 }
 
@@ -103,39 +116,32 @@ xpar_status xpar__cuda_check_sticky(void) {
 static CUcontext current_driver_context(void);
 static bool stream_capturing(xpar__cuda_state *st);
 
-/* The device's context made current, the sticky latch checked, and the stream's graph
- * capture refused unless `capturable` (xpar__cuda_begin, xpar__cuda_begin_stateless). */
-static xpar_status begin(xpar__cuda_state *st, const char *op_name, bool capturable) {
+xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
   if (!st) return xpar__fail(XPAR_ERR_INTERNAL, "%s: no CUDA state", op_name);
   /* Host threads may switch devices (or driver contexts) between calls: our device's
    * primary context must be current.  Where it already is, cudaSetDevice would change
    * nothing, and asking the driver costs ~8 ns against its 100-140 ns (bench/NOTES.md,
    * session 17); otherwise cudaSetDevice makes it current, as always. */
-  if (!st->primary_context || current_driver_context() != st->primary_context)
-    XPAR_CUDA_TRY(cudaSetDevice(st->device), "%s (selecting device %d)", op_name, st->device);
-  /* Asked before anything is queued, allocated or waited for: a refused call leaves the
-   * application's capture as valid as it was (a stream synchronisation or a cudaMalloc
-   * inside it would end it with an error) and writes nothing. */
-  if (!capturable && stream_capturing(st))
-    return xpar__fail(XPAR_ERR_NOT_SUPPORTED,
-                      "%s: the context's CUDA stream is capturing a CUDA graph; only the nowait "
-                      "axpy, add and fill and nowait xpar_launch kernels on the GPU can be "
-                      "captured (reductions and scans keep scratch state in the context that a "
-                      "graph's replays would share with its later calls; a synchronous call or "
-                      "a copy waits for work a capture does not run; AUTO runs small calls on "
-                      "device data on the CPU with copies: xpar_context_set_backend(CUDA) "
-                      "keeps them on the GPU)",
-                      op_name);
+  if (st->primary_context && current_driver_context() == st->primary_context) return XPAR_OK;
+  XPAR_CUDA_TRY(cudaSetDevice(st->device), "%s (selecting device %d)", op_name, st->device);
   return XPAR_OK;
 }
 
-xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
-  return begin(st, op_name, false);
-}
-
-xpar_status xpar__cuda_begin_stateless(xpar__cuda_state *st, const char *op_name, bool nowait) {
-  return begin(st, op_name, nowait);
+xpar_status xpar__cuda_begin_stateful(xpar__cuda_state *st, const char *op_name, bool nowait) {
+  XPAR__FORWARD(xpar__cuda_begin(st, op_name));
+  /* Only a call that would return once queued is asked (~60-130 ns, H100 host): a
+   * synchronous one fails at its wait with the runtime's capture error instead
+   * (xpar__cuda_error).  Asked before anything is queued or allocated, so the refusal
+   * writes nothing and leaves the application's capture valid. */
+  if (nowait && stream_capturing(st))
+    return xpar__fail(XPAR_ERR_NOT_SUPPORTED,
+                      "%s: the context's CUDA stream is capturing a CUDA graph; of xpar's calls "
+                      "only the nowait axpy, add and fill and nowait xpar_launch kernels can be "
+                      "captured (reductions and scans keep scratch state in the context that a "
+                      "graph's replays would share with the context's later calls)",
+                      op_name);
+  return XPAR_OK;
 }
 
 xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
@@ -309,6 +315,7 @@ static bool launch_through_driver(xpar__cuda_state *st, const void *handle, unsi
 xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const void *handle,
                               unsigned grid, unsigned block, size_t shared_bytes, void **args,
                               const char *what) {
+  st->queued = true;
   if (launch_through_driver(st, handle, grid, block, shared_bytes, args)) {
     st->counters.launches++;
     return XPAR_OK;
@@ -322,6 +329,7 @@ xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const vo
 }
 
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {
+  st->queued = true;
   st->counters.launches++;
   XPAR_CUDA_TRY(cudaGetLastError(), "%s kernel launch", what);
   return XPAR_OK;
@@ -481,8 +489,12 @@ extern "C" xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *
   cudaStream_t next = stream ? (cudaStream_t)stream : st->own_stream;
   if (next == st->stream) return XPAR_OK;
   /* Scratch is shared by everything this state queues: finish the work on the
-   * old stream before work on the new one can touch the same buffers. */
-  XPAR__FORWARD(xpar__cuda_sync(st, "set_stream (finishing work on the previous stream)"));
+   * old stream before work on the new one can touch the same buffers.  A state
+   * that never queued anything (one just created for a context whose stream was
+   * set before its first GPU call, maybe inside a graph capture, where no wait
+   * is allowed) has nothing to finish. */
+  if (st->queued)
+    XPAR__FORWARD(xpar__cuda_sync(st, "set_stream (finishing work on the previous stream)"));
   st->stream = next;
   return XPAR_OK;
 }
@@ -743,6 +755,7 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
     if (const void *device_src = pinned_device_address(src))
       return copy_pinned_by_kernel(st, dst, device_src, bytes);
   }
+  st->queued = true;
   XPAR_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream),
                 "copy %s (%zu bytes)", name, bytes);
   /* From the caller's pageable memory the copy must be complete before we

@@ -70,6 +70,8 @@ struct xpar__cuda_state {
   unsigned int result_seq; /* the last sequence number handed to a kernel */
 
   struct xpar__cuda_counters counters;
+  /* Anything ever queued on the stream (a launch or a copy): set_stream finishes it. */
+  bool queued;
 };
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -106,15 +108,16 @@ int xpar__cuda_error_is_sticky(cudaError_t err);
 /* ---- per-call helpers (cuda_state.cu) -------------------------------------- */
 
 /* Make the state's device current for this host thread and check the sticky
- * latch; every operation starts with it.  XPAR_ERR_NOT_SUPPORTED while the
- * state's stream is capturing a CUDA graph (before anything is queued). */
+ * latch; every operation starts with it. */
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
 
-/* The same for an operation whose nowait form launches kernels that keep no
- * state between calls (elementwise, application kernels): such a call may be
- * captured into a graph, whose replays then run it again; its synchronous
- * form (nowait false) is refused during a capture like every other call. */
-xpar_status xpar__cuda_begin_stateless(xpar__cuda_state *st, const char *op_name, bool nowait);
+/* The same for an operation that keeps scratch state in st between calls
+ * (reductions, dots, scans, application operators): when `nowait`, also
+ * XPAR_ERR_NOT_SUPPORTED while st's stream is capturing a CUDA graph, whose
+ * replays would share that state with the context's later calls.  Stateless
+ * kernels (elementwise, application kernels) use xpar__cuda_begin: captured,
+ * each replay runs them again. */
+xpar_status xpar__cuda_begin_stateful(xpar__cuda_state *st, const char *op_name, bool nowait);
 
 /* Grow `buf` to at least `bytes` of device memory (1.5x what is asked, so
  * that a slowly rising n does not reallocate every call; never shrunk).

@@ -95,8 +95,9 @@ template <class T, class F>
 xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const T *b, T *out,
                             size_t n, const char *name) {
   xpar__cuda_state *st = ex->cuda;
-  /* A nowait call may be captured into a CUDA graph: the kernel keeps nothing between calls. */
-  XPAR__FORWARD(xpar__cuda_begin_stateless(st, name, ex->nowait));
+  /* No capture check: a nowait call may be captured into a CUDA graph, the kernel keeps
+   * nothing between calls (xpar__cuda_begin_stateful). */
+  XPAR__FORWARD(xpar__cuda_begin(st, name));
   if (n == 0) return XPAR_OK;
   XPAR__FORWARD(check_element_alignment<T>(out, name));
   if (F::inputs) {

@@ -23,9 +23,9 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "kernel %s has no GPU variant in this build",
                       k->name);
   xpar__cuda_state *st = ex->cuda;
-  /* A nowait launch may be captured into a CUDA graph: the grid-stride kernel takes its
-   * arguments by value and keeps nothing between calls. */
-  XPAR__FORWARD(xpar__cuda_begin_stateless(st, k->name, ex->nowait));
+  /* No capture check: a nowait launch may be captured into a CUDA graph, the grid-stride
+   * kernel takes its arguments by value and keeps nothing between calls. */
+  XPAR__FORWARD(xpar__cuda_begin(st, k->name));
   if (n == 0) return XPAR_OK;
 
   /* The shape logic caps a grid at the kernel's resident blocks by asking
@@ -123,7 +123,7 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
                       op->name);
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(st, op->name));
+  XPAR__FORWARD(xpar__cuda_begin_stateful(st, op->name, ex->nowait));
   XPAR__FORWARD(xpar__cuda_ensure_control(st)); /* the ticket, the pinned result slot */
   size_t need = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, nullptr, &need);
@@ -161,7 +161,7 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
                       op->name);
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(st, op->name));
+  XPAR__FORWARD(xpar__cuda_begin_stateful(st, op->name, ex->nowait));
   if (n == 0) return XPAR_OK;
   size_t need = 0, status_tiles = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, out, &need);

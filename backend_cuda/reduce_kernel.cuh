@@ -349,7 +349,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
                        void *result, const char *name) {
   using Acc = typename Op::Type;
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(st, name));
+  XPAR__FORWARD(xpar__cuda_begin_stateful(st, name, ex->nowait));
   const int on_device = ex->result_on_device;
   if (n == 0 && !on_device) {
     const Acc identity = Op::identity();

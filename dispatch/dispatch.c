@@ -346,9 +346,10 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   if (touches_device) {
     struct xpar__cuda_state *st;
     XPAR__FORWARD(xpar__gpu_state(ctx, &st));
-    /* Before any staging is allocated (a pinned allocation may be refused inside a
-     * capture, ending it) or copied: nothing written, the capture left valid. */
-    XPAR__RETURN_IF(g->capturing(st), XPAR_ERR_NOT_SUPPORTED,
+    /* A nowait call, asked before any staging is allocated or copied: nothing
+     * written, the capture left valid.  (A synchronous one fails at its first wait
+     * with the runtime's capture error, backend_cuda/cuda_state.cu.) */
+    XPAR__RETURN_IF(c->nowait && g->capturing(st), XPAR_ERR_NOT_SUPPORTED,
                     "the context's CUDA stream is capturing a CUDA graph: this call runs on "
                     "the CPU and would copy device data through the stream, which a capture "
                     "does not run; set the CUDA backend for the capture (xpar.h, "

@@ -4,12 +4,14 @@
  *  - the nowait axpy, add and fill and a nowait xpar_launch kernel are
  *    captured: nothing runs at capture time, and every replay of the graph
  *    computes them from the arrays' contents at that replay;
- *  - every other call that would touch the GPU (synchronous calls, reduce /
- *    dot / scan nowait, AUTO's copies for small device calls, set_stream, and
- *    xpar_wait or a host call while nowait work queued before the capture is
- *    outstanding) returns XPAR_ERR_NOT_SUPPORTED with a detail, writes
- *    nothing, and leaves the capture valid (it still ends into a graph that
+ *  - the other nowait calls (reduce / dot / scan, AUTO's copies for small
+ *    device calls) return XPAR_ERR_NOT_SUPPORTED with a detail, write
+ *    nothing, and leave the capture valid (it still ends into a graph that
  *    runs); xpar_wait after captured calls alone has nothing to wait for;
+ *  - a synchronous GPU call (reduce, add, xpar_launch, set_stream's wait),
+ *    and xpar_wait or a host call while nowait work queued before the
+ *    capture is outstanding, return XPAR_ERR_NOT_SUPPORTED with a detail and
+ *    write nothing; the runtime has ended the capture (invalidated);
  *  - a CPU call on host data runs as usual during the capture;
  *  - after the capture the context works as before.
  * Exit 77 without a usable GPU (CTest: skipped).  Seed: XPAR_TEST_SEED.
@@ -74,21 +76,37 @@ static std::vector<int32_t> to_host(const int32_t *d, size_t n) {
   return h;
 }
 
-static void still_capturing(cudaStream_t s, const char *after) {
+static void capture_status_is(cudaStream_t s, cudaStreamCaptureStatus want, const char *after) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   CK(cudaStreamIsCapturing(s, &status));
-  if (status != cudaStreamCaptureStatusActive)
-    FAIL("after %s: capture status %d, expected active", after, (int)status);
+  if (status != want)
+    FAIL("after %s: capture status %d, expected %d", after, (int)status, (int)want);
+}
+static void still_capturing(cudaStream_t s, const char *after) {
+  capture_status_is(s, cudaStreamCaptureStatusActive, after);
 }
 
 /* A call that must be refused during the capture: XPAR_ERR_NOT_SUPPORTED, a detail
- * naming the capture, the capture still active. */
-static void expect_refused(xpar_status st, cudaStream_t s, const char *what) {
+ * naming the capture, and the capture then in state `after` (active: refused before
+ * anything was queued; invalidated: the runtime refused xpar's wait). */
+static void expect_refused(xpar_status st, cudaStream_t s, const char *what,
+                           cudaStreamCaptureStatus after = cudaStreamCaptureStatusActive) {
   if (st != XPAR_ERR_NOT_SUPPORTED)
     FAIL("%s during the capture: %s, expected ERR_NOT_SUPPORTED", what, xpar_status_name(st));
   else if (!strstr(xpar_last_error_detail(), "capturing"))
     FAIL("%s: the detail does not name the capture: \"%s\"", what, xpar_last_error_detail());
-  still_capturing(s, what);
+  capture_status_is(s, after, what);
+}
+
+/* End a capture the runtime has invalidated: no graph. */
+static void end_invalidated(cudaStream_t s, const char *what) {
+  cudaGraph_t graph = NULL;
+  const cudaError_t e = cudaStreamEndCapture(s, &graph);
+  if (e != cudaErrorStreamCaptureInvalidated)
+    FAIL("%s: ending the capture gave %s, expected cudaErrorStreamCaptureInvalidated", what,
+         cudaGetErrorName(e));
+  if (graph) cudaGraphDestroy(graph);
+  (void)cudaGetLastError();
 }
 
 static void check_equal(const char *what, const std::vector<int32_t> &got,
@@ -145,16 +163,12 @@ static void capture_at(size_t n) {
   still_capturing(s, "the captured calls");
   /* refused */
   int64_t host_sum = 0;
-  expect_refused(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &host_sum), s, "reduce");
   expect_refused(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, x, n, result), s, "reduce_nowait");
   expect_refused(xpar_dot_nowait(ctx, XPAR_INT32, x, y, n, result), s, "dot_nowait");
   expect_refused(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, scan_out, n), s,
                  "scan_nowait");
-  expect_refused(xpar_add(ctx, XPAR_INT32, x, y, scan_out, n), s, "add (synchronous)");
-  expect_refused(xpar_launch(ctx, &xk_axpy_u32, n, args, 3), s, "xpar_launch (synchronous)");
   XK(xpar_wait(ctx)); /* the captured calls queued nothing */
   still_capturing(s, "xpar_wait");
-  expect_refused(xpar_context_set_stream(ctx, NULL), s, "set_stream");
   /* AUTO: a fill of 8 device elements runs on the CPU with copies, refused */
   XK(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO));
   expect_refused(xpar_fill_nowait(ctx, XPAR_INT32, &value, scan_out, n < 8 ? n : 8), s,
@@ -184,7 +198,6 @@ static void capture_at(size_t n) {
         break;
       }
   }
-  if (host_sum != 0) FAIL("n = %zu: the refused synchronous reduce wrote %lld", n, (long long)host_sum);
 
   cudaGraphExec_t exec;
   CK(cudaGraphInstantiate(&exec, graph, 0));
@@ -216,6 +229,31 @@ static void capture_at(size_t n) {
   }
   CK(cudaGraphExecDestroy(exec));
   CK(cudaGraphDestroy(graph));
+
+  /* Synchronous calls: each in a capture of its own, which the runtime ends when xpar
+   * waits; nothing is written. */
+  {
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    expect_refused(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &host_sum), s, "reduce",
+                   cudaStreamCaptureStatusInvalidated);
+    end_invalidated(s, "reduce");
+    if (host_sum != 0)
+      FAIL("n = %zu: the refused synchronous reduce wrote %lld", n, (long long)host_sum);
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    expect_refused(xpar_add(ctx, XPAR_INT32, x, y, scan_out, n), s, "add (synchronous)",
+                   cudaStreamCaptureStatusInvalidated);
+    end_invalidated(s, "add");
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    expect_refused(xpar_launch(ctx, &xk_axpy_u32, n, args, 3), s, "xpar_launch (synchronous)",
+                   cudaStreamCaptureStatusInvalidated);
+    end_invalidated(s, "xpar_launch");
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    expect_refused(xpar_context_set_stream(ctx, NULL), s, "set_stream",
+                   cudaStreamCaptureStatusInvalidated);
+    end_invalidated(s, "set_stream");
+    CK(cudaStreamSynchronize(s));
+    check_equal("scan out / add out of the refused calls", to_host(scan_out, n), poison);
+  }
 
   /* After the capture: the refused calls work. */
   int64_t sum = 0;
@@ -257,16 +295,16 @@ static void queued_before_capture(void) {
   CK(cudaMemcpy(x, hx.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
   XK(xpar_add_nowait(ctx, XPAR_INT32, x, x, z, n));
   CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  expect_refused(xpar_wait(ctx), s, "xpar_wait with work queued before the capture");
+  expect_refused(xpar_wait(ctx), s, "xpar_wait with work queued before the capture",
+                 cudaStreamCaptureStatusInvalidated);
   XK(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO));
   std::vector<int32_t> host(1000, 1);
   int32_t sum = -1;
   expect_refused(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host.data(), host.size(), &sum), s,
-                 "a host reduce with work queued before the capture");
+                 "a host reduce with work queued before the capture",
+                 cudaStreamCaptureStatusInvalidated);
   if (sum != -1) FAIL("the refused host reduce wrote %d", sum);
-  cudaGraph_t graph;
-  CK(cudaStreamEndCapture(s, &graph));
-  CK(cudaGraphDestroy(graph));
+  end_invalidated(s, "work queued before the capture");
   XK(xpar_wait(ctx));
   std::vector<int32_t> want(n);
   for (size_t i = 0; i < n; i++) want[i] = (int32_t)(2u * (uint32_t)hx[i]);
@@ -304,6 +342,20 @@ int main(void) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("cudaStreamIsCapturing: %.1f ns per query\n",
            ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / reps);
+    /* the driver's, which the library asks */
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPoint("cuStreamIsCapturing", &fn, cudaEnableDefault, &found) ==
+            cudaSuccess && fn) {
+      typedef int (*is_capturing_fn)(cudaStream_t, int *);
+      int dstatus = 0;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      for (int i = 0; i < reps; i++) ((is_capturing_fn)fn)(s, &dstatus);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      printf("cuStreamIsCapturing: %.1f ns per query\n",
+             ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / reps);
+    }
+    (void)cudaGetLastError();
     CK(cudaStreamDestroy(s));
   }
   for (size_t n : {(size_t)1, (size_t)1000, (size_t)(1u << 20) + 3, (size_t)(1u << 23) + 5})

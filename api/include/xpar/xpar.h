@@ -457,16 +457,19 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * nowait axpy, add and fill and nowait xpar_launch kernels that run on the
  * GPU are captured like any kernel launch, and each replay of the graph runs
  * them again (they keep nothing between calls); captured, they leave nothing
- * queued for xpar_wait or later calls to wait for.  Every other call that
- * would touch the GPU -- reductions, dots and scans (their scratch state
+ * queued for xpar_wait or later calls to wait for.  The other nowait calls
+ * that would touch the GPU -- reductions, dots and scans (their scratch state
  * lives in the context, which a graph's replays would share with the
- * context's later calls), synchronous calls, copies, and any call that must
- * first wait for nowait work the context queued before the capture began
- * (xpar_wait it before beginning) -- returns XPAR_ERR_NOT_SUPPORTED before
- * anything is queued or written, and the capture stays valid.  AUTO runs
- * small calls on device data on the CPU with copies, which are refused too:
- * set the CUDA backend for a capture.  Calls that run on the CPU on host
- * data do not touch the stream and run as usual.
+ * context's later calls) and AUTO's small calls on device data (run on the
+ * CPU with copies: set the CUDA backend for a capture) -- return
+ * XPAR_ERR_NOT_SUPPORTED before anything is queued or written, and the
+ * capture stays valid.  A synchronous call that touches the GPU, and a call
+ * that must first wait for nowait work queued before the capture began
+ * (xpar_wait it before beginning), need a wait that a capture cannot hold:
+ * the runtime refuses it and ends the capture with an error, as it does any
+ * synchronisation inside a capture, and the call returns
+ * XPAR_ERR_NOT_SUPPORTED with nothing written.  Calls that run on the CPU on
+ * host data do not touch the stream and run as usual.
  */
 XPAR_API xpar_status xpar_context_set_stream(xpar_context *ctx, void *cuda_stream);
 
