@@ -345,8 +345,8 @@ int main(void) {
     /* the driver's, which the library asks */
     void *fn = NULL;
     cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPoint("cuStreamIsCapturing", &fn, cudaEnableDefault, &found) ==
-            cudaSuccess && fn) {
+    if (cudaGetDriverEntryPointByVersion("cuStreamIsCapturing", &fn, 12000, cudaEnableDefault,
+                                         &found) == cudaSuccess && fn) {
       typedef int (*is_capturing_fn)(cudaStream_t, int *);
       int dstatus = 0;
       clock_gettime(CLOCK_MONOTONIC, &t0);
