@@ -4,8 +4,9 @@
  *  - the nowait axpy, add and fill and a nowait xpar_launch kernel are
  *    captured: nothing runs at capture time, and every replay of the graph
  *    computes them from the arrays' contents at that replay;
- *  - the other nowait calls (reduce / dot / scan, AUTO's copies for small
- *    device calls) return XPAR_ERR_NOT_SUPPORTED with a detail, write
+ *    (AUTO keeps a small nowait call on device data on the GPU: captured);
+ *  - the other nowait calls (reduce / dot / scan, a forced CPU backend's
+ *    copies of device data) return XPAR_ERR_NOT_SUPPORTED with a detail, write
  *    nothing, and leave the capture valid (it still ends into a graph that
  *    runs); xpar_wait after captured calls alone has nothing to wait for;
  *  - a synchronous GPU call (reduce, add, xpar_launch, set_stream's wait),
@@ -129,7 +130,7 @@ static void capture_at(size_t n) {
   XK(xpar_context_set_stream(ctx, (void *)s));
   XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
 
-  int32_t *x, *y, *z, *w, *f, *u, *scan_out, *result;
+  int32_t *x, *y, *z, *w, *f, *u, *scan_out, *result, *g8;
   CK(cudaMalloc(&x, bytes));
   CK(cudaMalloc(&y, bytes));
   CK(cudaMalloc(&z, bytes));
@@ -138,6 +139,8 @@ static void capture_at(size_t n) {
   CK(cudaMalloc(&u, bytes));
   CK(cudaMalloc(&scan_out, bytes));
   CK(cudaMalloc(&result, 64));
+  CK(cudaMalloc(&g8, 8 * sizeof(int32_t)));
+  CK(cudaMemset(g8, 0xAB, 8 * sizeof(int32_t)));
   const std::vector<int32_t> poison(n, (int32_t)0xABABABAB);
   std::vector<int32_t> hx = random_i32(n), hy = random_i32(n), hw = random_i32(n),
                        hu = random_i32(n);
@@ -169,10 +172,16 @@ static void capture_at(size_t n) {
                  "scan_nowait");
   XK(xpar_wait(ctx)); /* the captured calls queued nothing */
   still_capturing(s, "xpar_wait");
-  /* AUTO: a fill of 8 device elements runs on the CPU with copies, refused */
+  /* AUTO keeps a nowait call on device data on the GPU below its threshold (the
+   * copies would make it synchronous): captured too */
+  const size_t small = n < 8 ? n : 8;
   XK(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO));
-  expect_refused(xpar_fill_nowait(ctx, XPAR_INT32, &value, scan_out, n < 8 ? n : 8), s,
-                 "AUTO fill_nowait of 8 device elements");
+  XK(xpar_fill_nowait(ctx, XPAR_INT32, &value, g8, small));
+  still_capturing(s, "AUTO fill_nowait of 8 device elements");
+  /* a forced CPU backend copies device data: refused */
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL));
+  expect_refused(xpar_fill_nowait(ctx, XPAR_INT32, &value, scan_out, small), s,
+                 "forced-CPU fill_nowait of device elements");
   /* host data on the CPU: runs */
   int32_t cpu_sum = 0;
   XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host_in.data(), n, &cpu_sum));
@@ -188,6 +197,8 @@ static void capture_at(size_t n) {
   check_equal("z before the first replay", to_host(z, n), poison);
   check_equal("f before the first replay", to_host(f, n), poison);
   check_equal("w before the first replay", to_host(w, n), hw);
+  check_equal("the AUTO fill before the first replay", to_host(g8, small),
+              std::vector<int32_t>(small, (int32_t)0xABABABAB));
   check_equal("scan out (refused)", to_host(scan_out, n), poison);
   {
     unsigned char r[64];
@@ -226,6 +237,8 @@ static void capture_at(size_t n) {
     check_equal(label, to_host(f, n), want_f);
     snprintf(label, sizeof label, "n = %zu replay %d: xpar_launch", n, replay);
     check_equal(label, to_host(u, n), want_u);
+    snprintf(label, sizeof label, "n = %zu replay %d: AUTO fill of %zu", n, replay, small);
+    check_equal(label, to_host(g8, small), std::vector<int32_t>(small, value));
   }
   CK(cudaGraphExecDestroy(exec));
   CK(cudaGraphDestroy(graph));
@@ -272,7 +285,7 @@ static void capture_at(size_t n) {
   XK(xpar_context_set_stream(ctx, NULL));
   xpar_context_destroy(ctx);
   CK(cudaStreamDestroy(s));
-  for (int32_t *p : {x, y, z, w, f, u, scan_out, result}) cudaFree(p);
+  for (int32_t *p : {x, y, z, w, f, u, scan_out, result, g8}) cudaFree(p);
   printf("capture, n = %zu: %s\n", n, failures == before ? "ok" : "FAILED");
 }
 

@@ -460,8 +460,8 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * queued for xpar_wait or later calls to wait for.  The other nowait calls
  * that would touch the GPU -- reductions, dots and scans (their scratch state
  * lives in the context, which a graph's replays would share with the
- * context's later calls) and AUTO's small calls on device data (run on the
- * CPU with copies: set the CUDA backend for a capture) -- return
+ * context's later calls) and a forced CPU backend's calls on device data
+ * (copies; AUTO keeps a nowait call on device data on the GPU) -- return
  * XPAR_ERR_NOT_SUPPORTED before anything is queued or written, and the
  * capture stays valid.  A synchronous call that touches the GPU, and a call
  * that must first wait for nowait work queued before the capture began
