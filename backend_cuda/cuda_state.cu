@@ -130,10 +130,10 @@ xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
 
 xpar_status xpar__cuda_begin_stateful(xpar__cuda_state *st, const char *op_name, bool nowait) {
   XPAR__FORWARD(xpar__cuda_begin(st, op_name));
-  /* Only a call that would return once queued is asked (~60-130 ns, H100 host): a
-   * synchronous one fails at its wait with the runtime's capture error instead
-   * (xpar__cuda_error).  Asked before anything is queued or allocated, so the refusal
-   * writes nothing and leaves the application's capture valid. */
+  /* Only a call that would return once queued is asked (the driver's query, 14-25 ns on
+   * the H100 host: bench/NOTES.md, session 20); a synchronous one fails at its wait with
+   * the runtime's capture error instead (xpar__cuda_error).  Asked before anything is
+   * queued or allocated, so the refusal writes nothing and leaves the capture valid. */
   if (nowait && stream_capturing(st))
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED,
                       "%s: the context's CUDA stream is capturing a CUDA graph; of xpar's calls "
