@@ -135,13 +135,17 @@ xpar_status xpar__cuda_begin_stateful(xpar__cuda_state *st, const char *op_name,
    * the runtime's capture error instead (xpar__cuda_error).  Asked before anything is
    * queued or allocated, so the refusal writes nothing and leaves the capture valid. */
   if (nowait && stream_capturing(st))
-    return xpar__fail(XPAR_ERR_NOT_SUPPORTED,
-                      "%s: the context's CUDA stream is capturing a CUDA graph; of xpar's calls "
-                      "only the nowait axpy, add and fill and nowait xpar_launch kernels can be "
-                      "captured (reductions and scans keep scratch state in the context that a "
-                      "graph's replays would share with the context's later calls)",
-                      op_name);
+    return xpar__cuda_refuse_capture(
+        op_name, "its scratch state lives in the context, which a graph's replays would share "
+                 "with the context's later calls");
   return XPAR_OK;
+}
+
+xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why) {
+  return xpar__fail(XPAR_ERR_NOT_SUPPORTED,
+                    "%s: the context's CUDA stream is capturing a CUDA graph, and this call "
+                    "cannot be captured: %s (xpar.h, xpar_context_set_stream)",
+                    op_name, why);
 }
 
 xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
@@ -453,6 +457,11 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
                                           device) == cudaSuccess &&
                    concurrent_managed == 1;
   (void)cudaGetLastError(); /* unknown: the stream's synchronisation, as before */
+  int pools = 0;
+  st->memory_pools =
+      cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
+      pools == 1;
+  (void)cudaGetLastError(); /* unknown: reductions are not captured into graphs */
   /* A blocking stream, not cudaStreamNonBlocking: work on it is ordered after
    * what the application queued on the legacy default stream before the call,
    * and work the application queues there afterwards waits for it -- as for

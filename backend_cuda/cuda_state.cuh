@@ -36,6 +36,9 @@ struct xpar__cuda_state {
    * without concurrent managed access, where the host touching managed memory while any
    * kernel runs faults (Windows, some Jetsons). */
   bool flag_waits;
+  /* Whether the device has the stream-ordered allocator (cudaMallocAsync): a reduce
+   * captured into a CUDA graph takes its scratch from it, owned by the graph. */
+  bool memory_pools;
   cudaStream_t own_stream; /* a blocking stream, created by state_create   */
   cudaStream_t stream;     /* own_stream or the application's (set_stream) */
 
@@ -118,6 +121,10 @@ xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
  * kernels (elementwise, application kernels) use xpar__cuda_begin: captured,
  * each replay runs them again. */
 xpar_status xpar__cuda_begin_stateful(xpar__cuda_state *st, const char *op_name, bool nowait);
+
+/* XPAR_ERR_NOT_SUPPORTED naming op_name and why it cannot be captured into a CUDA graph
+ * (`why`), for a nowait call made while st's stream captures. */
+xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
 
 /* Grow `buf` to at least `bytes` of device memory (1.5x what is asked, so
  * that a slowly rising n does not reallocate every call; never shrunk).

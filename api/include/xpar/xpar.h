@@ -454,14 +454,18 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * either side.
  *
  * CUDA graphs: while the stream is capturing (cudaStreamBeginCapture), the
- * nowait axpy, add and fill and nowait xpar_launch kernels that run on the
- * GPU are captured like any kernel launch, and each replay of the graph runs
- * them again (they keep nothing between calls); captured, they leave nothing
- * queued for xpar_wait or later calls to wait for.  The other nowait calls
- * that would touch the GPU -- reductions, dots and scans (their scratch state
- * lives in the context, which a graph's replays would share with the
- * context's later calls) and a forced CPU backend's calls on device data
- * (copies; AUTO keeps a nowait call on device data on the GPU) -- return
+ * nowait axpy, add, fill, reduce and dot and nowait xpar_launch kernels that
+ * run on the GPU are captured, and each replay of the graph runs them again
+ * on the arrays as they are then: the elementwise and application kernels
+ * keep nothing between calls, and a captured reduce or dot takes its scratch
+ * from the stream-ordered allocator inside the graph (cudaMallocAsync: each
+ * replay its own; a device without it refuses them).  Captured, they leave
+ * nothing queued for xpar_wait or later calls to wait for.  The other nowait
+ * calls that would touch the GPU -- scans and the reproducible and operator
+ * reductions (their scratch state lives in the context, which a graph's
+ * replays would share with the context's later calls) and a forced CPU
+ * backend's calls on device data (copies; AUTO keeps a nowait call on
+ * device data on the GPU) -- return
  * XPAR_ERR_NOT_SUPPORTED before anything is queued or written, and the
  * capture stays valid.  A synchronous call that touches the GPU, and a call
  * that must first wait for nowait work queued before the capture began
