@@ -459,7 +459,9 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * on the arrays as they are then: the elementwise and application kernels
  * keep nothing between calls, and a captured reduce or dot takes its scratch
  * from the stream-ordered allocator inside the graph (cudaMallocAsync: each
- * replay its own; a device without it refuses them).  Captured, they leave
+ * replay its own; a device without it refuses them), so the graph holds
+ * memory allocation and free nodes, under CUDA's rules for those (for one,
+ * cudaGraphAddChildGraphNode will not clone such a graph).  Captured, they leave
  * nothing queued for xpar_wait or later calls to wait for.  The other nowait
  * calls that would touch the GPU -- scans and the reproducible and operator
  * reductions (their scratch state lives in the context, which a graph's
