@@ -45,7 +45,7 @@ xpar_status xpar__cuda_repro_scan(const xpar__exec *ex, xpar_dtype t, xpar_scan_
 
 /* device management (cuda_query.cu, cuda_state.cu) */
 xpar_status xpar__cuda_query(int device, xpar_device_info *out);
-xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out);
+xpar_status xpar__cuda_state_create(int device, void *stream, struct xpar__cuda_state **out);
 void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream);
 xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);

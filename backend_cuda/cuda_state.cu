@@ -114,7 +114,6 @@ xpar_status xpar__cuda_check_sticky(void) {
 /* ---- per-call helpers ------------------------------------------------------- */
 
 static CUcontext current_driver_context(void);
-static bool stream_capturing(xpar__cuda_state *st);
 
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
@@ -128,13 +127,12 @@ xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   return XPAR_OK;
 }
 
-xpar_status xpar__cuda_begin_stateful(xpar__cuda_state *st, const char *op_name, bool nowait) {
-  XPAR__FORWARD(xpar__cuda_begin(st, op_name));
-  /* Only a call that would return once queued is asked (the driver's query, 14-25 ns on
-   * the H100 host: bench/NOTES.md, session 20); a synchronous one fails at its wait with
-   * the runtime's capture error instead (xpar__cuda_error).  Asked before anything is
-   * queued or allocated, so the refusal writes nothing and leaves the capture valid. */
-  if (nowait && stream_capturing(st))
+xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name) {
+  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, op_name));
+  /* Before anything is queued or allocated, so the refusal writes nothing and leaves the
+   * capture valid.  A synchronous call fails at its wait with the runtime's capture
+   * error instead (xpar__cuda_error). */
+  if (ex->captured)
     return xpar__cuda_refuse_capture(
         op_name, "its scratch state lives in the context, which a graph's replays would share "
                  "with the context's later calls");
@@ -263,12 +261,9 @@ PFN_cuLaunchKernel_v4000 driver_launch() {
 /* Whether st's stream is capturing a CUDA graph (active, or invalidated and not yet ended),
  * or is the legacy default stream while another stream's capture forbids using it
  * (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).  Through the driver, which leaves the runtime's
- * last error alone. */
-static bool stream_capturing(xpar__cuda_state *st);
-
-extern "C" int xpar__cuda_capturing(struct xpar__cuda_state *st) { return stream_capturing(st); }
-
-static bool stream_capturing(xpar__cuda_state *st) {
+ * last error alone: 14-25 ns on the H100 host (bench/NOTES.md, session 20), asked once
+ * per nowait call (dispatch: xpar__exec.captured). */
+extern "C" int xpar__cuda_capturing(struct xpar__cuda_state *st) {
   static const PFN_cuStreamIsCapturing_v10000 driver_is_capturing =
       (PFN_cuStreamIsCapturing_v10000)driver_symbol("cuStreamIsCapturing");
   if (driver_is_capturing) {
@@ -319,7 +314,6 @@ static bool launch_through_driver(xpar__cuda_state *st, const void *handle, unsi
 xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const void *handle,
                               unsigned grid, unsigned block, size_t shared_bytes, void **args,
                               const char *what) {
-  st->queued = true;
   if (launch_through_driver(st, handle, grid, block, shared_bytes, args)) {
     st->counters.launches++;
     return XPAR_OK;
@@ -333,7 +327,6 @@ xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const vo
 }
 
 xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what) {
-  st->queued = true;
   st->counters.launches++;
   XPAR_CUDA_TRY(cudaGetLastError(), "%s kernel launch", what);
   return XPAR_OK;
@@ -429,7 +422,8 @@ xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
 
 /* ---- state life cycle --------------------------------------------------------- */
 
-extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out) {
+extern "C" xpar_status xpar__cuda_state_create(int device, void *stream,
+                                              struct xpar__cuda_state **out) {
   *out = NULL;
   XPAR__FORWARD(xpar__cuda_check_sticky());
   int count = 0;
@@ -472,7 +466,7 @@ extern "C" xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_sta
     free(st);
     return xpar__cuda_error(err, "creating the context's stream on device %d", device);
   }
-  st->stream = st->own_stream;
+  st->stream = stream ? (cudaStream_t)stream : st->own_stream;
   *out = st;
   return XPAR_OK;
 }
@@ -498,12 +492,8 @@ extern "C" xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *
   cudaStream_t next = stream ? (cudaStream_t)stream : st->own_stream;
   if (next == st->stream) return XPAR_OK;
   /* Scratch is shared by everything this state queues: finish the work on the
-   * old stream before work on the new one can touch the same buffers.  A state
-   * that never queued anything (one just created for a context whose stream was
-   * set before its first GPU call, maybe inside a graph capture, where no wait
-   * is allowed) has nothing to finish. */
-  if (st->queued)
-    XPAR__FORWARD(xpar__cuda_sync(st, "set_stream (finishing work on the previous stream)"));
+   * old stream before work on the new one can touch the same buffers. */
+  XPAR__FORWARD(xpar__cuda_sync(st, "set_stream (finishing work on the previous stream)"));
   st->stream = next;
   return XPAR_OK;
 }
@@ -764,7 +754,6 @@ extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, c
     if (const void *device_src = pinned_device_address(src))
       return copy_pinned_by_kernel(st, dst, device_src, bytes);
   }
-  st->queued = true;
   XPAR_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream),
                 "copy %s (%zu bytes)", name, bytes);
   /* From the caller's pageable memory the copy must be complete before we

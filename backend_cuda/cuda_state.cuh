@@ -73,8 +73,6 @@ struct xpar__cuda_state {
   unsigned int result_seq; /* the last sequence number handed to a kernel */
 
   struct xpar__cuda_counters counters;
-  /* Anything ever queued on the stream (a launch or a copy): set_stream finishes it. */
-  bool queued;
 };
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -114,13 +112,13 @@ int xpar__cuda_error_is_sticky(cudaError_t err);
  * latch; every operation starts with it. */
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
 
-/* The same for an operation that keeps scratch state in st between calls
- * (reductions, dots, scans, application operators): when `nowait`, also
- * XPAR_ERR_NOT_SUPPORTED while st's stream is capturing a CUDA graph, whose
- * replays would share that state with the context's later calls.  Stateless
- * kernels (elementwise, application kernels) use xpar__cuda_begin: captured,
- * each replay runs them again. */
-xpar_status xpar__cuda_begin_stateful(xpar__cuda_state *st, const char *op_name, bool nowait);
+/* The same for an operation that keeps scratch state in ex->cuda between calls
+ * (scans, reproducible and operator reductions): also XPAR_ERR_NOT_SUPPORTED
+ * for a call captured into a CUDA graph (ex->captured), whose replays would
+ * share that state with the context's later calls.  Stateless kernels
+ * (elementwise, application kernels) use xpar__cuda_begin: captured, each
+ * replay runs them again; the reduce takes scratch the graph owns. */
+xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name);
 
 /* XPAR_ERR_NOT_SUPPORTED naming op_name and why it cannot be captured into a CUDA graph
  * (`why`), for a nowait call made while st's stream captures. */

@@ -354,7 +354,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   /* A nowait call while the stream captures a CUDA graph: its partials and ticket come
    * from the stream-ordered allocator inside the graph (allocated, zeroed, freed there),
    * so each replay has its own and none is the context's, which its later calls use. */
-  const bool captured = ex->nowait && xpar__cuda_capturing(st);
+  const bool captured = ex->captured;
   if (captured) {
     if (!on_device)
       return xpar__cuda_refuse_capture(name, "its result would be copied to the host");

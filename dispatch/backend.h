@@ -51,6 +51,8 @@ typedef struct xpar__exec {
   unsigned grid;    /* CUDA: launch override (0 = the backend decides)          */
   unsigned block;
   int nowait;       /* CUDA: return once queued; do not synchronise the stream  */
+  int captured;     /* CUDA: nowait, and the stream is capturing a CUDA graph
+                     * (dispatch asks the backend's `capturing` once per call)  */
   int result_on_device; /* reduce/dot: `result` is device-accessible memory     */
   int reproducible; /* float sums, dots, sum scans: dispatch calls repro_* instead */
 } xpar__exec;
@@ -122,8 +124,10 @@ typedef struct xpar__backend {
    *  (usable + reason on failure) and returns XPAR_OK even when no GPU is
    *  usable.  Cached after the first call per device; cheap afterwards. */
   xpar_status (*query)(int device, xpar_device_info *out);
-  /** Create the per-context state on `device`: its own stream, no scratch yet. */
-  xpar_status (*state_create)(int device, struct xpar__cuda_state **out);
+  /** Create the per-context state on `device`: its own stream, no scratch yet,
+   *  its work queued on `stream` (the application's; NULL: its own) -- with
+   *  nothing queued yet, nothing to wait for, also inside a graph capture. */
+  xpar_status (*state_create)(int device, void *stream, struct xpar__cuda_state **out);
   /** Waits for outstanding work, frees scratch/staging/stream. NULL-safe. */
   void (*state_destroy)(struct xpar__cuda_state *st);
   /** Use the application's stream (cudaStream_t as void *); NULL = own stream. */

@@ -469,11 +469,16 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
     XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->host_result_map, &d->bytes_to_host));
   const int has_result = c->result || (c->kernel && c->kernel->kind == XPAR__KERNEL_REDUCE);
   int returns_early = c->nowait && !host_outputs && (!has_result || result_on_device);
+  const int nowait = host_outputs || returns_early;
+  /* Asked once, for the call and for what follows it: a captured call queues nothing
+   * (xpar.h, xpar_context_set_stream). */
+  const int captured = nowait && g->capturing(st);
   xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
                    .cuda = st,
                    .grid = ctx->launch_grid,
                    .block = ctx->launch_block,
-                   .nowait = host_outputs || returns_early,
+                   .nowait = nowait,
+                   .captured = captured,
                    .result_on_device = result_on_device,
                    .reproducible = ctx->reproducible};
   if (c->kernel)
@@ -497,7 +502,7 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   if (p->host_result_map) p->host_result_map->valid = XPAR__VALID_HOST;
   /* A nowait call captured into a CUDA graph queued nothing: later calls have no
    * work of it to wait for (and could not wait during the capture). */
-  if (returns_early && !g->capturing(st)) ctx->gpu_pending = 1;
+  if (returns_early && !captured) ctx->gpu_pending = 1;
   return XPAR_OK;
 }
 

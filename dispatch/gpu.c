@@ -49,15 +49,7 @@ xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_state **out) {
     if (!xpar__gpu_usable(ctx, &why))
       return xpar__fail(XPAR_ERR_NO_DEVICE, "no usable GPU: %s", why ? why : "unknown");
     const xpar__backend *g = xpar__gpu_backend();
-    XPAR__FORWARD(g->state_create(ctx->device, &ctx->cuda));
-    if (ctx->user_stream) {
-      xpar_status st = g->set_stream(ctx->cuda, ctx->user_stream);
-      if (st != XPAR_OK) {
-        g->state_destroy(ctx->cuda);
-        ctx->cuda = NULL;
-        return st;
-      }
-    }
+    XPAR__FORWARD(g->state_create(ctx->device, ctx->user_stream, &ctx->cuda));
   }
   *out = ctx->cuda;
   return XPAR_OK;

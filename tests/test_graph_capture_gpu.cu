@@ -29,36 +29,10 @@
 #include <xpar/xpar.h>
 #include <xpar/xpar_kernel.h>
 
+#include "common/gpu_app_checks.h"
 #include "kernels/test_kernels.h"
 
 static int failures = 0;
-
-#define CK(call)                                                                         \
-  do {                                                                                   \
-    cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_)); \
-      exit(2);                                                                           \
-    }                                                                                    \
-  } while (0)
-#define XK(call)                                                                          \
-  do {                                                                                    \
-    xpar_status s_ = (call);                                                              \
-    if (s_ != XPAR_OK) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,                  \
-              xpar_status_name(s_), xpar_last_error_detail());                            \
-      exit(2);                                                                            \
-    }                                                                                     \
-  } while (0)
-#define FAIL(...)                                 \
-  do {                                            \
-    failures++;                                   \
-    if (failures <= 40) {                         \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                        \
-      printf("\n");                               \
-    }                                             \
-  } while (0)
 
 static unsigned long long rng_state;
 static uint32_t next_u32(void) {

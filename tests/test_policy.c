@@ -166,7 +166,8 @@ static xpar_status fake_query(int device, xpar_device_info *out) {
   snprintf(out->name, sizeof out->name, "fake GPU");
   return XPAR_OK;
 }
-static xpar_status fake_state_create(int device, struct xpar__cuda_state **out) {
+static xpar_status fake_state_create(int device, void *stream, struct xpar__cuda_state **out) {
+  (void)stream;
   (void)device;
   *out = (struct xpar__cuda_state *)&fake_state;
   return XPAR_OK;

@@ -671,7 +671,7 @@ int gpu_check_run(const CheckOptions &opt) {
   g_seed = opt.seed;
   printf("xpar-gpu-bench --check%s: seed %llu\n", opt.quick ? " --quick" : "", g_seed);
   xpar__cuda_state *st = NULL;
-  GB_XPAR(B.state_create(-1, &st));
+  GB_XPAR(B.state_create(-1, NULL, &st));
   Buffers buf;
   const size_t bytes = (kMaxN + 64) * 8;
   GB_CUDA(cudaMalloc(&buf.a, bytes));
@@ -762,7 +762,7 @@ int gpu_check_run(const CheckOptions &opt) {
  */
 int gpu_sticky_test(void) {
   xpar__cuda_state *st = NULL;
-  GB_XPAR(B.state_create(-1, &st));
+  GB_XPAR(B.state_create(-1, NULL, &st));
   xpar__exec ex;
   memset(&ex, 0, sizeof ex);
   ex.cuda = st;
@@ -773,7 +773,7 @@ int gpu_sticky_test(void) {
   xpar_status s2 = B.alloc(st, 64, &p);
   printf("sticky: later alloc -> %s: %s\n", xpar_status_name(s2), xpar_last_error_detail());
   xpar__cuda_state *st2 = NULL;
-  xpar_status s3 = B.state_create(-1, &st2);
+  xpar_status s3 = B.state_create(-1, NULL, &st2);
   printf("sticky: new state -> %s: %s\n", xpar_status_name(s3), xpar_last_error_detail());
   const int ok = s1 == XPAR_ERR_DEVICE_STICKY && s2 == XPAR_ERR_DEVICE_STICKY &&
                  s3 == XPAR_ERR_DEVICE_STICKY;

@@ -363,7 +363,7 @@ int gpu_bench_run(int quick) {
   Ctx c;
   c.sms = prop.multiProcessorCount;
   c.reps = quick ? 5 : 21;
-  GB_XPAR(B.state_create(0, &c.st));
+  GB_XPAR(B.state_create(0, NULL, &c.st));
   c.s = c.st->stream;
   GB_CUDA(cudaMalloc(&c.in, max_n * 8));
   GB_CUDA(cudaMalloc(&c.out_cub, max_n * 4));
@@ -694,7 +694,7 @@ int gpu_profile_scan(void) {
   fill_random<<<1024, 256>>>((uint32_t *)in, n, 4242u);
   GB_CUDA(cudaDeviceSynchronize());
   xpar__cuda_state *st = NULL;
-  GB_XPAR(B.state_create(0, &st));
+  GB_XPAR(B.state_create(0, NULL, &st));
   xpar__exec ex;
   memset(&ex, 0, sizeof ex);
   ex.cuda = st;

@@ -113,8 +113,7 @@ inline CompareResult compare_with(const void *got, const void *want, size_t n, i
 /* A new backend state on the legacy default stream (the stream CUB and the events use),
  * and an exec that queues calls with results on the device, as CUB's are. */
 inline xpar__exec queued_exec_on_default_stream(xpar__cuda_state **st) {
-  GB_XPAR(xpar__cuda_backend.state_create(0, st));
-  GB_XPAR(xpar__cuda_backend.set_stream(*st, (void *)cudaStreamLegacy));
+  GB_XPAR(xpar__cuda_backend.state_create(0, (void *)cudaStreamLegacy, st));
   xpar__exec ex;
   memset(&ex, 0, sizeof ex);
   ex.cuda = *st;

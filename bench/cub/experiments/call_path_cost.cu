@@ -32,7 +32,7 @@
 
 extern "C" {
 #include "backend.h"
-xpar_status xpar__cuda_state_create(int device, struct xpar__cuda_state **out);
+xpar_status xpar__cuda_state_create(int device, void *stream, struct xpar__cuda_state **out);
 void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
                             size_t n);
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct xpar__cuda_state *st = nullptr;
-  if (xpar__cuda_state_create(0, &st) != XPAR_OK) {
+  if (xpar__cuda_state_create(0, NULL, &st) != XPAR_OK) {
     fprintf(stderr, "state: %s\n", xpar_last_error_detail());
     return 1;
   }
