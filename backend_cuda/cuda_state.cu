@@ -127,15 +127,17 @@ xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   return XPAR_OK;
 }
 
-xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name) {
+xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name, bool host_result) {
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, op_name));
   /* Before anything is queued or allocated, so the refusal writes nothing and leaves the
    * capture valid.  A synchronous call fails at its wait with the runtime's capture
    * error instead (xpar__cuda_error). */
-  if (ex->captured)
+  if (!ex->captured) return XPAR_OK;
+  if (host_result)
+    return xpar__cuda_refuse_capture(op_name, "its result would be copied to the host");
+  if (!ex->cuda->memory_pools)
     return xpar__cuda_refuse_capture(
-        op_name, "its scratch state lives in the context, which a graph's replays would share "
-                 "with the context's later calls");
+        op_name, "the device has no stream-ordered allocator for scratch the graph owns");
   return XPAR_OK;
 }
 
@@ -144,6 +146,29 @@ xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why) {
                     "%s: the context's CUDA stream is capturing a CUDA graph, and this call "
                     "cannot be captured: %s (xpar.h, xpar_context_set_stream)",
                     op_name, why);
+}
+
+xpar_status xpar__cuda_graph_scratch(xpar__cuda_state *st, size_t bytes, size_t zero_bytes,
+                                     const char *what, void **out) {
+  *out = NULL;
+  void *p = NULL;
+  XPAR_CUDA_TRY(cudaMallocAsync(&p, bytes ? bytes : 1, st->stream),
+                "%s: scratch inside a graph capture (%zu bytes)", what, bytes);
+  if (zero_bytes) {
+    const cudaError_t err = cudaMemsetAsync(p, 0, zero_bytes, st->stream);
+    if (err != cudaSuccess) {
+      (void)cudaFreeAsync(p, st->stream);
+      return xpar__cuda_error(err, "%s: zeroing %zu bytes of scratch inside a graph capture",
+                              what, zero_bytes);
+    }
+  }
+  *out = p;
+  return XPAR_OK;
+}
+
+xpar_status xpar__cuda_graph_scratch_free(xpar__cuda_state *st, void *p, const char *what) {
+  if (p) XPAR_CUDA_TRY(cudaFreeAsync(p, st->stream), "%s: freeing scratch inside a graph capture", what);
+  return XPAR_OK;
 }
 
 xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {
@@ -455,7 +480,7 @@ extern "C" xpar_status xpar__cuda_state_create(int device, void *stream,
   st->memory_pools =
       cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
       pools == 1;
-  (void)cudaGetLastError(); /* unknown: reductions are not captured into graphs */
+  (void)cudaGetLastError(); /* unknown: no stateful call is captured into graphs */
   /* A blocking stream, not cudaStreamNonBlocking: work on it is ordered after
    * what the application queued on the legacy default stream before the call,
    * and work the application queues there afterwards waits for it -- as for

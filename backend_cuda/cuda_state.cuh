@@ -36,8 +36,9 @@ struct xpar__cuda_state {
    * without concurrent managed access, where the host touching managed memory while any
    * kernel runs faults (Windows, some Jetsons). */
   bool flag_waits;
-  /* Whether the device has the stream-ordered allocator (cudaMallocAsync): a reduce
-   * captured into a CUDA graph takes its scratch from it, owned by the graph. */
+  /* Whether the device has the stream-ordered allocator (cudaMallocAsync): a stateful
+   * call captured into a CUDA graph takes its scratch from it, owned by the graph
+   * (xpar__cuda_graph_scratch). */
   bool memory_pools;
   cudaStream_t own_stream; /* a blocking stream, created by state_create   */
   cudaStream_t stream;     /* own_stream or the application's (set_stream) */
@@ -112,17 +113,28 @@ int xpar__cuda_error_is_sticky(cudaError_t err);
  * latch; every operation starts with it. */
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
 
-/* The same for an operation that keeps scratch state in ex->cuda between calls
- * (scans, reproducible and operator reductions): also XPAR_ERR_NOT_SUPPORTED
- * for a call captured into a CUDA graph (ex->captured), whose replays would
- * share that state with the context's later calls.  Stateless kernels
- * (elementwise, application kernels) use xpar__cuda_begin: captured, each
- * replay runs them again; the reduce takes scratch the graph owns. */
-xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name);
+/* The same for an operation that keeps scratch in ex->cuda between calls (the
+ * reduce's partials and ticket, the scan's tile status and counter, the reproducible
+ * and operator reductions' totals and scratch).  For a call captured into a CUDA
+ * graph (ex->captured) that scratch must belong to the graph instead -- the context's
+ * later calls reuse it, and every replay would find the words the previous one left
+ * (xpar__cuda_graph_scratch) -- so the call is refused (XPAR_ERR_NOT_SUPPORTED) before
+ * anything is queued where the graph cannot own it: a result for the host
+ * (`host_result`), or a device without the stream-ordered allocator. */
+xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name, bool host_result);
 
 /* XPAR_ERR_NOT_SUPPORTED naming op_name and why it cannot be captured into a CUDA graph
  * (`why`), for a nowait call made while st's stream captures. */
 xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
+
+/* Scratch for one call captured into a CUDA graph: `bytes` of device memory from the
+ * stream-ordered allocator on the state's stream -- an allocation node of the graph, so
+ * each replay has its own -- its first `zero_bytes` zeroed by a memset node, and given
+ * back by xpar__cuda_graph_scratch_free (a free node) after the call's last kernel.
+ * Aligned to 256 bytes. */
+xpar_status xpar__cuda_graph_scratch(xpar__cuda_state *st, size_t bytes, size_t zero_bytes,
+                                     const char *what, void **out);
+xpar_status xpar__cuda_graph_scratch_free(xpar__cuda_state *st, void *p, const char *what);
 
 /* Grow `buf` to at least `bytes` of device memory (1.5x what is asked, so
  * that a slowly rising n does not reallocate every call; never shrunk).

@@ -123,8 +123,10 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
                       op->name);
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, op->name));
-  XPAR__FORWARD(xpar__cuda_ensure_control(st)); /* the ticket, the pinned result slot */
+  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, op->name, !ex->result_on_device));
+  const bool captured = ex->captured;
+  /* The ticket and the pinned result slot; a captured call's ticket is the graph's. */
+  if (!captured) XPAR__FORWARD(xpar__cuda_ensure_control(st));
   size_t need = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, nullptr, &need);
   int err = op->gpu_reduce(&c);
@@ -132,10 +134,19 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
   /* Scratch: the partials; a device result first when the caller's result is on the
    * device (copied there on the stream).  A host result: the kernel writes it straight
    * into the pinned result slot, read after the synchronisation (as the built-in reduce
-   * does: a pageable device-to-host copy would cost more than a small kernel). */
+   * does: a pageable device-to-host copy would cost more than a small kernel).  Captured
+   * into a CUDA graph: the ticket (zeroed), then the same, all the graph's. */
   const size_t device_result = ex->result_on_device ? kOperatorDeviceResultBytes : 0;
-  void *scratch = nullptr;
-  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, device_result + need, &scratch));
+  void *scratch = nullptr, *graph_scratch = nullptr;
+  if (captured) {
+    constexpr size_t kTicketBytes = 256; /* keeps the result and partials 256-aligned */
+    XPAR__FORWARD(xpar__cuda_graph_scratch(st, kTicketBytes + device_result + need, kTicketBytes,
+                                           op->name, &graph_scratch));
+    c.ticket = static_cast<unsigned *>(graph_scratch);
+    scratch = static_cast<unsigned char *>(graph_scratch) + kTicketBytes;
+  } else {
+    XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, device_result + need, &scratch));
+  }
   unsigned char *base = (unsigned char *)scratch;
   c.out = ex->result_on_device ? (void *)base
                                : (void *)((unsigned char *)st->result_device + kResultOperatorOffset);
@@ -146,6 +157,7 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
   if (ex->result_on_device) {
     XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToDevice, st->stream),
                   "operator %s result", op->name);
+    XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, op->name));
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
     return XPAR_OK;
   }
@@ -161,7 +173,7 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
                       op->name);
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, op->name));
+  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, op->name, false));
   if (n == 0) return XPAR_OK;
   size_t need = 0, status_tiles = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, out, &need);
@@ -171,8 +183,15 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s: shape", op->name);
   /* The scratch first: it is stamped as this call's, so growing the status
    * buffer never frees it (release_idle_buffers, cuda_state.cu), while growing
-   * the scratch after taking the status pointer could free that. */
-  XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, need, &c.scratch));
+   * the scratch after taking the status pointer could free that.  Captured into a
+   * CUDA graph, both are the graph's (the operator's code zeroes what it needs of
+   * the scratch on the stream, inside the graph too). */
+  void *graph_scratch = nullptr, *graph_status = nullptr;
+  if (ex->captured)
+    XPAR__FORWARD(xpar__cuda_graph_scratch(st, need, 0, op->name, &graph_scratch));
+  else
+    XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, need, &c.scratch));
+  if (graph_scratch) c.scratch = graph_scratch;
   if (status_tiles) {
     if (op->acc_size != 4 && op->acc_size != 8)
       return xpar__fail(XPAR_ERR_INTERNAL, "operator %s: tile status asked for a %zu-byte accumulator",
@@ -180,13 +199,15 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
     /* The words of the operator's TileWord<Acc>, which are the built-in's. */
     const size_t word = op->acc_size == 4 ? TileWord<uint32_t>::bytes : TileWord<uint64_t>::bytes;
     ScanParams p;
-    XPAR__FORWARD(scan_prepare_tile_status(st, status_tiles, word, &p));
+    XPAR__FORWARD(scan_prepare_tile_status(ex, status_tiles, word, &p, &graph_status));
     c.status = p.status;
     c.status_epoch = p.epoch;
   }
   err = op->gpu_scan(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s scan launch", op->name);
+  XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_status, op->name));
+  XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, op->name));
   if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
   return XPAR_OK;
 }

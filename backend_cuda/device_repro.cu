@@ -504,8 +504,10 @@ __global__ void __launch_bounds__(tuning::max_block) scan_generic_kernel(ScanArg
  * override of exactly that), not cuda-serial. */
 bool fast_shape(const xpar__exec *ex) { return !ex->serial && (ex->block == 0 || ex->block == kFast); }
 
-/* Launch the totals kernel of src over n elements into st's scratch; its
- * shape goes to *shape (the scan kernel uses it too). */
+/* Launch the totals kernel of src over n elements into st's scratch, or, for a call
+ * captured into a CUDA graph, into scratch the graph owns (*totals; the caller frees
+ * it with xpar__cuda_graph_scratch_free after its last kernel); its shape goes to
+ * *shape (the scan kernel uses it too). */
 template <class Src>
 xpar_status launch_totals(const xpar__exec *ex, const Src &src, size_t n, xpar__cuda_shape *shape,
                           typename Src::Acc **totals, const char *name) {
@@ -521,9 +523,16 @@ xpar_status launch_totals(const xpar__exec *ex, const Src &src, size_t n, xpar__
   XPAR__FORWARD(xpar__cuda_choose_shape(&own, st, XPAR_CUDA_FAMILY_REDUCE, kernel, n,
                                         (unsigned)(kBlock / kFast), shape));
   const size_t nb = (n + kBlock - 1) / kBlock;
-  XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, nb * sizeof(A),
-                                       "reproducible block totals", NULL));
-  *totals = static_cast<A *>(st->reduce_partials.ptr);
+  if (ex->captured) {
+    void *graph_totals = NULL;
+    XPAR__FORWARD(xpar__cuda_graph_scratch(st, nb * sizeof(A), 0, "reproducible block totals",
+                                           &graph_totals));
+    *totals = static_cast<A *>(graph_totals);
+  } else {
+    XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, nb * sizeof(A),
+                                         "reproducible block totals", NULL));
+    *totals = static_cast<A *>(st->reduce_partials.ptr);
+  }
   if (fast && shape->block == kFast)
     totals_fast_kernel<Src><<<shape->grid, shape->block, 0, st->stream>>>(src, n, *totals);
   else
@@ -542,11 +551,13 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, void *res
                        const char *name) {
   using A = typename Src::Acc;
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, name));
+  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, name, !ex->result_on_device));
   if (n == 0) {
     const A zero = A(0);
     if (ex->result_on_device) {
-      XPAR_CUDA_TRY(cudaMemcpyAsync(result, &zero, sizeof zero, cudaMemcpyHostToDevice, st->stream),
+      /* A memset, not a copy from this stack frame: a graph capturing the call replays
+       * the copy from an address long gone.  0.0 is all zero bits. */
+      XPAR_CUDA_TRY(cudaMemsetAsync(result, 0, sizeof zero, st->stream),
                     "%s: writing the result of n = 0", name);
       if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
     } else {
@@ -554,7 +565,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, void *res
     }
     return XPAR_OK;
   }
-  XPAR__FORWARD(xpar__cuda_ensure_control(st));
+  if (!ex->result_on_device) XPAR__FORWARD(xpar__cuda_ensure_control(st)); /* the pinned slot */
   xpar__cuda_shape shape;
   A *totals = NULL;
   XPAR__FORWARD(launch_totals(ex, src, n, &shape, &totals, name));
@@ -562,6 +573,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, void *res
   A *out = ex->result_on_device ? static_cast<A *>(result) : static_cast<A *>(st->result_device);
   combine_kernel<A><<<1, combine_block(ex, shape), 0, st->stream>>>(totals, nb, A(0), kTotal, out);
   XPAR__FORWARD(xpar__cuda_check_launch(st, name));
+  if (ex->captured) XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, totals, name));
   if (ex->result_on_device) {
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
     return XPAR_OK;
@@ -575,7 +587,7 @@ template <class T>
 xpar_status run_scan(const xpar__exec *ex, const T *in, T *out, size_t n, T init, int exclusive) {
   const char *name = "reproducible scan";
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, name));
+  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, name, false));
   if (n == 0) return XPAR_OK;
   const SumSrc<T, T> src{in, aligned_to(in, 16) != 0};
   xpar__cuda_shape shape;
@@ -591,6 +603,7 @@ xpar_status run_scan(const xpar__exec *ex, const T *in, T *out, size_t n, T init
   else
     scan_generic_kernel<T><<<shape.grid, shape.block, 0, st->stream>>>(a);
   XPAR__FORWARD(xpar__cuda_check_launch(st, name));
+  if (ex->captured) XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, carry, name));
   if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
   return XPAR_OK;
 }

@@ -9,8 +9,21 @@
 
 namespace xpar_cuda {
 
-xpar_status scan_prepare_tile_status(xpar__cuda_state *st, size_t num_tiles, size_t word_bytes,
-                                     ScanParams *p) {
+xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, size_t word_bytes,
+                                     ScanParams *p, void **graph_scratch) {
+  xpar__cuda_state *st = ex->cuda;
+  *graph_scratch = NULL;
+  if (ex->captured) {
+    /* The counter, then the words (16-byte aligned), all zero at every replay. */
+    constexpr size_t kCounterBytes = 16;
+    const size_t bytes = kCounterBytes + num_tiles * word_bytes;
+    XPAR__FORWARD(xpar__cuda_graph_scratch(st, bytes, bytes, "scan tile status", graph_scratch));
+    p->tile_counter = static_cast<unsigned long long *>(*graph_scratch);
+    p->tile_base = 0;
+    p->status = static_cast<char *>(*graph_scratch) + kCounterBytes;
+    p->epoch = 1; /* a zero word never matches */
+    return XPAR_OK;
+  }
   XPAR__FORWARD(xpar__cuda_ensure_control(st));
   /* Per tile: an 8-byte word (4-byte types) and a 16-byte word (8-byte types), in two
    * arrays, so that no word is ever read as the other size.  Both are zeroed together
@@ -36,6 +49,11 @@ xpar_status scan_prepare_tile_status(xpar__cuda_state *st, size_t num_tiles, siz
   return XPAR_OK;
 }
 
+void scan_tile_counter_advance(xpar__cuda_state *st, const ScanParams &p, unsigned grid,
+                               void *graph_scratch) {
+  if (!graph_scratch && !p.block_index_tiles) st->scan_tile_base += p.num_tiles + grid;
+}
+
 } // namespace xpar_cuda
 
 using namespace xpar_cuda;
@@ -47,7 +65,7 @@ extern "C" xpar_status xpar__cuda_scan(const xpar__exec *ex, xpar_dtype t, xpar_
     return xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)kind);
   return with_dtype(t, [&](auto zero) -> xpar_status {
     using T = decltype(zero);
-    XPAR__FORWARD(xpar__cuda_begin_stateful(ex, "scan"));
+    XPAR__FORWARD(xpar__cuda_begin_stateful(ex, "scan", false));
     if (n == 0) return XPAR_OK;
     if (!aligned_to(in, sizeof(T)) || !aligned_to(out, sizeof(T)))
       return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,

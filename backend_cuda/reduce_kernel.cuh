@@ -349,19 +349,11 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
                        void *result, const char *name) {
   using Acc = typename Op::Type;
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(st, name));
   const int on_device = ex->result_on_device;
-  /* A nowait call while the stream captures a CUDA graph: its partials and ticket come
-   * from the stream-ordered allocator inside the graph (allocated, zeroed, freed there),
-   * so each replay has its own and none is the context's, which its later calls use. */
+  /* Captured into a CUDA graph, the partials and ticket belong to the graph
+   * (xpar__cuda_graph_scratch), none of them the context's, which its later calls use. */
   const bool captured = ex->captured;
-  if (captured) {
-    if (!on_device)
-      return xpar__cuda_refuse_capture(name, "its result would be copied to the host");
-    if (!st->memory_pools)
-      return xpar__cuda_refuse_capture(
-          name, "the device has no stream-ordered allocator for scratch the graph owns");
-  }
+  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, name, !on_device));
   if (n == 0 && !on_device) {
     const Acc identity = Op::identity();
     memcpy(result, &identity, sizeof identity);
@@ -396,14 +388,11 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
         ex, st, XPAR_CUDA_FAMILY_REDUCE, (const void *)kernel, n,
         LOADS * (unsigned)Src::per_vector, &shape));
   }
-  void *graph_scratch = NULL; /* a captured call's partials, then its ticket */
-  const size_t ticket_offset = ((size_t)shape.grid * sizeof(Acc) + 15) / 16 * 16;
+  void *graph_scratch = NULL; /* a captured call's ticket (zeroed), then its partials */
+  constexpr size_t kTicketBytes = 16;
   if (captured) {
-    XPAR_CUDA_TRY(cudaMallocAsync(&graph_scratch, ticket_offset + 16, st->stream),
-                  "%s: scratch inside a graph capture (%zu bytes)", name, ticket_offset + 16);
-    XPAR_CUDA_TRY(cudaMemsetAsync((char *)graph_scratch + ticket_offset, 0, sizeof(unsigned int),
-                                  st->stream),
-                  "%s: zeroing the ticket inside a graph capture", name);
+    XPAR__FORWARD(xpar__cuda_graph_scratch(st, kTicketBytes + (size_t)shape.grid * sizeof(Acc),
+                                           kTicketBytes, name, &graph_scratch));
   } else if (shape.grid > 1) {
     XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, (size_t)shape.grid * sizeof(Acc),
                                          "reduce partials", NULL));
@@ -413,8 +402,8 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   p.n = n;
   p.head = split.head;
   p.vectors = split.vectors;
-  p.partials = captured ? graph_scratch : st->reduce_partials.ptr;
-  p.ticket = captured ? (unsigned int *)((char *)graph_scratch + ticket_offset) : st->reduce_ticket;
+  p.partials = captured ? (void *)((char *)graph_scratch + kTicketBytes) : st->reduce_partials.ptr;
+  p.ticket = captured ? (unsigned int *)graph_scratch : st->reduce_ticket;
   p.result = on_device ? result : st->result_device;
   /* A small call with its result on the host waits for the kernel's flag
    * rather than for the stream: cudaStreamSynchronize alone costs about as
@@ -437,9 +426,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
                                     shape.block, 0, args, name));
   }
 
-  if (captured)
-    XPAR_CUDA_TRY(cudaFreeAsync(graph_scratch, st->stream),
-                  "%s: freeing scratch inside a graph capture", name);
+  XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, name));
   if (on_device) {
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
     return XPAR_OK;

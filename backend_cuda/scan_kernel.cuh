@@ -264,8 +264,9 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
    * stream (done_signal.cuh). */
   const bool spin = !ex->nowait && n <= tuning::flag_wait_max_n;
   XPAR__FORWARD(xpar__cuda_done_signal(st, spin, &p.done));
+  void *graph_scratch = NULL; /* the tile status of a call captured into a CUDA graph */
   if (shape.grid > 1) {
-    XPAR__FORWARD(scan_prepare_tile_status(st, num_tiles, TileWord<T>::bytes, &p));
+    XPAR__FORWARD(scan_prepare_tile_status(ex, num_tiles, TileWord<T>::bytes, &p, &graph_scratch));
     p.block_index_tiles = shape.grid >= num_tiles;
     if (shape.grid >= delays.min_grid) {
       p.first_poll_delay_ns = delays.first_poll_ns;
@@ -280,7 +281,10 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   const bool driver = spin && shape.grid == 1 && kernel == scan_kernel<Op, Gn, false>;
   XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, driver ? generic_handle : NULL,
                                   shape.grid, shape.block, 0, args, "scan"));
-  if (shape.grid > 1 && !p.block_index_tiles) st->scan_tile_base += num_tiles + shape.grid;
+  if (shape.grid > 1) {
+    scan_tile_counter_advance(st, p, shape.grid, graph_scratch);
+    XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, "scan"));
+  }
   if (ex->nowait) return XPAR_OK;
   return xpar__cuda_finish(st, p.done, "scan");
 }

@@ -6,10 +6,17 @@
  *    replay of the graph computes them from the arrays' contents at that
  *    replay (the reductions' scratch allocated inside the graph);
  *    (AUTO keeps a small nowait call on device data on the GPU: captured);
- *  - the other nowait calls (scan, a forced CPU backend's
- *    copies of device data) return XPAR_ERR_NOT_SUPPORTED with a detail, write
- *    nothing, and leave the capture valid (it still ends into a graph that
- *    runs); xpar_wait after captured calls alone has nothing to wait for;
+ *  - so are the calls that keep scratch between calls outside a capture --
+ *    scans (4- and 8-byte tile status, block-index tiles and, under a grid
+ *    override, tiles drawn from a counter), the reproducible sum and scan, and
+ *    operator reduces and scans (an operator with the built-in tile status,
+ *    one with its own in the scratch) -- with their scratch the graph's, each
+ *    replay right on freshly drawn inputs, at grid = block = 1 too
+ *    (cuda-serial); the context's own scan state is untouched by them;
+ *  - a forced CPU backend's nowait call on device data (copies) returns
+ *    XPAR_ERR_NOT_SUPPORTED with a detail, writes nothing, and leaves the
+ *    capture valid (it still ends into a graph that runs); xpar_wait after
+ *    captured calls alone has nothing to wait for;
  *  - a synchronous GPU call (reduce, add, xpar_launch, set_stream's wait),
  *    and xpar_wait or a host call while nowait work queued before the
  *    capture is outstanding, return XPAR_ERR_NOT_SUPPORTED with a detail and
@@ -31,6 +38,7 @@
 
 #include "common/gpu_app_checks.h"
 #include "kernels/test_kernels.h"
+#include "operators/operators.h"
 
 static int failures = 0;
 
@@ -46,10 +54,29 @@ static std::vector<int32_t> random_i32(size_t n) {
   return v;
 }
 
-static std::vector<int32_t> to_host(const int32_t *d, size_t n) {
-  std::vector<int32_t> h(n);
-  CK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+template <class T> static std::vector<T> to_host(const T *d, size_t n) {
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
   return h;
+}
+
+template <class T> static T *device_copy(const std::vector<T> &h) {
+  T *d = NULL;
+  CK(cudaMalloc(&d, h.size() * sizeof(T) + 1));
+  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class T> static void upload(T *d, const std::vector<T> &h) {
+  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+/* n elements of T, every byte 0xAB. */
+template <class T> static T *device_poisoned(size_t n) {
+  T *d = NULL;
+  CK(cudaMalloc(&d, n * sizeof(T) + 1));
+  CK(cudaMemset(d, 0xAB, n * sizeof(T)));
+  return d;
 }
 
 static void capture_status_is(cudaStream_t s, cudaStreamCaptureStatus want, const char *after) {
@@ -93,6 +120,30 @@ static void check_equal(const char *what, const std::vector<int32_t> &got,
   if (bad)
     FAIL("%s: %zu of %zu elements wrong, first [%zu] = %d, expected %d", what, bad, want.size(),
          first, got[first], want[first]);
+}
+
+/* Byte-wise (for element types without a printable value); `same` compares two. */
+template <class T, class Same>
+static void check_same(const char *what, const std::vector<T> &got, const std::vector<T> &want,
+                       Same same) {
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < want.size(); i++)
+    if (!same(got[i], want[i]) && bad++ == 0) first = i;
+  if (bad) FAIL("%s: %zu of %zu elements wrong, first at [%zu]", what, bad, want.size(), first);
+}
+template <class T> static void check_same(const char *what, const std::vector<T> &got,
+                                          const std::vector<T> &want) {
+  check_same(what, got, want, [](const T &a, const T &b) { return a == b; });
+}
+static bool same_arg(const xk_arg &a, const xk_arg &b) { return a.v == b.v && a.i == b.i; }
+static bool same_affine(const xk_affine &a, const xk_affine &b) { return a.a == b.a && a.b == b.b; }
+
+/* The shipped operators' combines (examples/operators/operators.xk.c), on the host. */
+static xk_arg argmax_combine(xk_arg a, xk_arg b) {
+  return (b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a;
+}
+static xk_affine affine_combine(xk_affine f, xk_affine g) {
+  return xk_affine{f.a * g.a, g.a * f.b + g.b};
 }
 
 static void capture_at(size_t n) {
@@ -146,8 +197,6 @@ static void capture_at(size_t n) {
   still_capturing(s, "the captured calls");
   /* refused */
   int64_t host_sum = 0;
-  expect_refused(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, scan_out, n), s,
-                 "scan_nowait");
   XK(xpar_wait(ctx)); /* the captured calls queued nothing */
   still_capturing(s, "xpar_wait");
   /* AUTO keeps a nowait call on device data on the GPU below its threshold (the
@@ -177,7 +226,7 @@ static void capture_at(size_t n) {
   check_equal("w before the first replay", to_host(w, n), hw);
   check_equal("the AUTO fill before the first replay", to_host(g8, small),
               std::vector<int32_t>(small, (int32_t)0xABABABAB));
-  check_equal("scan out (refused)", to_host(scan_out, n), poison);
+  check_equal("scan out (unused in the capture)", to_host(scan_out, n), poison);
   {
     unsigned char r[64];
     CK(cudaMemcpy(r, result, 64, cudaMemcpyDeviceToHost));
@@ -280,6 +329,163 @@ static void capture_at(size_t n) {
   printf("capture, n = %zu: %s\n", n, failures == before ? "ok" : "FAILED");
 }
 
+/* The calls that keep scratch between calls outside a capture, captured: scans (int32
+ * inclusive sum, int64 exclusive max), the reproducible double sum and sum scan (a
+ * context in reproducible mode on the same stream; integer-valued doubles, so every
+ * order of the sum is exact), operator reduces and scans (xk_sum_u32: the built-in
+ * 8-byte tile words; xk_argmax: 16-byte accumulators, the words in the scratch;
+ * xk_recurrence: 16-byte words of a pair).  `grid` != 0 overrides the launch grid (the
+ * scans then draw tiles from a counter); `backend` CUDA or CUDA_SERIAL. */
+static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
+  const int before = failures;
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  xpar_context *ctx = NULL, *repro = NULL;
+  XK(xpar_context_create(&ctx));
+  XK(xpar_context_create(&repro));
+  for (xpar_context *c : {ctx, repro}) {
+    XK(xpar_context_set_stream(c, (void *)s));
+    XK(xpar_context_set_backend(c, backend));
+    XK(xpar_context_set_launch_shape(c, grid, 0));
+  }
+  XK(xpar_context_set_reproducible(repro, 1));
+
+  /* A scan outside the capture first: the context's tile status and counter exist and
+   * are in use; the captured scans must neither read nor advance them. */
+  std::vector<int32_t> h32 = random_i32(n);
+  int32_t *x32 = device_copy(h32), *s32 = device_poisoned<int32_t>(n);
+  XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, s32, n));
+
+  std::vector<int64_t> h64(n);
+  std::vector<double> hd(n);
+  std::vector<xk_affine> ha(n);
+  auto draw = [&]() {
+    h32 = random_i32(n);
+    for (size_t i = 0; i < n; i++) {
+      const uint64_t bits = (uint64_t)next_u32() << 32 | next_u32();
+      h64[i] = (int64_t)bits >> (next_u32() % 40); /* every magnitude, both signs */
+      hd[i] = (double)((int32_t)(next_u32() % 2001u) - 1000);
+      ha[i] = xk_affine{next_u32() % 7u, next_u32()};
+    }
+  };
+  draw();
+  upload(x32, h32);
+  int64_t *x64 = device_copy(h64), *s64 = device_poisoned<int64_t>(n);
+  double *xd = device_copy(hd), *sd = device_poisoned<double>(n);
+  xk_affine *xa = device_copy(ha), *saff = device_poisoned<xk_affine>(n);
+  uint32_t *su = device_poisoned<uint32_t>(n);
+  xk_arg *sarg = device_poisoned<xk_arg>(n);
+  unsigned char *res = device_poisoned<unsigned char>(256);
+  double *r_dsum = (double *)res;
+  uint32_t *r_u32 = (uint32_t *)(res + 16);
+  xk_arg *r_arg = (xk_arg *)(res + 32);
+
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  XK(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, s32, n));
+  XK(xpar_scan_nowait(ctx, XPAR_INT64, XPAR_MAX, XPAR_EXCLUSIVE, x64, s64, n));
+  XK(xpar_reduce_nowait(repro, XPAR_DOUBLE, XPAR_SUM, xd, n, r_dsum));
+  XK(xpar_scan_nowait(repro, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, xd, sd, n));
+  XK(xpar_reduce_op_nowait(ctx, &xk_sum_u32, x32, n, r_u32));
+  XK(xpar_scan_op_nowait(ctx, &xk_sum_u32, XPAR_INCLUSIVE, x32, su, n));
+  XK(xpar_reduce_op_nowait(ctx, &xk_argmax, x32, n, r_arg));
+  XK(xpar_scan_op_nowait(ctx, &xk_argmax, XPAR_EXCLUSIVE, x32, sarg, n));
+  XK(xpar_scan_op_nowait(ctx, &xk_recurrence, XPAR_INCLUSIVE, xa, saff, n));
+  still_capturing(s, "the captured scans and reductions");
+  cudaGraph_t graph;
+  CK(cudaStreamEndCapture(s, &graph));
+  {
+    /* Nothing ran at capture time: the outputs still hold the poison. */
+    const std::vector<unsigned char> r = to_host(res, 256);
+    size_t written = 0;
+    for (unsigned char b : r) written += b != 0xAB;
+    const std::vector<int64_t> o64 = to_host(s64, n);
+    const std::vector<uint32_t> ou = to_host(su, n);
+    for (size_t i = 0; i < n; i++) written += o64[i] != (int64_t)0xABABABABABABABABull;
+    for (size_t i = 0; i < n; i++) written += ou[i] != 0xABABABABu;
+    if (written) FAIL("n = %zu: %zu results / elements written at capture", n, written);
+  }
+
+  cudaGraphExec_t exec;
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  char label[96];
+  for (int replay = 0; replay < 3; replay++) {
+    if (replay > 0) {
+      draw();
+      upload(x32, h32), upload(x64, h64), upload(xd, hd), upload(xa, ha);
+    }
+    CK(cudaGraphLaunch(exec, s));
+    CK(cudaStreamSynchronize(s));
+    std::vector<int32_t> w32(n);
+    std::vector<int64_t> w64(n);
+    std::vector<double> wd(n);
+    std::vector<uint32_t> wu(n);
+    std::vector<xk_arg> warg(n);
+    std::vector<xk_affine> waff(n);
+    uint32_t u = 0;
+    int64_t m = INT64_MIN;
+    double d = 0;
+    xk_arg best = {INT32_MIN, 0, INT64_MAX};
+    xk_affine h = {1u, 0u};
+    for (size_t i = 0; i < n; i++) {
+      w64[i] = m;
+      warg[i] = best;
+      u += (uint32_t)h32[i];
+      w32[i] = (int32_t)u;
+      wu[i] = u;
+      m = h64[i] > m ? h64[i] : m;
+      wd[i] = d += hd[i];
+      best = argmax_combine(best, xk_arg{h32[i], 0, (int64_t)i});
+      waff[i] = h = affine_combine(h, ha[i]);
+    }
+    const char *tier = backend == XPAR_BACKEND_CUDA_SERIAL ? "cuda-serial" : "cuda";
+#define CHECK_ARRAY(name, dev, want, ...)                                                      \
+  snprintf(label, sizeof label, "n = %zu grid %u %s replay %d: %s", n, grid, tier, replay, name); \
+  check_same(label, to_host(dev, n), want, ##__VA_ARGS__)
+    CHECK_ARRAY("scan int32 inclusive sum", s32, w32);
+    CHECK_ARRAY("scan int64 exclusive max", s64, w64);
+    CHECK_ARRAY("reproducible scan double", sd, wd);
+    CHECK_ARRAY("operator scan sum_u32", su, wu);
+    CHECK_ARRAY("operator scan argmax exclusive", sarg, warg, same_arg);
+    CHECK_ARRAY("operator scan recurrence", saff, waff, same_affine);
+#undef CHECK_ARRAY
+    const std::vector<unsigned char> r = to_host(res, 256);
+    double got_d;
+    uint32_t got_u;
+    xk_arg got_arg;
+    memcpy(&got_d, r.data(), sizeof got_d);
+    memcpy(&got_u, r.data() + 16, sizeof got_u);
+    memcpy(&got_arg, r.data() + 32, sizeof got_arg);
+    if (got_d != d || got_u != u || !same_arg(got_arg, best))
+      FAIL("n = %zu grid %u %s replay %d: reproducible sum %.17g (want %.17g), operator sum %u "
+           "(want %u), argmax %d at %lld (want %d at %lld)",
+           n, grid, tier, replay, got_d, d, got_u, u, got_arg.v, (long long)got_arg.i, best.v,
+           (long long)best.i);
+  }
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+
+  /* The context's own scans after the capture, several in a row (its epoch and counter
+   * go on from where the scan before the capture left them). */
+  for (int k = 0; k < 3; k++) {
+    XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, s32, n));
+    std::vector<int32_t> want(n);
+    uint32_t acc = 0;
+    for (size_t i = 0; i < n; i++) want[i] = (int32_t)(acc += (uint32_t)h32[i]);
+    snprintf(label, sizeof label, "n = %zu grid %u: the context's scan %d after the capture", n,
+             grid, k);
+    check_equal(label, to_host(s32, n), want);
+  }
+  for (xpar_context *c : {ctx, repro}) {
+    XK(xpar_context_set_stream(c, NULL));
+    xpar_context_destroy(c);
+  }
+  CK(cudaStreamDestroy(s));
+  cudaFree(x32), cudaFree(s32), cudaFree(x64), cudaFree(s64), cudaFree(xd), cudaFree(sd);
+  cudaFree(xa), cudaFree(saff), cudaFree(su), cudaFree(sarg), cudaFree(res);
+  printf("captured scans and reductions, n = %zu, grid %u, %s: %s\n", n, grid,
+         xpar_backend_name(backend), failures == before ? "ok" : "FAILED");
+}
+
 /* Nowait work queued (for real) before the capture begins: waiting for it during the
  * capture is refused (a stream synchronisation would end the capture), and so is a host
  * call that must wait for it first; after the capture, xpar_wait waits for it. */
@@ -364,6 +570,10 @@ int main(void) {
   }
   for (size_t n : {(size_t)1, (size_t)1000, (size_t)(1u << 20) + 3, (size_t)(1u << 23) + 5})
     capture_at(n);
+  for (size_t n : {(size_t)1, (size_t)1000, (size_t)(1u << 20) + 3, (size_t)(1u << 23) + 5})
+    capture_stateful(n, 0, XPAR_BACKEND_CUDA);
+  capture_stateful((size_t)(1u << 20) + 3, 40, XPAR_BACKEND_CUDA); /* tiles from a counter */
+  capture_stateful(1000, 0, XPAR_BACKEND_CUDA_SERIAL);
   queued_before_capture();
   printf("test_graph_capture_gpu: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;

@@ -453,29 +453,30 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * (cudaStreamSynchronize, cudaEventSynchronize), since AUTO may run it on
  * either side.
  *
- * CUDA graphs: while the stream is capturing (cudaStreamBeginCapture), the
- * nowait axpy, add, fill, reduce and dot and nowait xpar_launch kernels that
- * run on the GPU are captured, and each replay of the graph runs them again
- * on the arrays as they are then: the elementwise and application kernels
- * keep nothing between calls, and a captured reduce or dot takes its scratch
- * from the stream-ordered allocator inside the graph (cudaMallocAsync: each
- * replay its own; a device without it refuses them), so the graph holds
- * memory allocation and free nodes, under CUDA's rules for those (for one,
- * cudaGraphAddChildGraphNode will not clone such a graph).  Captured, they leave
- * nothing queued for xpar_wait or later calls to wait for.  The other nowait
- * calls that would touch the GPU -- scans and the reproducible and operator
- * reductions (their scratch state lives in the context, which a graph's
- * replays would share with the context's later calls) and a forced CPU
- * backend's calls on device data (copies; AUTO keeps a nowait call on
- * device data on the GPU) -- return
- * XPAR_ERR_NOT_SUPPORTED before anything is queued or written, and the
- * capture stays valid.  A synchronous call that touches the GPU, and a call
- * that must first wait for nowait work queued before the capture began
- * (xpar_wait it before beginning), need a wait that a capture cannot hold:
- * the runtime refuses it and ends the capture with an error, as it does any
- * synchronisation inside a capture, and the call returns
- * XPAR_ERR_NOT_SUPPORTED with nothing written.  Calls that run on the CPU on
- * host data do not touch the stream and run as usual.
+ * CUDA graphs: while the stream is capturing (cudaStreamBeginCapture), every
+ * nowait call that runs on the GPU with its outputs on the device is captured
+ * -- axpy, add, fill, reduce, dot, scans, reproducible sums and scans,
+ * operator reduces and scans (xpar_kernel.h), xpar_launch kernels -- and each
+ * replay of the graph runs it again on the arrays as they are then.  The
+ * calls that keep scratch in the context between calls (reduce partials and
+ * tickets, scan tile status and counters) take it, captured, from the
+ * stream-ordered allocator inside the graph (cudaMallocAsync, zeroed there
+ * where the kernels need it: each replay its own, none of it the context's;
+ * a device without that allocator refuses them with XPAR_ERR_NOT_SUPPORTED
+ * before anything is queued), so the graph holds memory allocation, memset
+ * and free nodes, under CUDA's rules for those (for one,
+ * cudaGraphAddChildGraphNode will not clone such a graph).  Captured, they
+ * leave nothing queued for xpar_wait or later calls to wait for.  A forced
+ * CPU backend's nowait call on device data (copies; AUTO keeps a nowait call
+ * on device data on the GPU) returns XPAR_ERR_NOT_SUPPORTED before anything
+ * is queued or written, and the capture stays valid.  A synchronous call that
+ * touches the GPU, a nowait call whose output is in host memory (its copy
+ * back is a wait), and a call that must first wait for nowait work queued
+ * before the capture began (xpar_wait it before beginning), need a wait that
+ * a capture cannot hold: the runtime refuses it and ends the capture with an
+ * error, as it does any synchronisation inside a capture, and the call
+ * returns XPAR_ERR_NOT_SUPPORTED with nothing written.  Calls that run on the
+ * CPU on host data do not touch the stream and run as usual.
  */
 XPAR_API xpar_status xpar_context_set_stream(xpar_context *ctx, void *cuda_stream);
 
