@@ -418,11 +418,30 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   return XPAR_OK;
 }
 
+static int is_host_memory(xpar__loc loc) {
+  return loc == XPAR__LOC_HOST_PAGEABLE || loc == XPAR__LOC_HOST_PINNED;
+}
+
 static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan *p,
                               xpar_tier tier, xpar__decision_raw *d) {
   const xpar__backend *g = xpar__gpu_backend();
   struct xpar__cuda_state *st;
   XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  if (c->nowait) {
+    /* Host operands go through the context's staging buffers, and a host result through
+     * its pinned slot, which later calls reuse or regrow: a graph captured from such a
+     * call would replay into them (and a copy to the host waits, which a capture
+     * refuses).  Refused before anything is queued, the capture left valid; asked only
+     * of nowait calls with host memory (a synchronous call fails at its wait). */
+    int host_memory = p->has_result_operand && is_host_memory(p->result.where.loc);
+    for (int i = 0; i < p->count; i++)
+      host_memory |= p->ops[i].where.bytes && is_host_memory(p->ops[i].where.loc);
+    XPAR__RETURN_IF(host_memory && g->capturing(st), XPAR_ERR_NOT_SUPPORTED,
+                    "the context's CUDA stream is capturing a CUDA graph: this call's host "
+                    "arrays or result would go through the context's staging memory, which "
+                    "a graph's replays would share with later calls; pass device or managed "
+                    "memory to a captured call (xpar.h, xpar_context_set_stream)");
+  }
   void *ptrs[XPAR__OPERAND_SLOTS];
   int host_outputs = 0;
   for (int i = 0; i < p->count; i++) {

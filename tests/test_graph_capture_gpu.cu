@@ -13,9 +13,10 @@
  *    one with its own in the scratch) -- with their scratch the graph's, each
  *    replay right on freshly drawn inputs, at grid = block = 1 too
  *    (cuda-serial); the context's own scan state is untouched by them;
- *  - a forced CPU backend's nowait call on device data (copies) returns
- *    XPAR_ERR_NOT_SUPPORTED with a detail, writes nothing, and leaves the
- *    capture valid (it still ends into a graph that runs); xpar_wait after
+ *  - a forced CPU backend's nowait call on device data (copies), and a GPU
+ *    call's pinned input or output or host result (the context's staging
+ *    memory), return XPAR_ERR_NOT_SUPPORTED with a detail, write nothing, and
+ *    leave the capture valid (it still ends into a graph that runs); xpar_wait after
  *    captured calls alone has nothing to wait for;
  *  - a synchronous GPU call (reduce, add, xpar_launch, set_stream's wait),
  *    and xpar_wait or a host call while nowait work queued before the
@@ -177,6 +178,9 @@ static void capture_at(size_t n) {
   for (int32_t *p : {z, f, scan_out}) CK(cudaMemcpy(p, poison.data(), bytes, cudaMemcpyHostToDevice));
   CK(cudaMemset(result, 0xAB, 64));
   std::vector<int32_t> host_in = random_i32(n);
+  int32_t *pinned;
+  CK(cudaMallocHost(&pinned, bytes));
+  memcpy(pinned, poison.data(), bytes);
   const int32_t alpha = 3, value = 17;
   const uint32_t ualpha = 5;
 
@@ -195,7 +199,6 @@ static void capture_at(size_t n) {
   XK(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_MAX, y, n, r_max));
   XK(xpar_dot_nowait(ctx, XPAR_INT32, x, y, n, r_dot));
   still_capturing(s, "the captured calls");
-  /* refused */
   int64_t host_sum = 0;
   XK(xpar_wait(ctx)); /* the captured calls queued nothing */
   still_capturing(s, "xpar_wait");
@@ -209,7 +212,19 @@ static void capture_at(size_t n) {
   XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL));
   expect_refused(xpar_fill_nowait(ctx, XPAR_INT32, &value, scan_out, small), s,
                  "forced-CPU fill_nowait of device elements");
+  /* host arrays and a host result of a GPU call would go through the context's staging
+   * memory: refused */
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
+  expect_refused(xpar_add_nowait(ctx, XPAR_INT32, pinned, y, scan_out, n), s,
+                 "add_nowait of a pinned input");
+  expect_refused(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, pinned, n), s,
+                 "scan_nowait into a pinned output");
+  int32_t host_result = -7;
+  expect_refused(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, x, n, &host_result), s,
+                 "reduce_nowait into a host result");
+  if (host_result != -7) FAIL("n = %zu: the refused reduce_nowait wrote %d", n, host_result);
   /* host data on the CPU: runs */
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL));
   int32_t cpu_sum = 0;
   XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host_in.data(), n, &cpu_sum));
   int32_t want_sum = 0;
@@ -226,7 +241,9 @@ static void capture_at(size_t n) {
   check_equal("w before the first replay", to_host(w, n), hw);
   check_equal("the AUTO fill before the first replay", to_host(g8, small),
               std::vector<int32_t>(small, (int32_t)0xABABABAB));
-  check_equal("scan out (unused in the capture)", to_host(scan_out, n), poison);
+  check_equal("scan out (refused calls only)", to_host(scan_out, n), poison);
+  check_equal("the pinned output of the refused scan",
+              std::vector<int32_t>(pinned, pinned + n), poison);
   {
     unsigned char r[64];
     CK(cudaMemcpy(r, result, 64, cudaMemcpyDeviceToHost));
@@ -326,6 +343,7 @@ static void capture_at(size_t n) {
   xpar_context_destroy(ctx);
   CK(cudaStreamDestroy(s));
   for (int32_t *p : {x, y, z, w, f, u, scan_out, result, g8}) cudaFree(p);
+  cudaFreeHost(pinned);
   printf("capture, n = %zu: %s\n", n, failures == before ? "ok" : "FAILED");
 }
 

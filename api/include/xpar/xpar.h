@@ -466,16 +466,18 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * before anything is queued), so the graph holds memory allocation, memset
  * and free nodes, under CUDA's rules for those (for one,
  * cudaGraphAddChildGraphNode will not clone such a graph).  Captured, they
- * leave nothing queued for xpar_wait or later calls to wait for.  A forced
- * CPU backend's nowait call on device data (copies; AUTO keeps a nowait call
- * on device data on the GPU) returns XPAR_ERR_NOT_SUPPORTED before anything
- * is queued or written, and the capture stays valid.  A synchronous call that
- * touches the GPU, a nowait call whose output is in host memory (its copy
- * back is a wait), and a call that must first wait for nowait work queued
- * before the capture began (xpar_wait it before beginning), need a wait that
- * a capture cannot hold: the runtime refuses it and ends the capture with an
- * error, as it does any synchronisation inside a capture, and the call
- * returns XPAR_ERR_NOT_SUPPORTED with nothing written.  Calls that run on the
+ * leave nothing queued for xpar_wait or later calls to wait for.  A nowait
+ * GPU call with an array or result in pageable or pinned host memory (it
+ * would go through the context's staging memory, which later calls reuse),
+ * and a forced CPU backend's nowait call on device data (copies; AUTO keeps a
+ * nowait call on device data on the GPU), return XPAR_ERR_NOT_SUPPORTED
+ * before anything is queued or written, and the capture stays valid.  A
+ * synchronous call that touches the GPU, and a call that must first wait for
+ * nowait work queued before the capture began (xpar_wait it before
+ * beginning), need a wait that a capture cannot hold: the runtime refuses it
+ * and ends the capture with an error, as it does any synchronisation inside
+ * a capture, and the call returns XPAR_ERR_NOT_SUPPORTED with nothing
+ * written.  Calls that run on the
  * CPU on host data do not touch the stream and run as usual.
  */
 XPAR_API xpar_status xpar_context_set_stream(xpar_context *ctx, void *cuda_stream);
