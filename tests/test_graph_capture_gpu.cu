@@ -317,8 +317,13 @@ static void capture_at(size_t n) {
   CK(cudaGraphDestroy(graph));
 
   /* Synchronous calls: each in a capture of its own, which the runtime ends when xpar
-   * waits; nothing is written. */
+   * waits; nothing is written.  The context's reduce scratch is set up first (so far
+   * it made captured calls only, which take the graph's: its first synchronous reduce
+   * in a capture would be refused before queuing anything, the capture left valid --
+   * first_calls_in_relaxed_capture). */
   {
+    int32_t set_up = 0;
+    XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &set_up));
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     expect_refused(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &host_sum), s, "reduce",
                    cudaStreamCaptureStatusInvalidated);
