@@ -52,14 +52,18 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
   xpar__cuda_shape shape;
   XPAR__FORWARD(xpar__cuda_choose_shape(&shaped, st, XPAR_CUDA_FAMILY_ELEMENTWISE, nullptr, n, 1,
                                         &shape));
-  const int err = k->gpu(n, args, shape.grid, shape.block, (void *)st->stream);
+  /* A synchronous call of moderate size waits for the kernel's done signal, not for the
+   * stream (done_signal.cuh), as the built-in kernels do. */
+  DoneSignal done;
+  XPAR__FORWARD(xpar__cuda_done_signal(st, !ex->nowait && n <= tuning::flag_wait_max_n, &done));
+  const int err = k->gpu(n, args, shape.grid, shape.block, (void *)st->stream, &done);
   /* Counted whatever the outcome: the staging slots handed out for this call
    * are free again after it (cuda_state.cuh). */
   XPAR__FORWARD(xpar__cuda_check_launch(st, k->name));
   if (err != 0)
     return xpar__cuda_error((cudaError_t)err, "kernel %s launch (grid %u, block %u)", k->name,
                             shape.grid, shape.block);
-  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, k->name));
+  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_finish(st, done, k->name));
   return XPAR_OK;
 }
 
