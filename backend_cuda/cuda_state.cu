@@ -166,6 +166,13 @@ xpar_status xpar__cuda_graph_scratch(xpar__cuda_state *st, size_t bytes, size_t 
   return XPAR_OK;
 }
 
+xpar_status xpar__cuda_refuse_if_capturing(xpar__cuda_state *st, const char *what) {
+  if (!xpar__cuda_capturing(st)) return XPAR_OK;
+  return xpar__cuda_refuse_capture(
+      what, "its first use of the context's scratch would be set up by queued work, which "
+            "the capture records instead of running; make one such call before the capture");
+}
+
 xpar_status xpar__cuda_graph_scratch_free(xpar__cuda_state *st, void *p, const char *what) {
   if (p) XPAR_CUDA_TRY(cudaFreeAsync(p, st->stream), "%s: freeing scratch inside a graph capture", what);
   return XPAR_OK;
@@ -413,6 +420,7 @@ xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf,
 
 xpar_status xpar__cuda_ensure_control(xpar__cuda_state *st) {
   if (!st->control_block) {
+    XPAR__FORWARD(xpar__cuda_refuse_if_capturing(st, "setting up the GPU scratch"));
     void *p = NULL;
     XPAR_CUDA_TRY(cudaMalloc(&p, 64), "reduce/scan control block (requested 64 bytes)");
     /* Zeroed once: the reduce and done tickets are reset by each launch's last

@@ -136,6 +136,42 @@ xpar_status xpar__cuda_graph_scratch(xpar__cuda_state *st, size_t bytes, size_t 
                                      const char *what, void **out);
 xpar_status xpar__cuda_graph_scratch_free(xpar__cuda_state *st, void *p, const char *what);
 
+/* One call's graph scratch (xpar__cuda_graph_scratch), given back by free() after the
+ * call's last kernel, or, on any earlier return (a failed launch, a refusal), by the
+ * destructor: a capture that stays valid must not keep an allocation node without its
+ * free node (its graph could not be launched again while the block is outstanding, and
+ * the application never learns its address). */
+class GraphScratch {
+ public:
+  explicit GraphScratch(xpar__cuda_state *st) : st_(st) {}
+  GraphScratch(const GraphScratch &) = delete;
+  GraphScratch &operator=(const GraphScratch &) = delete;
+  ~GraphScratch() {
+    if (ptr_ && cudaFreeAsync(ptr_, st_->stream) != cudaSuccess) (void)cudaGetLastError();
+  }
+  xpar_status take(size_t bytes, size_t zero_bytes, const char *what) {
+    return xpar__cuda_graph_scratch(st_, bytes, zero_bytes, what, &ptr_);
+  }
+  void *get() const { return ptr_; }
+  xpar_status free(const char *what) {
+    void *p = ptr_;
+    ptr_ = nullptr;
+    return xpar__cuda_graph_scratch_free(st_, p, what);
+  }
+
+ private:
+  xpar__cuda_state *st_;
+  void *ptr_ = nullptr;
+};
+
+/* XPAR_ERR_NOT_SUPPORTED while st's stream captures a CUDA graph (xpar__cuda_capturing),
+ * asked before a step that sets up the context's own state with queued work -- the
+ * control block's zeroing, a tile-status buffer grown or cleared -- which a capture
+ * would record instead of running (a synchronous call made during a capture is
+ * captured up to its wait, which then fails): the state would be believed ready and
+ * never be.  Rare steps, so the query (14-25 ns) costs the hot path nothing. */
+xpar_status xpar__cuda_refuse_if_capturing(xpar__cuda_state *st, const char *what);
+
 /* Grow `buf` to at least `bytes` of device memory (1.5x what is asked, so
  * that a slowly rising n does not reallocate every call; never shrunk).
  * Waits for the stream first (queued work may still use the old buffer).

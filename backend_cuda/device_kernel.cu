@@ -52,14 +52,18 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
   xpar__cuda_shape shape;
   XPAR__FORWARD(xpar__cuda_choose_shape(&shaped, st, XPAR_CUDA_FAMILY_ELEMENTWISE, nullptr, n, 1,
                                         &shape));
-  const int err = k->gpu(n, args, shape.grid, shape.block, (void *)st->stream);
+  /* A synchronous call of moderate size waits for the kernel's done signal, not for the
+   * stream (done_signal.cuh), as the built-in kernels do. */
+  DoneSignal done;
+  XPAR__FORWARD(xpar__cuda_done_signal(st, !ex->nowait && n <= tuning::flag_wait_max_n, &done));
+  const int err = k->gpu(n, args, shape.grid, shape.block, (void *)st->stream, &done);
   /* Counted whatever the outcome: the staging slots handed out for this call
    * are free again after it (cuda_state.cuh). */
   XPAR__FORWARD(xpar__cuda_check_launch(st, k->name));
   if (err != 0)
     return xpar__cuda_error((cudaError_t)err, "kernel %s launch (grid %u, block %u)", k->name,
                             shape.grid, shape.block);
-  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, k->name));
+  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_finish(st, done, k->name));
   return XPAR_OK;
 }
 
@@ -71,7 +75,9 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
  * out in the same call.  A scan of a 4- or 8-byte accumulator looks back over
  * the built-in scan's tile status instead (same words, same layout, one epoch
  * counter for both, one stream: a word of an earlier call, built-in or not,
- * never matches), so it clears nothing per call. */
+ * never matches), so it clears nothing per call.  A call captured into a CUDA
+ * graph takes its scratch, ticket and status words from the graph instead
+ * (GraphScratch; the words zeroed there, epoch 1). */
 static constexpr int kOperatorScratchSlot = XPAR__OPERAND_SLOTS - 1;
 /* A device result's slot at the start of the reduce's scratch, before the partials
  * (256 bytes keeps them 256-byte aligned). */
@@ -137,13 +143,13 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
    * does: a pageable device-to-host copy would cost more than a small kernel).  Captured
    * into a CUDA graph: the ticket (zeroed), then the same, all the graph's. */
   const size_t device_result = ex->result_on_device ? kOperatorDeviceResultBytes : 0;
-  void *scratch = nullptr, *graph_scratch = nullptr;
+  void *scratch = nullptr;
+  GraphScratch graph_scratch(st);
   if (captured) {
     constexpr size_t kTicketBytes = 256; /* keeps the result and partials 256-aligned */
-    XPAR__FORWARD(xpar__cuda_graph_scratch(st, kTicketBytes + device_result + need, kTicketBytes,
-                                           op->name, &graph_scratch));
-    c.ticket = static_cast<unsigned *>(graph_scratch);
-    scratch = static_cast<unsigned char *>(graph_scratch) + kTicketBytes;
+    XPAR__FORWARD(graph_scratch.take(kTicketBytes + device_result + need, kTicketBytes, op->name));
+    c.ticket = static_cast<unsigned *>(graph_scratch.get());
+    scratch = static_cast<unsigned char *>(graph_scratch.get()) + kTicketBytes;
   } else {
     XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, device_result + need, &scratch));
   }
@@ -157,7 +163,7 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
   if (ex->result_on_device) {
     XPAR_CUDA_TRY(cudaMemcpyAsync(result, base, op->acc_size, cudaMemcpyDeviceToDevice, st->stream),
                   "operator %s result", op->name);
-    XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, op->name));
+    XPAR__FORWARD(graph_scratch.free(op->name));
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
     return XPAR_OK;
   }
@@ -186,16 +192,17 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
    * the scratch after taking the status pointer could free that.  Captured into a
    * CUDA graph, both are the graph's (the operator's code zeroes what it needs of
    * the scratch on the stream, inside the graph too). */
-  void *graph_scratch = nullptr, *graph_status = nullptr;
-  if (ex->captured)
-    XPAR__FORWARD(xpar__cuda_graph_scratch(st, need, 0, op->name, &graph_scratch));
-  else
+  if (status_tiles && op->acc_size != 4 && op->acc_size != 8)
+    return xpar__fail(XPAR_ERR_INTERNAL, "operator %s: tile status asked for a %zu-byte accumulator",
+                      op->name, op->acc_size);
+  GraphScratch graph_scratch(st), graph_status(st);
+  if (ex->captured) {
+    XPAR__FORWARD(graph_scratch.take(need, 0, op->name));
+    c.scratch = graph_scratch.get();
+  } else {
     XPAR__FORWARD(xpar__cuda_staging(st, kOperatorScratchSlot, need, &c.scratch));
-  if (graph_scratch) c.scratch = graph_scratch;
+  }
   if (status_tiles) {
-    if (op->acc_size != 4 && op->acc_size != 8)
-      return xpar__fail(XPAR_ERR_INTERNAL, "operator %s: tile status asked for a %zu-byte accumulator",
-                        op->name, op->acc_size);
     /* The words of the operator's TileWord<Acc>, which are the built-in's. */
     const size_t word = op->acc_size == 4 ? TileWord<uint32_t>::bytes : TileWord<uint64_t>::bytes;
     ScanParams p;
@@ -206,8 +213,8 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
   err = op->gpu_scan(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s scan launch", op->name);
-  XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_status, op->name));
-  XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, op->name));
+  XPAR__FORWARD(graph_status.free(op->name));
+  XPAR__FORWARD(graph_scratch.free(op->name));
   if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
   return XPAR_OK;
 }

@@ -505,12 +505,13 @@ __global__ void __launch_bounds__(tuning::max_block) scan_generic_kernel(ScanArg
 bool fast_shape(const xpar__exec *ex) { return !ex->serial && (ex->block == 0 || ex->block == kFast); }
 
 /* Launch the totals kernel of src over n elements into st's scratch, or, for a call
- * captured into a CUDA graph, into scratch the graph owns (*totals; the caller frees
- * it with xpar__cuda_graph_scratch_free after its last kernel); its shape goes to
+ * captured into a CUDA graph, into scratch the graph owns (*graph_scratch, which the
+ * caller frees after its last kernel); *totals points at them, and the shape goes to
  * *shape (the scan kernel uses it too). */
 template <class Src>
 xpar_status launch_totals(const xpar__exec *ex, const Src &src, size_t n, xpar__cuda_shape *shape,
-                          typename Src::Acc **totals, const char *name) {
+                          typename Src::Acc **totals, GraphScratch *graph_scratch,
+                          const char *name) {
   using A = typename Src::Acc;
   xpar__cuda_state *st = ex->cuda;
   const bool fast = fast_shape(ex);
@@ -524,10 +525,8 @@ xpar_status launch_totals(const xpar__exec *ex, const Src &src, size_t n, xpar__
                                         (unsigned)(kBlock / kFast), shape));
   const size_t nb = (n + kBlock - 1) / kBlock;
   if (ex->captured) {
-    void *graph_totals = NULL;
-    XPAR__FORWARD(xpar__cuda_graph_scratch(st, nb * sizeof(A), 0, "reproducible block totals",
-                                           &graph_totals));
-    *totals = static_cast<A *>(graph_totals);
+    XPAR__FORWARD(graph_scratch->take(nb * sizeof(A), 0, "reproducible block totals"));
+    *totals = static_cast<A *>(graph_scratch->get());
   } else {
     XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, nb * sizeof(A),
                                          "reproducible block totals", NULL));
@@ -568,12 +567,13 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, void *res
   if (!ex->result_on_device) XPAR__FORWARD(xpar__cuda_ensure_control(st)); /* the pinned slot */
   xpar__cuda_shape shape;
   A *totals = NULL;
-  XPAR__FORWARD(launch_totals(ex, src, n, &shape, &totals, name));
+  GraphScratch graph_scratch(st);
+  XPAR__FORWARD(launch_totals(ex, src, n, &shape, &totals, &graph_scratch, name));
   const size_t nb = (n + kBlock - 1) / kBlock;
   A *out = ex->result_on_device ? static_cast<A *>(result) : static_cast<A *>(st->result_device);
   combine_kernel<A><<<1, combine_block(ex, shape), 0, st->stream>>>(totals, nb, A(0), kTotal, out);
   XPAR__FORWARD(xpar__cuda_check_launch(st, name));
-  if (ex->captured) XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, totals, name));
+  XPAR__FORWARD(graph_scratch.free(name));
   if (ex->result_on_device) {
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
     return XPAR_OK;
@@ -592,7 +592,8 @@ xpar_status run_scan(const xpar__exec *ex, const T *in, T *out, size_t n, T init
   const SumSrc<T, T> src{in, aligned_to(in, 16) != 0};
   xpar__cuda_shape shape;
   T *carry = NULL;
-  XPAR__FORWARD(launch_totals(ex, src, n, &shape, &carry, name));
+  GraphScratch graph_scratch(st);
+  XPAR__FORWARD(launch_totals(ex, src, n, &shape, &carry, &graph_scratch, name));
   const size_t nb = (n + kBlock - 1) / kBlock;
   combine_kernel<T><<<1, combine_block(ex, shape), 0, st->stream>>>(carry, nb, init, kCarries,
                                                                       NULL);
@@ -603,7 +604,7 @@ xpar_status run_scan(const xpar__exec *ex, const T *in, T *out, size_t n, T init
   else
     scan_generic_kernel<T><<<shape.grid, shape.block, 0, st->stream>>>(a);
   XPAR__FORWARD(xpar__cuda_check_launch(st, name));
-  if (ex->captured) XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, carry, name));
+  XPAR__FORWARD(graph_scratch.free(name));
   if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
   return XPAR_OK;
 }

@@ -10,17 +10,16 @@
 namespace xpar_cuda {
 
 xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, size_t word_bytes,
-                                     ScanParams *p, void **graph_scratch) {
+                                     ScanParams *p, GraphScratch *graph_scratch) {
   xpar__cuda_state *st = ex->cuda;
-  *graph_scratch = NULL;
   if (ex->captured) {
     /* The counter, then the words (16-byte aligned), all zero at every replay. */
     constexpr size_t kCounterBytes = 16;
     const size_t bytes = kCounterBytes + num_tiles * word_bytes;
-    XPAR__FORWARD(xpar__cuda_graph_scratch(st, bytes, bytes, "scan tile status", graph_scratch));
-    p->tile_counter = static_cast<unsigned long long *>(*graph_scratch);
+    XPAR__FORWARD(graph_scratch->take(bytes, bytes, "scan tile status"));
+    p->tile_counter = static_cast<unsigned long long *>(graph_scratch->get());
     p->tile_base = 0;
-    p->status = static_cast<char *>(*graph_scratch) + kCounterBytes;
+    p->status = static_cast<char *>(graph_scratch->get()) + kCounterBytes;
     p->epoch = 1; /* a zero word never matches */
     return XPAR_OK;
   }
@@ -30,13 +29,16 @@ xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, siz
    * on growth and on epoch wrap; an older word never matches a newer epoch. */
   constexpr size_t kPerTile = 24;
   const size_t tiles = (num_tiles + 1) & ~(size_t)1; /* even: the 16-byte array aligned */
+  const bool clear = !st->scan_status.ptr || st->scan_status.bytes < tiles * kPerTile ||
+                     st->scan_epoch + 1 >= kEpochLimit;
+  if (clear) XPAR__FORWARD(xpar__cuda_refuse_if_capturing(st, "scan"));
   int grown = 0;
   XPAR__FORWARD(xpar__cuda_grow_device(st, &st->scan_status, tiles * kPerTile,
                                        "scan tile status", &grown));
   if (grown) st->scan_status_tiles = (st->scan_status.bytes / kPerTile) & ~(size_t)1;
   const size_t capacity = st->scan_status_tiles;
   char *base = static_cast<char *>(st->scan_status.ptr);
-  if (grown || st->scan_epoch + 1 >= kEpochLimit) {
+  if (clear) {
     XPAR_CUDA_TRY(cudaMemsetAsync(base, 0, capacity * kPerTile, st->stream),
                   "clearing the scan tile status (%zu bytes)", capacity * kPerTile);
     st->scan_epoch = 0;
@@ -49,9 +51,8 @@ xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, siz
   return XPAR_OK;
 }
 
-void scan_tile_counter_advance(xpar__cuda_state *st, const ScanParams &p, unsigned grid,
-                               void *graph_scratch) {
-  if (!graph_scratch && !p.block_index_tiles) st->scan_tile_base += p.num_tiles + grid;
+void scan_tile_counter_advance(const xpar__exec *ex, const ScanParams &p, unsigned grid) {
+  if (!ex->captured && !p.block_index_tiles) ex->cuda->scan_tile_base += p.num_tiles + grid;
 }
 
 } // namespace xpar_cuda

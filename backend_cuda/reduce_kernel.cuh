@@ -388,11 +388,11 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
         ex, st, XPAR_CUDA_FAMILY_REDUCE, (const void *)kernel, n,
         LOADS * (unsigned)Src::per_vector, &shape));
   }
-  void *graph_scratch = NULL; /* a captured call's ticket (zeroed), then its partials */
+  GraphScratch graph_scratch(st); /* a captured call's ticket (zeroed), then its partials */
   constexpr size_t kTicketBytes = 16;
   if (captured) {
-    XPAR__FORWARD(xpar__cuda_graph_scratch(st, kTicketBytes + (size_t)shape.grid * sizeof(Acc),
-                                           kTicketBytes, name, &graph_scratch));
+    XPAR__FORWARD(graph_scratch.take(kTicketBytes + (size_t)shape.grid * sizeof(Acc), kTicketBytes,
+                                     name));
   } else if (shape.grid > 1) {
     XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, (size_t)shape.grid * sizeof(Acc),
                                          "reduce partials", NULL));
@@ -402,8 +402,9 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   p.n = n;
   p.head = split.head;
   p.vectors = split.vectors;
-  p.partials = captured ? (void *)((char *)graph_scratch + kTicketBytes) : st->reduce_partials.ptr;
-  p.ticket = captured ? (unsigned int *)graph_scratch : st->reduce_ticket;
+  p.partials = captured ? (void *)((char *)graph_scratch.get() + kTicketBytes)
+                        : st->reduce_partials.ptr;
+  p.ticket = captured ? (unsigned int *)graph_scratch.get() : st->reduce_ticket;
   p.result = on_device ? result : st->result_device;
   /* A small call with its result on the host waits for the kernel's flag
    * rather than for the stream: cudaStreamSynchronize alone costs about as
@@ -426,7 +427,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
                                     shape.block, 0, args, name));
   }
 
-  XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, name));
+  XPAR__FORWARD(graph_scratch.free(name));
   if (on_device) {
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, name));
     return XPAR_OK;

@@ -264,7 +264,7 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
    * stream (done_signal.cuh). */
   const bool spin = !ex->nowait && n <= tuning::flag_wait_max_n;
   XPAR__FORWARD(xpar__cuda_done_signal(st, spin, &p.done));
-  void *graph_scratch = NULL; /* the tile status of a call captured into a CUDA graph */
+  GraphScratch graph_scratch(st); /* the tile status of a call captured into a CUDA graph */
   if (shape.grid > 1) {
     XPAR__FORWARD(scan_prepare_tile_status(ex, num_tiles, TileWord<T>::bytes, &p, &graph_scratch));
     p.block_index_tiles = shape.grid >= num_tiles;
@@ -281,12 +281,10 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   const bool driver = spin && shape.grid == 1 && kernel == scan_kernel<Op, Gn, false>;
   XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, driver ? generic_handle : NULL,
                                   shape.grid, shape.block, 0, args, "scan"));
-  if (shape.grid > 1) {
-    scan_tile_counter_advance(st, p, shape.grid, graph_scratch);
-    XPAR__FORWARD(xpar__cuda_graph_scratch_free(st, graph_scratch, "scan"));
-  }
-  if (ex->nowait) return XPAR_OK;
-  return xpar__cuda_finish(st, p.done, "scan");
+  XPAR__FORWARD(graph_scratch.free("scan"));
+  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_finish(st, p.done, "scan"));
+  if (shape.grid > 1) scan_tile_counter_advance(ex, p, shape.grid);
+  return XPAR_OK;
 }
 
 template <class Op>

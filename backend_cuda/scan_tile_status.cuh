@@ -51,16 +51,16 @@ struct ScanParams {
  * more than one block over `num_tiles` tiles of `word_bytes`-byte status words:
  * the context's buffer (grown when needed) with a new epoch, so nothing is cleared per
  * call; or, for a call captured into a CUDA graph (ex->captured), words and a counter
- * of the graph's own (xpar__cuda_graph_scratch, zeroed inside the graph, epoch 1), which
- * the caller frees after the launch (*graph_scratch; NULL otherwise) -- an epoch fixed at
- * capture would let every replay find the words its previous replay left.  After a
- * launch that drew tiles from the counter, scan_tile_counter_advance.  device_scan.cu. */
+ * of the graph's own, zeroed inside the graph (epoch 1), in *graph_scratch, which the
+ * caller frees after the launch -- an epoch fixed at capture would let every replay
+ * find the words its previous replay left.  device_scan.cu. */
 xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, size_t word_bytes,
-                                     ScanParams *p, void **graph_scratch);
-/* After the launch of `grid` blocks over p's tiles: the context's counter base moves past
- * the indices the launch draws (none for a graph's own counter or block-index tiles). */
-void scan_tile_counter_advance(xpar__cuda_state *st, const ScanParams &p, unsigned grid,
-                               void *graph_scratch);
+                                     ScanParams *p, GraphScratch *graph_scratch);
+/* Once the launch of `grid` blocks over p's tiles has run (a synchronous call: after its
+ * wait, since one made during a capture is recorded, never run): the context's counter
+ * base moves past the indices the launch drew (none for a graph's own counter or for
+ * block-index tiles). */
+void scan_tile_counter_advance(const xpar__exec *ex, const ScanParams &p, unsigned grid);
 
 namespace {
 

@@ -422,25 +422,50 @@ static int is_host_memory(xpar__loc loc) {
   return loc == XPAR__LOC_HOST_PAGEABLE || loc == XPAR__LOC_HOST_PINNED;
 }
 
+static int stale_on_device(const xpar__operand *w) {
+  return w->loc == XPAR__LOC_MAPPED && !(w->map->valid & XPAR__VALID_DEVICE);
+}
+
+/* Why a nowait GPU call could not be captured into a CUDA graph as it stands, or NULL.
+ * Host arrays and a host result go through the context's staging buffers and pinned
+ * result slot, which later calls reuse or regrow: a graph would replay into them (and a
+ * copy to the host waits, which a capture refuses).  A mapped array whose device copy
+ * is stale is brought up to date by a copy that the graph would repeat at every replay,
+ * over what the previous replay wrote. */
+static const char *uncapturable(const plan *p) {
+  static const char host[] =
+      "its host arrays or result would go through the context's staging memory, which a "
+      "graph's replays would share with later calls; pass device, managed or mapped memory";
+  static const char stale[] =
+      "a mapped array's device copy is stale, and the copy that brings it up to date would "
+      "run again at every replay; xpar_update it to the device before the capture";
+  if (p->host_result_map) return host;
+  if (p->has_result_operand) {
+    if (is_host_memory(p->result.where.loc)) return host;
+    if (stale_on_device(&p->result.where)) return stale;
+  }
+  for (int i = 0; i < p->count; i++) {
+    const operand *o = &p->ops[i];
+    if (!o->where.bytes) continue;
+    if (is_host_memory(o->where.loc)) return host;
+    if (needs_contents(o) && stale_on_device(&o->where)) return stale;
+  }
+  return NULL;
+}
+
 static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan *p,
                               xpar_tier tier, xpar__decision_raw *d) {
   const xpar__backend *g = xpar__gpu_backend();
   struct xpar__cuda_state *st;
   XPAR__FORWARD(xpar__gpu_state(ctx, &st));
   if (c->nowait) {
-    /* Host operands go through the context's staging buffers, and a host result through
-     * its pinned slot, which later calls reuse or regrow: a graph captured from such a
-     * call would replay into them (and a copy to the host waits, which a capture
-     * refuses).  Refused before anything is queued, the capture left valid; asked only
-     * of nowait calls with host memory (a synchronous call fails at its wait). */
-    int host_memory = p->has_result_operand && is_host_memory(p->result.where.loc);
-    for (int i = 0; i < p->count; i++)
-      host_memory |= p->ops[i].where.bytes && is_host_memory(p->ops[i].where.loc);
-    XPAR__RETURN_IF(host_memory && g->capturing(st), XPAR_ERR_NOT_SUPPORTED,
-                    "the context's CUDA stream is capturing a CUDA graph: this call's host "
-                    "arrays or result would go through the context's staging memory, which "
-                    "a graph's replays would share with later calls; pass device or managed "
-                    "memory to a captured call (xpar.h, xpar_context_set_stream)");
+    /* Refused before anything is queued, the capture left valid; asked only of nowait
+     * calls that need it (a synchronous call fails at its wait). */
+    const char *why = uncapturable(p);
+    XPAR__RETURN_IF(why && g->capturing(st), XPAR_ERR_NOT_SUPPORTED,
+                    "the context's CUDA stream is capturing a CUDA graph, and this call cannot "
+                    "be captured: %s (xpar.h, xpar_context_set_stream)",
+                    why);
   }
   void *ptrs[XPAR__OPERAND_SLOTS];
   int host_outputs = 0;

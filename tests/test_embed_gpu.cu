@@ -33,6 +33,7 @@
 #include <xpar/xpar.h>
 
 #include "common/gpu_app_checks.h"
+#include "kernels/test_kernels.h"
 
 static int failures = 0;
 static unsigned long long seed;
@@ -775,7 +776,8 @@ static void done_signal_managed_chain(void) {
   CK(cudaFree(z));
 }
 
-/* A synchronous scan, add, axpy or fill on the GPU up to 2^22 elements returns when its
+/* A synchronous scan, add, axpy, fill or application kernel (xpar_launch: the XPAR_KERNEL
+ * grid-stride kernel compiled in the application) on the GPU up to 2^22 elements returns when its
  * kernel's last block has raised a flag in pinned memory, not when the stream is idle
  * (backend_cuda/done_signal.cuh).  Right after each call, a kernel on a stream that is
  * not ordered with xpar's compares every element with the expected one: an early flag
@@ -819,7 +821,7 @@ static void test_done_signal(void) {
       for (int k = 0; k < n_sizes; k++) {
         const size_t n = sizes[(k * 5 + rep * 3 + (int)(seed % 7)) % n_sizes];
         if (config == 3 && n > 65539) continue; /* one thread: minutes at 2^22 */
-        for (int op = 0; op < 5; op++) {
+        for (int op = 0; op < 6; op++) {
           const unsigned salt = (unsigned)(seed + 977u * (unsigned)calls) % 100000u + 1u;
           host_pattern(hx, n, salt);
           host_pattern(hy, n, salt + 3);
@@ -829,7 +831,8 @@ static void test_done_signal(void) {
               case 0: want[i] = (int32_t)(run += (uint32_t)hx[i]); break;          /* inclusive */
               case 1: want[i] = (int32_t)run; run += (uint32_t)hx[i]; break;       /* exclusive */
               case 2: want[i] = hx[i] + hy[i]; break;                              /* add */
-              case 3: want[i] = alpha * hx[i] + hy[i]; break;                      /* axpy */
+              case 3: /* axpy */
+              case 5: want[i] = alpha * hx[i] + hy[i]; break; /* the application's axpy */
               default: want[i] = value; break;                                     /* fill */
             }
           CK(cudaMemcpy(x, hx, n * 4, cudaMemcpyHostToDevice));
@@ -845,7 +848,14 @@ static void test_done_signal(void) {
             case 1: st = xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, x, out, n); break;
             case 2: st = xpar_add(ctx, XPAR_INT32, x, y, out, n); break;
             case 3: st = xpar_axpy(ctx, XPAR_INT32, &alpha, x, y, n), result = y; break;
-            default: st = xpar_fill(ctx, XPAR_INT32, &value, out, n); break;
+            case 4: st = xpar_fill(ctx, XPAR_INT32, &value, out, n); break;
+            default: {
+              const uint32_t ualpha = (uint32_t)alpha;
+              xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &ualpha),
+                                  XPAR_ARG_IN(XPAR_UINT32, x, n), XPAR_ARG_INOUT(XPAR_UINT32, y, n)};
+              st = xpar_launch(ctx, &xk_axpy_u32, n, args, 3), result = y;
+              break;
+            }
           }
           if (config < 2 && n <= ((size_t)1 << 20)) call_us.push_back((now_s() - t0) * 1e6);
           /* at once, on a stream xpar's work is not ordered with */
@@ -854,7 +864,8 @@ static void test_done_signal(void) {
           CK(cudaGetLastError());
           CK(cudaStreamSynchronize(checker));
           calls++;
-          static const char *ops[5] = {"inclusive scan", "exclusive scan", "add", "axpy", "fill"};
+          static const char *ops[6] = {"inclusive scan", "exclusive scan", "add", "axpy", "fill",
+                                       "xpar_launch axpy"};
           if (st != XPAR_OK)
             FAIL("done signal, %s: %s of %zu: %s (%s)", configs[config], ops[op], n,
                  xpar_status_name(st), xpar_last_error_detail());

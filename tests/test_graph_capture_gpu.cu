@@ -23,6 +23,10 @@
  *    capture is outstanding, return XPAR_ERR_NOT_SUPPORTED with a detail and
  *    write nothing; the runtime has ended the capture (invalidated);
  *  - a CPU call on host data runs as usual during the capture;
+ *  - a synchronous call that would set up the context's scratch with queued work
+ *    (here its first scan and reduce) is refused before queuing anything, also in a
+ *    relaxed capture; a synchronous scan recorded into a capture that then fails
+ *    leaves the context's tile counter where it was;
  *  - after the capture the context works as before.
  * Exit 77 without a usable GPU (CTest: skipped).  Seed: XPAR_TEST_SEED.
  */
@@ -184,9 +188,16 @@ static void capture_at(size_t n) {
   const int32_t alpha = 3, value = 17;
   const uint32_t ualpha = 5;
 
+  /* Mapped arrays: one whose device copy is current, one whose device copy was never
+   * written (XPAR_MAP_ALLOC). */
+  std::vector<int32_t> mapped_out(n, 0), mapped_stale(n, 5);
+  XK(xpar_map(ctx, mapped_out.data(), bytes, XPAR_MAP_TO));
+  XK(xpar_map(ctx, mapped_stale.data(), bytes, XPAR_MAP_ALLOC));
+
   CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   /* captured */
   XK(xpar_add_nowait(ctx, XPAR_INT32, x, y, z, n));
+  XK(xpar_add_nowait(ctx, XPAR_INT32, x, y, mapped_out.data(), n)); /* into the device copy */
   XK(xpar_axpy_nowait(ctx, XPAR_INT32, &alpha, x, w, n));
   XK(xpar_fill_nowait(ctx, XPAR_INT32, &value, f, n));
   xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_UINT32, &ualpha), XPAR_ARG_IN(XPAR_UINT32, x, n),
@@ -219,6 +230,8 @@ static void capture_at(size_t n) {
                  "add_nowait of a pinned input");
   expect_refused(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, pinned, n), s,
                  "scan_nowait into a pinned output");
+  expect_refused(xpar_add_nowait(ctx, XPAR_INT32, mapped_stale.data(), y, scan_out, n), s,
+                 "add_nowait of a mapped input whose device copy is stale");
   int32_t host_result = -7;
   expect_refused(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, x, n, &host_result), s,
                  "reduce_nowait into a host result");
@@ -276,6 +289,9 @@ static void capture_at(size_t n) {
     char label[64];
     snprintf(label, sizeof label, "n = %zu replay %d: add", n, replay);
     check_equal(label, to_host(z, n), want_z);
+    XK(xpar_update(ctx, mapped_out.data(), XPAR_UPDATE_FROM_DEVICE));
+    snprintf(label, sizeof label, "n = %zu replay %d: add into a mapped array", n, replay);
+    check_equal(label, mapped_out, want_z);
     snprintf(label, sizeof label, "n = %zu replay %d: axpy", n, replay);
     check_equal(label, to_host(w, n), want_w);
     snprintf(label, sizeof label, "n = %zu replay %d: fill", n, replay);
@@ -301,8 +317,13 @@ static void capture_at(size_t n) {
   CK(cudaGraphDestroy(graph));
 
   /* Synchronous calls: each in a capture of its own, which the runtime ends when xpar
-   * waits; nothing is written. */
+   * waits; nothing is written.  The context's reduce scratch is set up first (so far
+   * it made captured calls only, which take the graph's: its first synchronous reduce
+   * in a capture would be refused before queuing anything, the capture left valid --
+   * first_calls_in_relaxed_capture). */
   {
+    int32_t set_up = 0;
+    XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &set_up));
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     expect_refused(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &host_sum), s, "reduce",
                    cudaStreamCaptureStatusInvalidated);
@@ -372,7 +393,15 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
    * are in use; the captured scans must neither read nor advance them. */
   std::vector<int32_t> h32 = random_i32(n);
   int32_t *x32 = device_copy(h32), *s32 = device_poisoned<int32_t>(n);
+  int32_t *ctx_out = device_poisoned<int32_t>(n);
   XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, s32, n));
+  auto inclusive_sum = [&](const std::vector<int32_t> &v) {
+    std::vector<int32_t> w(v.size());
+    uint32_t acc = 0;
+    for (size_t i = 0; i < v.size(); i++) w[i] = (int32_t)(acc += (uint32_t)v[i]);
+    return w;
+  };
+  const std::vector<int32_t> s32_before = inclusive_sum(h32);
 
   std::vector<int64_t> h64(n);
   std::vector<double> hd(n);
@@ -383,7 +412,7 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
       const uint64_t bits = (uint64_t)next_u32() << 32 | next_u32();
       h64[i] = (int64_t)bits >> (next_u32() % 40); /* every magnitude, both signs */
       hd[i] = (double)((int32_t)(next_u32() % 2001u) - 1000);
-      ha[i] = xk_affine{next_u32() % 7u, next_u32()};
+      ha[i] = xk_affine{next_u32() | 1u, next_u32()}; /* odd: no product vanishes mod 2^32 */
     }
   };
   draw();
@@ -397,11 +426,15 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
   double *r_dsum = (double *)res;
   uint32_t *r_u32 = (uint32_t *)(res + 16);
   xk_arg *r_arg = (xk_arg *)(res + 32);
+  int64_t *r_min64 = (int64_t *)(res + 48);
+  double *r_ddot = (double *)(res + 64);
 
   CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   XK(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, s32, n));
   XK(xpar_scan_nowait(ctx, XPAR_INT64, XPAR_MAX, XPAR_EXCLUSIVE, x64, s64, n));
   XK(xpar_reduce_nowait(repro, XPAR_DOUBLE, XPAR_SUM, xd, n, r_dsum));
+  XK(xpar_dot_nowait(repro, XPAR_DOUBLE, xd, xd, n, r_ddot));
+  XK(xpar_reduce_nowait(ctx, XPAR_INT64, XPAR_MIN, x64, n, r_min64));
   XK(xpar_scan_nowait(repro, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, xd, sd, n));
   XK(xpar_reduce_op_nowait(ctx, &xk_sum_u32, x32, n, r_u32));
   XK(xpar_scan_op_nowait(ctx, &xk_sum_u32, XPAR_INCLUSIVE, x32, su, n));
@@ -412,15 +445,42 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
   cudaGraph_t graph;
   CK(cudaStreamEndCapture(s, &graph));
   {
-    /* Nothing ran at capture time: the outputs still hold the poison. */
+    /* Nothing ran at capture time: the outputs still hold the poison (s32 the scan
+     * made before the capture). */
     const std::vector<unsigned char> r = to_host(res, 256);
     size_t written = 0;
     for (unsigned char b : r) written += b != 0xAB;
-    const std::vector<int64_t> o64 = to_host(s64, n);
-    const std::vector<uint32_t> ou = to_host(su, n);
-    for (size_t i = 0; i < n; i++) written += o64[i] != (int64_t)0xABABABABABABABABull;
-    for (size_t i = 0; i < n; i++) written += ou[i] != 0xABABABABu;
-    if (written) FAIL("n = %zu: %zu results / elements written at capture", n, written);
+    auto poisoned = [](const auto &v) {
+      size_t bad = 0;
+      for (const auto &e : v) {
+        const unsigned char *b = (const unsigned char *)&e;
+        for (size_t k = 0; k < sizeof e; k++) bad += b[k] != 0xAB;
+      }
+      return bad;
+    };
+    written += poisoned(to_host(s64, n)) + poisoned(to_host(sd, n)) + poisoned(to_host(su, n)) +
+               poisoned(to_host(saff, n));
+    /* xk_arg's padding is never written: its value and index */
+    for (const xk_arg &a : to_host(sarg, n))
+      written += a.v != (int32_t)0xABABABAB || a.i != (int64_t)0xABABABABABABABABull;
+    if (written) FAIL("n = %zu: %zu result / element bytes written at capture", n, written);
+    check_equal("the scan before the capture", to_host(s32, n), s32_before);
+  }
+  {
+    /* Every scratch block the graph allocates, it frees. */
+    size_t count = 0;
+    CK(cudaGraphGetNodes(graph, NULL, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    CK(cudaGraphGetNodes(graph, nodes.data(), &count));
+    size_t allocs = 0, frees = 0;
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type;
+      CK(cudaGraphNodeGetType(node, &type));
+      allocs += type == cudaGraphNodeTypeMemAlloc;
+      frees += type == cudaGraphNodeTypeMemFree;
+    }
+    if (allocs != frees || (n > 0 && allocs == 0))
+      FAIL("n = %zu: the graph allocates %zu blocks and frees %zu", n, allocs, frees);
   }
 
   cudaGraphExec_t exec;
@@ -433,6 +493,12 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
     }
     CK(cudaGraphLaunch(exec, s));
     CK(cudaStreamSynchronize(s));
+    /* The context's own scan between replays (its words, epoch and counter): right, and
+     * the graph's next replay must not see them. */
+    XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, ctx_out, n));
+    snprintf(label, sizeof label, "n = %zu grid %u replay %d: the context's scan between replays",
+             n, grid, replay);
+    check_equal(label, to_host(ctx_out, n), inclusive_sum(h32));
     std::vector<int32_t> w32(n);
     std::vector<int64_t> w64(n);
     std::vector<double> wd(n);
@@ -440,8 +506,8 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
     std::vector<xk_arg> warg(n);
     std::vector<xk_affine> waff(n);
     uint32_t u = 0;
-    int64_t m = INT64_MIN;
-    double d = 0;
+    int64_t m = INT64_MIN, lo = INT64_MAX;
+    double d = 0, dd = 0;
     xk_arg best = {INT32_MIN, 0, INT64_MAX};
     xk_affine h = {1u, 0u};
     for (size_t i = 0; i < n; i++) {
@@ -451,7 +517,9 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
       w32[i] = (int32_t)u;
       wu[i] = u;
       m = h64[i] > m ? h64[i] : m;
+      lo = h64[i] < lo ? h64[i] : lo;
       wd[i] = d += hd[i];
+      dd += hd[i] * hd[i];
       best = argmax_combine(best, xk_arg{h32[i], 0, (int64_t)i});
       waff[i] = h = affine_combine(h, ha[i]);
     }
@@ -467,23 +535,35 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
     CHECK_ARRAY("operator scan recurrence", saff, waff, same_affine);
 #undef CHECK_ARRAY
     const std::vector<unsigned char> r = to_host(res, 256);
-    double got_d;
+    double got_d, got_dd;
     uint32_t got_u;
     xk_arg got_arg;
+    int64_t got_lo;
     memcpy(&got_d, r.data(), sizeof got_d);
     memcpy(&got_u, r.data() + 16, sizeof got_u);
     memcpy(&got_arg, r.data() + 32, sizeof got_arg);
-    if (got_d != d || got_u != u || !same_arg(got_arg, best))
-      FAIL("n = %zu grid %u %s replay %d: reproducible sum %.17g (want %.17g), operator sum %u "
-           "(want %u), argmax %d at %lld (want %d at %lld)",
-           n, grid, tier, replay, got_d, d, got_u, u, got_arg.v, (long long)got_arg.i, best.v,
-           (long long)best.i);
+    memcpy(&got_lo, r.data() + 48, sizeof got_lo);
+    memcpy(&got_dd, r.data() + 64, sizeof got_dd);
+    if (got_d != d || got_dd != dd || got_u != u || !same_arg(got_arg, best) || got_lo != lo)
+      FAIL("n = %zu grid %u %s replay %d: reproducible sum %.17g (want %.17g), dot %.17g (want "
+           "%.17g), operator sum %u (want %u), argmax %d at %lld (want %d at %lld), min %lld "
+           "(want %lld)",
+           n, grid, tier, replay, got_d, d, got_dd, dd, got_u, u, got_arg.v, (long long)got_arg.i,
+           best.v, (long long)best.i, (long long)got_lo, (long long)lo);
   }
   CK(cudaGraphExecDestroy(exec));
   CK(cudaGraphDestroy(graph));
 
+  /* A synchronous scan during a capture is recorded up to its wait, which the runtime
+   * refuses: its kernel never runs, so the context's counter must not move past it. */
+  if (n > 0) {
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    expect_refused(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, ctx_out, n), s,
+                   "a synchronous scan", cudaStreamCaptureStatusInvalidated);
+    end_invalidated(s, "a synchronous scan");
+  }
   /* The context's own scans after the capture, several in a row (its epoch and counter
-   * go on from where the scan before the capture left them). */
+   * go on from where the scans before left them). */
   for (int k = 0; k < 3; k++) {
     XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x32, s32, n));
     std::vector<int32_t> want(n);
@@ -499,9 +579,51 @@ static void capture_stateful(size_t n, unsigned grid, xpar_backend backend) {
   }
   CK(cudaStreamDestroy(s));
   cudaFree(x32), cudaFree(s32), cudaFree(x64), cudaFree(s64), cudaFree(xd), cudaFree(sd);
-  cudaFree(xa), cudaFree(saff), cudaFree(su), cudaFree(sarg), cudaFree(res);
+  cudaFree(xa), cudaFree(saff), cudaFree(su), cudaFree(sarg), cudaFree(res), cudaFree(ctx_out);
   printf("captured scans and reductions, n = %zu, grid %u, %s: %s\n", n, grid,
          xpar_backend_name(backend), failures == before ? "ok" : "FAILED");
+}
+
+/* A fresh context's first synchronous scan and reduce made during a capture in relaxed
+ * mode (where allocations are allowed): the scratch they would set up with queued work
+ * (the control block's zeroing, the tile status's clearing) would be recorded, never
+ * run, so they are refused before anything is queued and the capture stays valid;
+ * afterwards both are right. */
+static void first_calls_in_relaxed_capture(void) {
+  const int before = failures;
+  const size_t n = ((size_t)1 << 20) + 3;
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  xpar_context *ctx = NULL;
+  XK(xpar_context_create(&ctx));
+  XK(xpar_context_set_stream(ctx, (void *)s));
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
+  const std::vector<int32_t> hx = random_i32(n);
+  int32_t *x = device_copy(hx), *out = device_poisoned<int32_t>(n);
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+  expect_refused(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, out, n), s,
+                 "a fresh context's first scan in a relaxed capture");
+  int32_t sum = -1;
+  expect_refused(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &sum), s,
+                 "a fresh context's first reduce in a relaxed capture");
+  if (sum != -1) FAIL("the refused reduce wrote %d", sum);
+  cudaGraph_t graph;
+  CK(cudaStreamEndCapture(s, &graph));
+  CK(cudaGraphDestroy(graph));
+  check_equal("the refused scan's output", to_host(out, n),
+              std::vector<int32_t>(n, (int32_t)0xABABABAB));
+  XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, out, n));
+  std::vector<int32_t> want(n);
+  uint32_t acc = 0;
+  for (size_t i = 0; i < n; i++) want[i] = (int32_t)(acc += (uint32_t)hx[i]);
+  check_equal("the scan after the relaxed capture", to_host(out, n), want);
+  XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, n, &sum));
+  if (sum != want[n - 1]) FAIL("the reduce after the relaxed capture: %d, expected %d", sum, want[n - 1]);
+  XK(xpar_context_set_stream(ctx, NULL));
+  xpar_context_destroy(ctx);
+  CK(cudaStreamDestroy(s));
+  cudaFree(x), cudaFree(out);
+  printf("a fresh context's first calls in a relaxed capture: %s\n", failures == before ? "ok" : "FAILED");
 }
 
 /* Nowait work queued (for real) before the capture begins: waiting for it during the
@@ -588,10 +710,11 @@ int main(void) {
   }
   for (size_t n : {(size_t)1, (size_t)1000, (size_t)(1u << 20) + 3, (size_t)(1u << 23) + 5})
     capture_at(n);
-  for (size_t n : {(size_t)1, (size_t)1000, (size_t)(1u << 20) + 3, (size_t)(1u << 23) + 5})
+  for (size_t n : {(size_t)0, (size_t)1, (size_t)1000, (size_t)(1u << 20) + 3, (size_t)(1u << 23) + 5})
     capture_stateful(n, 0, XPAR_BACKEND_CUDA);
   capture_stateful((size_t)(1u << 20) + 3, 40, XPAR_BACKEND_CUDA); /* tiles from a counter */
   capture_stateful(1000, 0, XPAR_BACKEND_CUDA_SERIAL);
+  first_calls_in_relaxed_capture();
   queued_before_capture();
   printf("test_graph_capture_gpu: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;

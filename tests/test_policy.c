@@ -515,8 +515,8 @@ static void nowait_into_device_memory(void **state) {
 
 /* Stands for a GPU variant: the fake backend never calls it. */
 static int fake_kernel_gpu(size_t n, const xpar_kernel_args *a, unsigned grid, unsigned block,
-                           void *stream) {
-  (void)n, (void)a, (void)grid, (void)block, (void)stream;
+                           void *stream, const xpar_kernel_done *done) {
+  (void)n, (void)a, (void)grid, (void)block, (void)stream, (void)done;
   fail_msg("the fake GPU called a kernel's GPU variant");
   return 1;
 }

@@ -465,19 +465,27 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * a device without that allocator refuses them with XPAR_ERR_NOT_SUPPORTED
  * before anything is queued), so the graph holds memory allocation, memset
  * and free nodes, under CUDA's rules for those (for one,
- * cudaGraphAddChildGraphNode will not clone such a graph).  Captured, they
- * leave nothing queued for xpar_wait or later calls to wait for.  A nowait
- * GPU call with an array or result in pageable or pinned host memory (it
- * would go through the context's staging memory, which later calls reuse),
- * and a forced CPU backend's nowait call on device data (copies; AUTO keeps a
- * nowait call on device data on the GPU), return XPAR_ERR_NOT_SUPPORTED
- * before anything is queued or written, and the capture stays valid.  A
- * synchronous call that touches the GPU, and a call that must first wait for
- * nowait work queued before the capture began (xpar_wait it before
- * beginning), need a wait that a capture cannot hold: the runtime refuses it
- * and ends the capture with an error, as it does any synchronisation inside
- * a capture, and the call returns XPAR_ERR_NOT_SUPPORTED with nothing
- * written.  Calls that run on the
+ * cudaGraphAddChildGraphNode will not clone such a graph; the blocks keep
+ * their addresses from replay to replay and are zeroed at each).  Captured,
+ * they leave nothing queued for xpar_wait or later calls to wait for.  A
+ * mapped array (xpar_map) is used through its device copy, which must be
+ * current when the call is captured; the context marks that copy as the
+ * newer one when the call is captured, so read a replay's results with
+ * xpar_update(FROM_DEVICE).  A nowait GPU call with an array or result in
+ * pageable or pinned host memory (it would go through the context's staging
+ * memory, which later calls reuse) or a mapped input whose device copy is
+ * stale (its copy would run again at every replay), and a forced CPU
+ * backend's nowait call on device data (copies; AUTO keeps a nowait call on
+ * device data on the GPU), return XPAR_ERR_NOT_SUPPORTED before anything is
+ * queued or written, and the capture stays valid; so does a synchronous scan
+ * or reduce that must first set up the context's scratch (its first, or a
+ * scan of more tiles than any before), with work the capture would record
+ * instead of running.  Any other synchronous call that
+ * touches the GPU, and a call that must first wait for nowait work queued
+ * before the capture began (xpar_wait it before beginning), need a wait that
+ * a capture cannot hold: the runtime refuses it and ends the capture with an
+ * error, as it does any synchronisation inside a capture, and the call
+ * returns XPAR_ERR_NOT_SUPPORTED with nothing written.  Calls that run on the
  * CPU on host data do not touch the stream and run as usual.
  */
 XPAR_API xpar_status xpar_context_set_stream(xpar_context *ctx, void *cuda_stream);

@@ -66,8 +66,9 @@ extern "C" {
 /** Layout version of xpar_kernel, xpar_kernel_args, xpar_operator and
  *  xpar_operator_gpu_call: an object built against another layout is refused
  *  (XPAR_ERR_INVALID_ARGUMENT).  2: xpar_operator_gpu_call.ticket.
- *  3: xpar_operator_gpu_call.status_tiles / status / status_epoch. */
-#define XPAR_KERNEL_ABI 3
+ *  3: xpar_operator_gpu_call.status_tiles / status / status_epoch.
+ *  4: xpar_kernel_gpu_fn takes the call's done signal (xpar_kernel_done). */
+#define XPAR_KERNEL_ABI 4
 
 /** What a kernel does with an argument. */
 typedef enum xpar_arg_role {
@@ -118,10 +119,20 @@ typedef struct xpar_kernel_args {
 /** Runs the body for i in [0, n): num_threads 1 is a plain loop in index
  *  order, 0 an OpenMP loop with the runtime's thread count, k > 1 with k. */
 typedef void (*xpar_kernel_cpu_fn)(size_t n, const xpar_kernel_args *args, int num_threads);
-/** Queues the grid-stride kernel on `stream` (a cudaStream_t); returns the
- *  launch's cudaError_t as an int. */
+/** A synchronous launch's done signal: at its end every block of the kernel takes
+ *  part in raising *flag to seq, in pinned memory the host spins on, once every store
+ *  of the grid is done (xpar/detail/cuda_done_signal.cuh), so that the call returns
+ *  without synchronising the stream; flag NULL: none (a queued call). */
+typedef struct xpar_kernel_done {
+  unsigned int *ticket;        /* a device word, 0 between launches */
+  volatile unsigned int *flag; /* as the device sees it */
+  unsigned int seq;
+} xpar_kernel_done;
+
+/** Queues the grid-stride kernel on `stream` (a cudaStream_t), with the call's done
+ *  signal; returns the launch's cudaError_t as an int. */
 typedef int (*xpar_kernel_gpu_fn)(size_t n, const xpar_kernel_args *args, unsigned grid,
-                                  unsigned block, void *stream);
+                                  unsigned block, void *stream, const xpar_kernel_done *done);
 /** cudaOccupancyMaxActiveBlocksPerMultiprocessor for the kernel, asked in the
  *  kernel's own translation unit (the CUDA runtime that registered it). */
 typedef int (*xpar_kernel_gpu_occupancy_fn)(unsigned block, int *blocks_per_sm);
@@ -392,17 +403,21 @@ XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
 
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
+#include "detail/cuda_done_signal.cuh"
 /* The grid-stride loop: correct for any grid and block, 1 x 1 included
- * (cuda-serial), which is what makes the serial debug mode the same kernel. */
+ * (cuda-serial), which is what makes the serial debug mode the same kernel;
+ * then the block's part of a synchronous call's done signal. */
 #define XPAR__KERNEL_SIDE_(name)                                                          \
-  __global__ void name##__xpar_grid(size_t n, xpar_kernel_args a) {                       \
+  __global__ void name##__xpar_grid(size_t n, xpar_kernel_args a, xpar_kernel_done d) {   \
     const size_t stride = (size_t)gridDim.x * blockDim.x;                                 \
     for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += stride)    \
       name##__xpar_body(j, &a);                                                           \
+    xpar_cuda::signal_block_done(d);                                                      \
   }                                                                                       \
   extern "C" int name##__xpar_gpu_launch(size_t n, const xpar_kernel_args *a,             \
-                                         unsigned grid, unsigned block, void *stream) {   \
-    name##__xpar_grid<<<grid, block, 0, (cudaStream_t)stream>>>(n, *a);                   \
+                                         unsigned grid, unsigned block, void *stream,     \
+                                         const xpar_kernel_done *done) {                  \
+    name##__xpar_grid<<<grid, block, 0, (cudaStream_t)stream>>>(n, *a, *done);            \
     return (int)cudaGetLastError();                                                       \
   }                                                                                       \
   extern "C" int name##__xpar_gpu_occupancy(unsigned block, int *blocks_per_sm) {         \
@@ -427,7 +442,8 @@ XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
 #if defined(XPAR_KERNEL_WITH_CUDA)
 #define XPAR__KERNEL_GPU_(name)                                                          \
   extern int name##__xpar_gpu_launch(size_t n, const xpar_kernel_args *a, unsigned grid, \
-                                     unsigned block, void *stream);                      \
+                                     unsigned block, void *stream,                       \
+                                     const xpar_kernel_done *done);                      \
   extern int name##__xpar_gpu_occupancy(unsigned block, int *blocks_per_sm);
 #define XPAR__KERNEL_GPU_FNS_(name) name##__xpar_gpu_launch, name##__xpar_gpu_occupancy
 #else

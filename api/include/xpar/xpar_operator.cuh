@@ -18,7 +18,8 @@
  *  - device, scan: the single-pass decoupled look-back of the built-in scan
  *    (detail/cuda_tile_status.cuh): 4- and 8-byte accumulators travel in one
  *    single-copy-atomic status word with their state -- the context's words,
- *    the built-in scan's, tagged per call so that none is cleared per call --
+ *    the built-in scan's, tagged per call so that none is cleared per call
+ *    (captured into a CUDA graph: words of the graph's own, zeroed there) --
  *    larger ones in a flag + value slot published by release / acquire, in
  *    the call's scratch, zeroed per call; tile shapes are the built-in
  *    ScanTuning<4> / <8> (checked against them in backend_cuda/device_kernel.cu);
@@ -523,7 +524,8 @@ template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
 /* out[0, n) = the scan of in[0, n).  Tile status: 4- and 8-byte accumulators
  * use the context's words (c->status, the built-in scan's buffer and layout,
  * TileWord<T, 4> / <T, 8>), tagged with a per-call epoch, so nothing is
- * cleared per call (an older word never matches); other sizes keep theirs in
+ * cleared per call (an older word never matches; a call captured into a CUDA
+ * graph is handed zeroed words of the graph's own and epoch 1); other sizes keep theirs in
  * the scratch after the control block, zeroed here (epoch 1 never matches a
  * zero word).  The control block's tile counter is zeroed only when blocks
  * draw tiles from it (a grid override smaller than the tile count). */
