@@ -12,10 +12,42 @@
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "launch_shape.cuh"
+#include <mutex>
+
 #include "scan_tile_status.cuh"
 #include "xpar/xpar_kernel.h"
 
 using namespace xpar_cuda;
+
+/* The resident blocks per SM of an application kernel at `block` threads on `device`,
+ * asked of the kernel's own runtime (k->gpu_occupancy) once per kernel, device and block
+ * size and remembered here, since a synchronous launch of a few thousand elements is a
+ * few microseconds and the query a runtime call of its own (bench/NOTES.md, session 21).
+ * A small table shared by every context: 64 entries, the oldest replaced. */
+static int kernel_resident_blocks(const xpar_kernel *k, int device, unsigned block, int *per_sm) {
+  struct Entry {
+    const xpar_kernel *kernel;
+    int device;
+    unsigned block;
+    int per_sm;
+  };
+  static std::mutex mu;
+  static Entry table[64];
+  static unsigned filled = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (unsigned e = 0; e < (filled < 64 ? filled : 64); e++)
+      if (table[e].kernel == k && table[e].device == device && table[e].block == block) {
+        *per_sm = table[e].per_sm;
+        return 0;
+      }
+  }
+  const int err = k->gpu_occupancy(block, per_sm);
+  if (err != 0) return err;
+  std::lock_guard<std::mutex> lock(mu);
+  table[filled++ % 64] = Entry{k, device, block, *per_sm};
+  return 0;
+}
 
 extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel *k, size_t n,
                                          const xpar_kernel_args *args) {
@@ -37,7 +69,7 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
   if (!ex->serial && !ex->grid && block <= tuning::max_block) {
     int per_sm = 0;
     if (k->gpu_occupancy) {
-      int err = k->gpu_occupancy(block, &per_sm);
+      int err = kernel_resident_blocks(k, st->device, block, &per_sm);
       if (err != 0)
         return xpar__cuda_error((cudaError_t)err, "occupancy query of kernel %s (block %u)",
                                 k->name, block);

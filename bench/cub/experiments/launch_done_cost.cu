@@ -12,7 +12,9 @@
  *        bench/cub/experiments/launch_done_cost.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  *
  * Rows take turns batch by batch (200 calls), 21 rounds; median and p90 of the rounds'
- * per-call means, microseconds, host wall clock.  Every row computes y = a x + y on the
+ * per-call means, microseconds, host wall clock.  A fourth row times the kernel's
+ * occupancy query alone (the generated ldc_saxpy__xpar_gpu_occupancy, which xpar asked on
+ * every launch until session 21's memo).  Every row computes y = a x + y on the
  * same float arrays (a = 1, x = 0: y unchanged, so the rounds compare like with like).
  */
 #include <cuda_runtime.h>
@@ -82,20 +84,24 @@ int main(int argc, char **argv) {
   const float a = 1.0f;
   printf("# launch_done_cost: XPAR_KERNEL_ABI %d, %d rounds x %d calls, us per synchronous call\n",
          XPAR_KERNEL_ABI, rounds, batch);
-  printf("# %-6s %22s %22s %22s\n", "n", "xpar_launch p50/p90", "xpar_axpy p50/p90",
-         "own launch+sync p50/p90");
+  printf("# %-6s %22s %22s %22s %22s\n", "n", "xpar_launch p50/p90", "xpar_axpy p50/p90",
+         "own launch+sync p50/p90", "occupancy query p50/p90");
   for (int e = 10; e <= 22; e += 2) {
     const size_t n = (size_t)1 << e;
     xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_FLOAT, &a), XPAR_ARG_IN(XPAR_FLOAT, x, n),
                         XPAR_ARG_INOUT(XPAR_FLOAT, y, n)};
-    std::vector<double> t[3];
+    std::vector<double> t[4];
     for (int r = -1; r < rounds; r++)
-      for (int row = 0; row < 3; row++) {
+      for (int row = 0; row < 4; row++) {
         const auto t0 = std::chrono::steady_clock::now();
         for (int k = 0; k < batch; k++) {
           if (row == 0) CK(xpar_launch(ctx, &ldc_saxpy, n, args, 3));
           else if (row == 1) CK(xpar_axpy(ctx, XPAR_FLOAT, &a, x, y, n));
-          else app_launch(n, x, y, a, s);
+          else if (row == 2) app_launch(n, x, y, a, s);
+          else {
+            int per_sm = 0;
+            CK(ldc_saxpy__xpar_gpu_occupancy(256, &per_sm));
+          }
         }
         const double us =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
