@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -622,13 +623,43 @@ static void app_stream(void **state) {
 }
 
 /* ---- threads --------------------------------------------------------------------------------- */
+/* xpar.h: a context is used by one thread at a time; overlapping calls on a shared one are
+ * mostly refused with XPAR_ERR_CONTEXT_BUSY (nothing written), but the check is lock-free and
+ * cannot catch every interleaving.  So each call is stamped on one logical clock (a seq_cst
+ * counter, read before and after the call): a call that went wrong is excused only when an
+ * admitted call of the other thread overlapped it on that clock (the undetected overlap the
+ * header allows; counted and printed), and is a failure otherwise.  A refusal that wrote
+ * anything is always a failure. */
+enum { THREAD_CALLS = 2 * 12 };
+typedef struct {
+  unsigned long start, end; /* the logical clock around the call */
+  int admitted;             /* not refused as busy */
+  int wrong;                /* admitted, and a wrong result or an unexpected status */
+  char what[160];
+} call_record;
+
 typedef struct {
   xpar_context *ctx; /* shared, or NULL: make one of `backend` */
   xpar_backend backend;
   int id, iters;
   int errors, busy, ok;
   char msg[256];
+  int ncalls;
+  call_record calls[THREAD_CALLS];
 } worker_t;
+
+static atomic_ulong thread_clock;
+
+static call_record *begin_call(worker_t *w) {
+  call_record *c = &w->calls[w->ncalls++];
+  memset(c, 0, sizeof *c);
+  c->start = atomic_fetch_add(&thread_clock, 1);
+  return c;
+}
+static void end_call(call_record *c, xpar_status s) {
+  c->end = atomic_fetch_add(&thread_clock, 1);
+  c->admitted = s != XPAR_ERR_CONTEXT_BUSY;
+}
 
 static void *worker(void *arg) {
   worker_t *w = (worker_t *)arg;
@@ -650,12 +681,14 @@ static void *worker(void *arg) {
     free(y);
     return NULL;
   }
-  for (int it = 0; it < w->iters; it++) {
+  for (int it = 0; it < w->iters && w->ncalls + 2 <= THREAD_CALLS; it++) {
     int64_t base = (int64_t)w->id * 1000003 + it;
     for (size_t i = 0; i < n; i++) x[i] = base + (int64_t)i;
     const int64_t poison = INT64_MIN + 12345;
     int64_t r = poison;
+    call_record *c = begin_call(w);
     xpar_status s = xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, x, n, &r);
+    end_call(c, s);
     if (s == XPAR_ERR_CONTEXT_BUSY) {
       w->busy++;
       if (r != poison && !w->errors) {
@@ -663,24 +696,28 @@ static void *worker(void *arg) {
         snprintf(w->msg, sizeof w->msg, "a BUSY refusal wrote the result (%lld)", (long long)r);
       }
     } else if (s != XPAR_OK) {
-      if (!w->errors) snprintf(w->msg, sizeof w->msg, "reduce: %s", xpar_status_name(s));
-      w->errors++;
+      c->wrong = 1;
+      snprintf(c->what, sizeof c->what, "iteration %d: reduce: %s", it, xpar_status_name(s));
     } else {
       w->ok++;
       if (r != sum_range(n, base)) {
-        if (!w->errors) snprintf(w->msg, sizeof w->msg, "iteration %d: sum %lld, expected %lld", it, (long long)r, (long long)sum_range(n, base));
-        w->errors++;
+        c->wrong = 1;
+        snprintf(c->what, sizeof c->what, "iteration %d: sum %lld, expected %lld", it,
+                 (long long)r, (long long)sum_range(n, base));
       }
     }
     for (size_t i = 0; i < n; i++) y[i] = -1;
+    c = begin_call(w);
     s = xpar_scan(ctx, XPAR_INT64, XPAR_SUM, XPAR_INCLUSIVE, x, y, n);
+    end_call(c, s);
     if (s == XPAR_OK) {
       int64_t acc = 0;
       for (size_t i = 0; i < n; i++) {
         acc += x[i];
         if (y[i] != acc) {
-          if (!w->errors) snprintf(w->msg, sizeof w->msg, "iteration %d: scan[%zu] = %lld, expected %lld", it, i, (long long)y[i], (long long)acc);
-          w->errors++;
+          c->wrong = 1;
+          snprintf(c->what, sizeof c->what, "iteration %d: scan[%zu] = %lld, expected %lld", it,
+                   i, (long long)y[i], (long long)acc);
           break;
         }
       }
@@ -693,14 +730,23 @@ static void *worker(void *arg) {
           break;
         }
     } else {
-      if (!w->errors) snprintf(w->msg, sizeof w->msg, "scan: %s", xpar_status_name(s));
-      w->errors++;
+      c->wrong = 1;
+      snprintf(c->what, sizeof c->what, "iteration %d: scan: %s", it, xpar_status_name(s));
     }
   }
   free(x);
   free(y);
   if (!w->ctx) xpar_context_destroy(ctx);
   return NULL;
+}
+
+/* Whether an admitted call of `other` overlapped c on the logical clock. */
+static int overlapped(const call_record *c, const worker_t *other) {
+  for (int k = 0; k < other->ncalls; k++) {
+    const call_record *o = &other->calls[k];
+    if (o->admitted && o->start < c->end && c->start < o->end) return 1;
+  }
+  return 0;
 }
 
 static void run_threads(const char *label, xpar_backend b, int shared) {
@@ -719,7 +765,19 @@ static void run_threads(const char *label, xpar_backend b, int shared) {
   }
   for (int i = 0; i < T; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
   for (int i = 0; i < T; i++) {
-    print_message("  %s thread %d: %d ok, %d busy, %d errors\n", label, i, w[i].ok, w[i].busy, w[i].errors);
+    int undetected = 0;
+    for (int k = 0; k < w[i].ncalls; k++) {
+      const call_record *c = &w[i].calls[k];
+      if (!c->wrong) continue;
+      if (shared && overlapped(c, &w[1 - i])) {
+        undetected++;
+        continue;
+      }
+      if (!w[i].errors) snprintf(w[i].msg, sizeof w[i].msg, "%s", c->what);
+      w[i].errors++;
+    }
+    print_message("  %s thread %d: %d ok, %d busy, %d errors, %d wrong under an undetected "
+                  "overlap\n", label, i, w[i].ok, w[i].busy, w[i].errors, undetected);
     if (w[i].errors) xt_failf(label, "thread %d: %d errors; first: %s", i, w[i].errors, w[i].msg);
     if (!shared && w[i].busy) xt_failf(label, "thread %d got CONTEXT_BUSY on its own context", i);
   }
