@@ -343,6 +343,11 @@ static bool launch_through_driver(xpar__cuda_state *st, const void *handle, unsi
                 (CUstream)st->stream, args, NULL) == CUDA_SUCCESS;
 }
 
+bool xpar__cuda_driver_launch(xpar__cuda_state *st, const void *handle, unsigned grid,
+                              unsigned block, void **args) {
+  return launch_through_driver(st, handle, grid, block, 0, args);
+}
+
 xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const void *handle,
                               unsigned grid, unsigned block, size_t shared_bytes, void **args,
                               const char *what) {

@@ -241,6 +241,12 @@ xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);
 xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const void *handle,
                               unsigned grid, unsigned block, size_t shared_bytes, void **args,
                               const char *what);
+/* The driver's launch alone, for a kernel whose runtime launch lives in another runtime (an
+ * application's kernel, launched by its own k->gpu otherwise): true when queued; false
+ * where there is no handle or driver entry point or the driver refused it, and nothing was
+ * queued.  Not counted (the caller's xpar__cuda_check_launch counts). */
+bool xpar__cuda_driver_launch(xpar__cuda_state *st, const void *handle, unsigned grid,
+                              unsigned block, void **args);
 /* The context-independent handle of `kernel` (a __global__ function's address) for
  * xpar__cuda_launch, or NULL (the runtime's last error is cleared). */
 const void *xpar__cuda_kernel_handle(const void *kernel);

@@ -278,7 +278,7 @@ static void t_bad_input(void **state) {
   overlap[2].ptr = x + 1; /* out overlaps x partially */
   overlap[2].count = N - 1;
   null_array[2].ptr = NULL;
-  const xpar_kernel neither = {XPAR_KERNEL_ABI, "xk_neither", NULL, NULL, NULL};
+  const xpar_kernel neither = {XPAR_KERNEL_ABI, "xk_neither", NULL, NULL, NULL, NULL};
   const struct {
     const char *label;
     xpar_context *ctx;

@@ -67,7 +67,8 @@ extern "C" {
  *  xpar_operator_gpu_call: an object built against another layout is refused
  *  (XPAR_ERR_INVALID_ARGUMENT).  2: xpar_operator_gpu_call.ticket.
  *  3: xpar_operator_gpu_call.status_tiles / status / status_epoch.
- *  4: xpar_kernel_gpu_fn takes the call's done signal (xpar_kernel_done). */
+ *  4: xpar_kernel_gpu_fn takes the call's done signal (xpar_kernel_done);
+ *  xpar_kernel.gpu_handle. */
 #define XPAR_KERNEL_ABI 4
 
 /** What a kernel does with an argument. */
@@ -136,6 +137,12 @@ typedef int (*xpar_kernel_gpu_fn)(size_t n, const xpar_kernel_args *args, unsign
 /** cudaOccupancyMaxActiveBlocksPerMultiprocessor for the kernel, asked in the
  *  kernel's own translation unit (the CUDA runtime that registered it). */
 typedef int (*xpar_kernel_gpu_occupancy_fn)(unsigned block, int *blocks_per_sm);
+/** The __global__ kernel's context-independent handle (cudaGetKernel, a CUkernel),
+ *  asked in its own translation unit, or NULL: xpar launches a latency-bound call
+ *  through the driver with it (cuLaunchKernel, 0.3-0.5 us sooner than the runtime's
+ *  launch), else through xpar_kernel_gpu_fn.  The kernel's parameters: (size_t n,
+ *  xpar_kernel_args args, xpar_kernel_done done). */
+typedef const void *(*xpar_kernel_gpu_handle_fn)(void);
 
 /** A kernel object, defined by XPAR_KERNEL.  cpu or gpu is NULL when that
  *  side was not compiled in this build. */
@@ -145,6 +152,7 @@ typedef struct xpar_kernel {
   xpar_kernel_cpu_fn cpu;
   xpar_kernel_gpu_fn gpu;
   xpar_kernel_gpu_occupancy_fn gpu_occupancy;
+  xpar_kernel_gpu_handle_fn gpu_handle;
 } xpar_kernel;
 
 /* ---- launching -------------------------------------------------------------- */
@@ -404,6 +412,21 @@ XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
 #include "detail/cuda_done_signal.cuh"
+namespace xpar_cuda {
+/* A __global__ function's context-independent handle (CUDA 12's cudaGetKernel, asked of
+ * the runtime that registered it), or NULL (an older runtime: xpar launches it through
+ * the kernel's launch function). */
+inline const void *kernel_handle(const void *global_fn) {
+#if CUDART_VERSION >= 12000
+  cudaKernel_t k = NULL;
+  if (cudaGetKernel(&k, global_fn) == cudaSuccess) return (const void *)k;
+  (void)cudaGetLastError();
+#else
+  (void)global_fn;
+#endif
+  return NULL;
+}
+} // namespace xpar_cuda
 /* The grid-stride loop: correct for any grid and block, 1 x 1 included
  * (cuda-serial), which is what makes the serial debug mode the same kernel;
  * then the block's part of a synchronous call's done signal. */
@@ -424,6 +447,9 @@ XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
     return (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm,              \
                                                               name##__xpar_grid,          \
                                                               (int)block, 0);             \
+  }                                                                                       \
+  extern "C" const void *name##__xpar_gpu_handle(void) {                                  \
+    return xpar_cuda::kernel_handle((const void *)name##__xpar_grid);                     \
   }
 #else
 #if defined(_OPENMP)
@@ -444,11 +470,13 @@ XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
   extern int name##__xpar_gpu_launch(size_t n, const xpar_kernel_args *a, unsigned grid, \
                                      unsigned block, void *stream,                       \
                                      const xpar_kernel_done *done);                      \
-  extern int name##__xpar_gpu_occupancy(unsigned block, int *blocks_per_sm);
-#define XPAR__KERNEL_GPU_FNS_(name) name##__xpar_gpu_launch, name##__xpar_gpu_occupancy
+  extern int name##__xpar_gpu_occupancy(unsigned block, int *blocks_per_sm);             \
+  extern const void *name##__xpar_gpu_handle(void);
+#define XPAR__KERNEL_GPU_FNS_(name) \
+  name##__xpar_gpu_launch, name##__xpar_gpu_occupancy, name##__xpar_gpu_handle
 #else
 #define XPAR__KERNEL_GPU_(name)
-#define XPAR__KERNEL_GPU_FNS_(name) NULL, NULL
+#define XPAR__KERNEL_GPU_FNS_(name) NULL, NULL, NULL
 #endif
 #define XPAR__KERNEL_SIDE_(name)                                                  \
   static void name##__xpar_cpu(size_t n, const xpar_kernel_args *a, int num_threads) { \

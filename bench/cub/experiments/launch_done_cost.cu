@@ -11,6 +11,8 @@
  *   nvcc -O3 -arch=sm_90 -std=c++17 -I TREE/api/include -o ldc \
  *        bench/cub/experiments/launch_done_cost.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  *
+ * (with -DXPAR_KERNEL_FNS_HAVE_HANDLE for a tree whose xpar_kernel has gpu_handle, session 21)
+ *
  * Rows take turns batch by batch (200 calls), 21 rounds; median and p90 of the rounds'
  * per-call means, microseconds, host wall clock.  A fourth row times the kernel's
  * occupancy query alone (the generated ldc_saxpy__xpar_gpu_occupancy, which xpar asked on
@@ -36,8 +38,14 @@ XPAR_KERNEL(ldc_saxpy, i) {
 }
 /* The kernel object, which xpar_add_kernels' C side would define (no CPU variant here:
  * the backend is forced to CUDA). */
+#ifdef XPAR_KERNEL_FNS_HAVE_HANDLE /* set by the build line of the tree with gpu_handle */
+static const xpar_kernel ldc_saxpy = {XPAR_KERNEL_ABI, "ldc_saxpy", NULL,
+                                      ldc_saxpy__xpar_gpu_launch, ldc_saxpy__xpar_gpu_occupancy,
+                                      ldc_saxpy__xpar_gpu_handle};
+#else
 static const xpar_kernel ldc_saxpy = {XPAR_KERNEL_ABI, "ldc_saxpy", NULL,
                                       ldc_saxpy__xpar_gpu_launch, ldc_saxpy__xpar_gpu_occupancy};
+#endif
 
 #define CK(x)                                                                      \
   do {                                                                             \
