@@ -19,23 +19,20 @@
 
 using namespace xpar_cuda;
 
-/* What xpar keeps of an application kernel on a device at a block size: its resident
- * blocks per SM and its context-independent handle, asked of the kernel's own runtime
- * (k->gpu_occupancy, k->gpu_handle) once and remembered here, since a synchronous launch
- * of a few thousand elements is a few microseconds and the occupancy query alone
- * 0.36-0.51 us (bench/NOTES.md, session 21).  A small table shared by every context:
- * 64 entries, the oldest replaced. */
-struct KernelFacts {
-  int per_sm;         /* 0: unknown */
-  const void *handle; /* NULL: none (launched through k->gpu) */
-};
-
-static int kernel_facts(const xpar_kernel *k, int device, unsigned block, KernelFacts *out) {
+/* The resident blocks per SM of an application kernel at `block` threads on `device`,
+ * asked of the kernel's own runtime (k->gpu_occupancy) once per kernel, device and block
+ * size and remembered here, since a synchronous launch of a few thousand elements is a
+ * few microseconds and the query alone 0.22-0.51 us (bench/NOTES.md, session 21).  A
+ * small table shared by every context: 64 entries, the oldest replaced.  (A module
+ * unloaded and another loaded at the same address would find its kernel's entry: a
+ * grid cap, never a correctness fact.  The kernel's launch handle is not kept here:
+ * k->gpu_handle keeps it in the kernel's own translation unit.) */
+static int kernel_resident_blocks(const xpar_kernel *k, int device, unsigned block, int *per_sm) {
   struct Entry {
     const xpar_kernel *kernel;
     int device;
     unsigned block;
-    KernelFacts facts;
+    int per_sm;
   };
   static std::mutex mu;
   static Entry table[64];
@@ -44,19 +41,17 @@ static int kernel_facts(const xpar_kernel *k, int device, unsigned block, Kernel
     std::lock_guard<std::mutex> lock(mu);
     for (unsigned e = 0; e < (filled < 64 ? filled : 64); e++)
       if (table[e].kernel == k && table[e].device == device && table[e].block == block) {
-        *out = table[e].facts;
+        *per_sm = table[e].per_sm;
         return 0;
       }
   }
-  KernelFacts facts = {0, nullptr};
+  *per_sm = 0;
   if (k->gpu_occupancy) {
-    const int err = k->gpu_occupancy(block, &facts.per_sm);
+    const int err = k->gpu_occupancy(block, per_sm);
     if (err != 0) return err;
   }
-  if (k->gpu_handle) facts.handle = k->gpu_handle();
   std::lock_guard<std::mutex> lock(mu);
-  table[filled++ % 64] = Entry{k, device, block, facts};
-  *out = facts;
+  table[filled++ % 64] = Entry{k, device, block, *per_sm};
   return 0;
 }
 
@@ -77,18 +72,15 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
    * the work (one index per thread per pass). */
   xpar__exec shaped = *ex;
   const unsigned block = ex->block ? ex->block : tuning::elementwise_block;
-  KernelFacts facts = {0, nullptr};
-  if (block <= tuning::max_block) {
-    const int err = kernel_facts(k, st->device, block, &facts);
+  if (!ex->serial && !ex->grid && block <= tuning::max_block) {
+    int per_sm = 0;
+    const int err = kernel_resident_blocks(k, st->device, block, &per_sm);
     if (err != 0)
       return xpar__cuda_error((cudaError_t)err, "occupancy query of kernel %s (block %u)",
                               k->name, block);
-  }
-  if (!ex->serial && !ex->grid && block <= tuning::max_block) {
-    const int per_sm = facts.per_sm < 1 ? 1
-                       : (unsigned)facts.per_sm > tuning::kernel_max_blocks_per_sm
-                           ? (int)tuning::kernel_max_blocks_per_sm
-                           : facts.per_sm;
+    if (per_sm < 1) per_sm = 1;
+    if ((unsigned)per_sm > tuning::kernel_max_blocks_per_sm)
+      per_sm = (int)tuning::kernel_max_blocks_per_sm;
     const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
     const size_t cap = sms * (size_t)per_sm;
     shaped.grid = cap > 0x7fffffffu ? 0x7fffffffu : (unsigned)cap;
@@ -106,7 +98,8 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
   xpar_kernel_args args_param = *args;
   void *params[] = {&n_param, &args_param, &done};
   int err = 0;
-  if (!(spin && xpar__cuda_driver_launch(st, facts.handle, shape.grid, shape.block, params)))
+  const void *handle = spin && k->gpu_handle ? k->gpu_handle() : nullptr;
+  if (!(handle && xpar__cuda_driver_launch(st, handle, shape.grid, shape.block, params)))
     err = k->gpu(n, args, shape.grid, shape.block, (void *)st->stream, &done);
   /* Counted whatever the outcome: the staging slots handed out for this call
    * are free again after it (cuda_state.cuh). */

@@ -138,10 +138,11 @@ typedef int (*xpar_kernel_gpu_fn)(size_t n, const xpar_kernel_args *args, unsign
  *  kernel's own translation unit (the CUDA runtime that registered it). */
 typedef int (*xpar_kernel_gpu_occupancy_fn)(unsigned block, int *blocks_per_sm);
 /** The __global__ kernel's context-independent handle (cudaGetKernel, a CUkernel),
- *  asked in its own translation unit, or NULL: xpar launches a latency-bound call
- *  through the driver with it (cuLaunchKernel, 0.3-0.5 us sooner than the runtime's
- *  launch), else through xpar_kernel_gpu_fn.  The kernel's parameters: (size_t n,
- *  xpar_kernel_args args, xpar_kernel_done done). */
+ *  asked once in its own translation unit and kept there (a module unloaded and loaded
+ *  again asks afresh; xpar keeps no handle of its own), or NULL: xpar launches a
+ *  latency-bound call through the driver with it (cuLaunchKernel, 0.3-0.5 us sooner
+ *  than the runtime's launch), else through xpar_kernel_gpu_fn.  The kernel's
+ *  parameters: (size_t n, xpar_kernel_args args, xpar_kernel_done done). */
 typedef const void *(*xpar_kernel_gpu_handle_fn)(void);
 
 /** A kernel object, defined by XPAR_KERNEL.  cpu or gpu is NULL when that
@@ -449,7 +450,9 @@ inline const void *kernel_handle(const void *global_fn) {
                                                               (int)block, 0);             \
   }                                                                                       \
   extern "C" const void *name##__xpar_gpu_handle(void) {                                  \
-    return xpar_cuda::kernel_handle((const void *)name##__xpar_grid);                     \
+    static const void *const handle =                                                     \
+        xpar_cuda::kernel_handle((const void *)name##__xpar_grid);                        \
+    return handle;                                                                        \
   }
 #else
 #if defined(_OPENMP)
