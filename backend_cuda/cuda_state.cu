@@ -127,15 +127,12 @@ xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   return XPAR_OK;
 }
 
-xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name, bool host_result) {
+xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name) {
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, op_name));
   /* Before anything is queued or allocated, so the refusal writes nothing and leaves the
    * capture valid.  A synchronous call fails at its wait with the runtime's capture
    * error instead (xpar__cuda_error). */
-  if (!ex->captured) return XPAR_OK;
-  if (host_result)
-    return xpar__cuda_refuse_capture(op_name, "its result would be copied to the host");
-  if (!ex->cuda->memory_pools)
+  if (ex->captured && !ex->cuda->memory_pools)
     return xpar__cuda_refuse_capture(
         op_name, "the device has no stream-ordered allocator for scratch the graph owns");
   return XPAR_OK;
@@ -148,22 +145,26 @@ xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why) {
                     op_name, why);
 }
 
-xpar_status xpar__cuda_graph_scratch(xpar__cuda_state *st, size_t bytes, size_t zero_bytes,
-                                     const char *what, void **out) {
-  *out = NULL;
-  void *p = NULL;
-  XPAR_CUDA_TRY(cudaMallocAsync(&p, bytes ? bytes : 1, st->stream),
+xpar_status GraphScratch::take(size_t bytes, size_t zero_bytes, const char *what) {
+  void *p = nullptr;
+  XPAR_CUDA_TRY(cudaMallocAsync(&p, bytes ? bytes : 1, st_->stream),
                 "%s: scratch inside a graph capture (%zu bytes)", what, bytes);
-  if (zero_bytes) {
-    const cudaError_t err = cudaMemsetAsync(p, 0, zero_bytes, st->stream);
-    if (err != cudaSuccess) {
-      (void)cudaFreeAsync(p, st->stream);
-      return xpar__cuda_error(err, "%s: zeroing %zu bytes of scratch inside a graph capture",
-                              what, zero_bytes);
-    }
-  }
-  *out = p;
+  ptr_ = p; /* the destructor frees it from here on */
+  if (zero_bytes)
+    XPAR_CUDA_TRY(cudaMemsetAsync(ptr_, 0, zero_bytes, st_->stream),
+                  "%s: zeroing %zu bytes of scratch inside a graph capture", what, zero_bytes);
   return XPAR_OK;
+}
+
+xpar_status GraphScratch::free(const char *what) {
+  void *p = ptr_;
+  ptr_ = nullptr;
+  if (p) XPAR_CUDA_TRY(cudaFreeAsync(p, st_->stream), "%s: freeing scratch inside a graph capture", what);
+  return XPAR_OK;
+}
+
+GraphScratch::~GraphScratch() {
+  if (ptr_ && cudaFreeAsync(ptr_, st_->stream) != cudaSuccess) (void)cudaGetLastError();
 }
 
 xpar_status xpar__cuda_refuse_if_capturing(xpar__cuda_state *st, const char *what) {
@@ -171,11 +172,6 @@ xpar_status xpar__cuda_refuse_if_capturing(xpar__cuda_state *st, const char *wha
   return xpar__cuda_refuse_capture(
       what, "its first use of the context's scratch would be set up by queued work, which "
             "the capture records instead of running; make one such call before the capture");
-}
-
-xpar_status xpar__cuda_graph_scratch_free(xpar__cuda_state *st, void *p, const char *what) {
-  if (p) XPAR_CUDA_TRY(cudaFreeAsync(p, st->stream), "%s: freeing scratch inside a graph capture", what);
-  return XPAR_OK;
 }
 
 xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what) {

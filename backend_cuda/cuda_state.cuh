@@ -38,7 +38,7 @@ struct xpar__cuda_state {
   bool flag_waits;
   /* Whether the device has the stream-ordered allocator (cudaMallocAsync): a stateful
    * call captured into a CUDA graph takes its scratch from it, owned by the graph
-   * (xpar__cuda_graph_scratch). */
+   * (GraphScratch). */
   bool memory_pools;
   cudaStream_t own_stream; /* a blocking stream, created by state_create   */
   cudaStream_t stream;     /* own_stream or the application's (set_stream) */
@@ -118,27 +118,21 @@ xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
  * and operator reductions' totals and scratch).  For a call captured into a CUDA
  * graph (ex->captured) that scratch must belong to the graph instead -- the context's
  * later calls reuse it, and every replay would find the words the previous one left
- * (xpar__cuda_graph_scratch) -- so the call is refused (XPAR_ERR_NOT_SUPPORTED) before
- * anything is queued where the graph cannot own it: a result for the host
- * (`host_result`), or a device without the stream-ordered allocator. */
-xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name, bool host_result);
+ * (GraphScratch) -- so on a device without the stream-ordered allocator the call is
+ * refused (XPAR_ERR_NOT_SUPPORTED) before anything is queued.  (A captured call never
+ * has a host result: dispatch refuses those first, `uncapturable`.) */
+xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name);
 
 /* XPAR_ERR_NOT_SUPPORTED naming op_name and why it cannot be captured into a CUDA graph
  * (`why`), for a nowait call made while st's stream captures. */
 xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
 
-/* Scratch for one call captured into a CUDA graph: `bytes` of device memory from the
- * stream-ordered allocator on the state's stream -- an allocation node of the graph, so
- * each replay has its own -- its first `zero_bytes` zeroed by a memset node, and given
- * back by xpar__cuda_graph_scratch_free (a free node) after the call's last kernel.
- * Aligned to 256 bytes. */
-xpar_status xpar__cuda_graph_scratch(xpar__cuda_state *st, size_t bytes, size_t zero_bytes,
-                                     const char *what, void **out);
-xpar_status xpar__cuda_graph_scratch_free(xpar__cuda_state *st, void *p, const char *what);
-
-/* One call's graph scratch (xpar__cuda_graph_scratch), given back by free() after the
- * call's last kernel, or, on any earlier return (a failed launch, a refusal), by the
- * destructor: a capture that stays valid must not keep an allocation node without its
+/* Scratch for one call captured into a CUDA graph (ex->captured): take() gets `bytes` of
+ * device memory from the stream-ordered allocator on the state's stream -- an allocation
+ * node of the graph, so each replay has its own, aligned to 256 bytes -- its first
+ * `zero_bytes` zeroed by a memset node; free() gives it back (a free node) after the
+ * call's last kernel, and so does the destructor on any earlier return (a failed launch,
+ * a refusal): a capture that stays valid must not keep an allocation node without its
  * free node (its graph could not be launched again while the block is outstanding, and
  * the application never learns its address). */
 class GraphScratch {
@@ -146,18 +140,10 @@ class GraphScratch {
   explicit GraphScratch(xpar__cuda_state *st) : st_(st) {}
   GraphScratch(const GraphScratch &) = delete;
   GraphScratch &operator=(const GraphScratch &) = delete;
-  ~GraphScratch() {
-    if (ptr_ && cudaFreeAsync(ptr_, st_->stream) != cudaSuccess) (void)cudaGetLastError();
-  }
-  xpar_status take(size_t bytes, size_t zero_bytes, const char *what) {
-    return xpar__cuda_graph_scratch(st_, bytes, zero_bytes, what, &ptr_);
-  }
+  ~GraphScratch();
+  xpar_status take(size_t bytes, size_t zero_bytes, const char *what);
   void *get() const { return ptr_; }
-  xpar_status free(const char *what) {
-    void *p = ptr_;
-    ptr_ = nullptr;
-    return xpar__cuda_graph_scratch_free(st_, p, what);
-  }
+  xpar_status free(const char *what);
 
  private:
   xpar__cuda_state *st_;

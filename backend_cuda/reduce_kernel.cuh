@@ -351,9 +351,9 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   xpar__cuda_state *st = ex->cuda;
   const int on_device = ex->result_on_device;
   /* Captured into a CUDA graph, the partials and ticket belong to the graph
-   * (xpar__cuda_graph_scratch), none of them the context's, which its later calls use. */
+   * (GraphScratch), none of them the context's, which its later calls use. */
   const bool captured = ex->captured;
-  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, name, !on_device));
+  XPAR__FORWARD(xpar__cuda_begin_stateful(ex, name));
   if (n == 0 && !on_device) {
     const Acc identity = Op::identity();
     memcpy(result, &identity, sizeof identity);

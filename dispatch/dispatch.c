@@ -458,11 +458,13 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   const xpar__backend *g = xpar__gpu_backend();
   struct xpar__cuda_state *st;
   XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  int capturing = -1; /* whether the stream captures a CUDA graph; -1: not asked yet */
   if (c->nowait) {
     /* Refused before anything is queued, the capture left valid; asked only of nowait
      * calls that need it (a synchronous call fails at its wait). */
     const char *why = uncapturable(p);
-    XPAR__RETURN_IF(why && g->capturing(st), XPAR_ERR_NOT_SUPPORTED,
+    if (why) capturing = g->capturing(st);
+    XPAR__RETURN_IF(why && capturing, XPAR_ERR_NOT_SUPPORTED,
                     "the context's CUDA stream is capturing a CUDA graph, and this call cannot "
                     "be captured: %s (xpar.h, xpar_context_set_stream)",
                     why);
@@ -514,9 +516,10 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
   const int has_result = c->result || (c->kernel && c->kernel->kind == XPAR__KERNEL_REDUCE);
   int returns_early = c->nowait && !host_outputs && (!has_result || result_on_device);
   const int nowait = host_outputs || returns_early;
-  /* Asked once, for the call and for what follows it: a captured call queues nothing
-   * (xpar.h, xpar_context_set_stream). */
-  const int captured = nowait && g->capturing(st);
+  /* Asked once per call, for the call and for what follows it: a captured call queues
+   * nothing (xpar.h, xpar_context_set_stream). */
+  if (nowait && capturing < 0) capturing = g->capturing(st);
+  const int captured = nowait && capturing;
   xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
                    .cuda = st,
                    .grid = ctx->launch_grid,
