@@ -127,17 +127,6 @@ xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   return XPAR_OK;
 }
 
-xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name) {
-  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, op_name));
-  /* Before anything is queued or allocated, so the refusal writes nothing and leaves the
-   * capture valid.  A synchronous call fails at its wait with the runtime's capture
-   * error instead (xpar__cuda_error). */
-  if (ex->captured && !ex->cuda->memory_pools)
-    return xpar__cuda_refuse_capture(
-        op_name, "the device has no stream-ordered allocator for scratch the graph owns");
-  return XPAR_OK;
-}
-
 xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why) {
   return xpar__fail(XPAR_ERR_NOT_SUPPORTED,
                     "%s: the context's CUDA stream is capturing a CUDA graph, and this call "
@@ -146,6 +135,11 @@ xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why) {
 }
 
 xpar_status GraphScratch::take(size_t bytes, size_t zero_bytes, const char *what) {
+  /* Every caller takes its scratch before the call queues anything, so the refusal
+   * writes nothing and leaves the capture valid. */
+  if (!st_->memory_pools)
+    return xpar__cuda_refuse_capture(
+        what, "the device has no stream-ordered allocator for scratch the graph owns");
   void *p = nullptr;
   XPAR_CUDA_TRY(cudaMallocAsync(&p, bytes ? bytes : 1, st_->stream),
                 "%s: scratch inside a graph capture (%zu bytes)", what, bytes);

@@ -113,16 +113,6 @@ int xpar__cuda_error_is_sticky(cudaError_t err);
  * latch; every operation starts with it. */
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
 
-/* The same for an operation that keeps scratch in ex->cuda between calls (the
- * reduce's partials and ticket, the scan's tile status and counter, the reproducible
- * and operator reductions' totals and scratch).  For a call captured into a CUDA
- * graph (ex->captured) that scratch must belong to the graph instead -- the context's
- * later calls reuse it, and every replay would find the words the previous one left
- * (GraphScratch) -- so on a device without the stream-ordered allocator the call is
- * refused (XPAR_ERR_NOT_SUPPORTED) before anything is queued.  (A captured call never
- * has a host result: dispatch refuses those first, `uncapturable`.) */
-xpar_status xpar__cuda_begin_stateful(const xpar__exec *ex, const char *op_name);
-
 /* XPAR_ERR_NOT_SUPPORTED naming op_name and why it cannot be captured into a CUDA graph
  * (`why`), for a nowait call made while st's stream captures. */
 xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
@@ -132,9 +122,12 @@ xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
  * node of the graph, so each replay has its own, aligned to 256 bytes -- its first
  * `zero_bytes` zeroed by a memset node; free() gives it back (a free node) after the
  * call's last kernel, and so does the destructor on any earlier return (a failed launch,
- * a refusal): a capture that stays valid must not keep an allocation node without its
- * free node (its graph could not be launched again while the block is outstanding, and
- * the application never learns its address). */
+ * a refusal).  On a device without the stream-ordered allocator take() refuses the call
+ * (XPAR_ERR_NOT_SUPPORTED); every caller takes its scratch before it queues anything, so
+ * the refusal writes nothing, and captured calls that need no scratch (a one-block scan,
+ * n = 0) still run there.  A capture that stays valid must not keep an allocation node
+ * without its free node (its graph could not be launched again while the block is
+ * outstanding, and the application never learns its address). */
 class GraphScratch {
  public:
   explicit GraphScratch(xpar__cuda_state *st) : st_(st) {}

@@ -96,7 +96,7 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
                             size_t n, const char *name) {
   xpar__cuda_state *st = ex->cuda;
   /* No capture check: a nowait call may be captured into a CUDA graph, the kernel keeps
-   * nothing between calls (xpar__cuda_begin_stateful). */
+   * nothing between calls (GraphScratch, cuda_state.cuh). */
   XPAR__FORWARD(xpar__cuda_begin(st, name));
   if (n == 0) return XPAR_OK;
   XPAR__FORWARD(check_element_alignment<T>(out, name));

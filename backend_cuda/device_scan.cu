@@ -66,7 +66,7 @@ extern "C" xpar_status xpar__cuda_scan(const xpar__exec *ex, xpar_dtype t, xpar_
     return xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)kind);
   return with_dtype(t, [&](auto zero) -> xpar_status {
     using T = decltype(zero);
-    XPAR__FORWARD(xpar__cuda_begin_stateful(ex, "scan"));
+    XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "scan"));
     if (n == 0) return XPAR_OK;
     if (!aligned_to(in, sizeof(T)) || !aligned_to(out, sizeof(T)))
       return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
