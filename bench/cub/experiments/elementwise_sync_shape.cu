@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "axpy_vectors.cuh"
 #include "check_cuda.cuh"
 #include "xpar/detail/cuda_done_signal.cuh"
 #include "xpar/xpar.h"
@@ -46,58 +47,17 @@ constexpr int kBlock = 256;
 constexpr int kRounds = 15;
 constexpr int kBatch = 100;
 
-template <class T> struct Axpy {
-  T a;
-  __host__ __device__ T operator()(T x, T y) const { return a * x + y; }
-};
-
-template <class T> __device__ __forceinline__ int4 apply(const Axpy<T> &f, int4 x, int4 y) {
-  constexpr int per = 16 / sizeof(T);
-  T xe[per], ye[per], r[per];
-  memcpy(xe, &x, 16);
-  memcpy(ye, &y, 16);
-#pragma unroll
-  for (int e = 0; e < per; ++e) r[e] = f(xe[e], ye[e]);
-  int4 o;
-  memcpy(&o, r, 16);
-  return o;
-}
-
-__device__ __forceinline__ void st16(int4 *p, int4 v) {
-  asm volatile("st.global.v4.s32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
-               "r"(v.w)
-               : "memory");
-}
-
-/* The library's loop over 16-byte vectors, U in flight per operand per thread. */
-template <class T, int U>
-__device__ __forceinline__ void axpy_vectors(Axpy<T> f, const int4 *x, int4 *y, size_t vectors) {
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  for (; v + (U - 1) * stride < vectors; v += U * stride) {
-    int4 a[U], b[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      a[u] = x[v + u * stride];
-      b[u] = y[v + u * stride];
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) st16(&y[v + u * stride], apply(f, a[u], b[u]));
-  }
-  for (; v < vectors; v += stride) st16(&y[v], apply(f, x[v], y[v]));
-}
-
 template <class T, int U>
 __global__ void __launch_bounds__(1024)
     axpy_lb1024(Axpy<T> f, const int4 *x, int4 *y, size_t vectors, xpar_kernel_done d) {
-  axpy_vectors<T, U>(f, x, y, vectors);
+  axpy_vectors<T, U, false>(f, x, y, vectors);
   xpar_cuda::signal_block_done(d);
 }
 
 template <class T, int U>
 __global__ void __launch_bounds__(256, 8)
     axpy_lb256x8(Axpy<T> f, const int4 *x, int4 *y, size_t vectors, xpar_kernel_done d) {
-  axpy_vectors<T, U>(f, x, y, vectors);
+  axpy_vectors<T, U, false>(f, x, y, vectors);
   xpar_cuda::signal_block_done(d);
 }
 
