@@ -114,9 +114,14 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
   XPAR__FORWARD(xpar__cuda_done_signal(st, !ex->nowait && n <= tuning::flag_wait_max_n, &p.done));
 
   auto kernel = elementwise_kernel<T, F>;
+  /* Arrays that fit L2 from their last use: one wave of resident blocks (launch_shape.cuh). */
+  const double footprint = (double)n * sizeof(T) * (F::inputs + 1);
+  const bool cached =
+      st->l2_bytes && footprint <= tuning::elementwise_one_wave_max_l2 * (double)st->l2_bytes;
   xpar__cuda_shape shape;
   XPAR__FORWARD(xpar__cuda_choose_shape(
-      ex, st, XPAR_CUDA_FAMILY_ELEMENTWISE, (const void *)kernel, n,
+      ex, st, cached ? XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED : XPAR_CUDA_FAMILY_ELEMENTWISE,
+      (const void *)kernel, n,
       tuning::elementwise_vectors_per_thread * (unsigned)Pack16<T>::count, &shape));
   /* The driver's launch (xpar__cuda_launch with a handle): a queued call returns 0.1-0.3 us
    * sooner (H100, bench/cub/NOTES.md, session 11); a synchronous call's end-to-end time did

@@ -12,47 +12,21 @@
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "launch_shape.cuh"
-#include <mutex>
 
 #include "scan_tile_status.cuh"
 #include "xpar/xpar_kernel.h"
 
 using namespace xpar_cuda;
 
-/* The resident blocks per SM of an application kernel at `block` threads on `device`,
- * asked of the kernel's own runtime (k->gpu_occupancy) once per kernel, device and block
- * size and remembered here, since a synchronous launch of a few thousand elements is a
- * few microseconds and the query alone 0.22-0.51 us (bench/NOTES.md, session 21).  A
- * small table shared by every context: 64 entries, the oldest replaced.  (A module
- * unloaded and another loaded at the same address would find its kernel's entry: a
- * grid cap, never a correctness fact.  The kernel's launch handle is not kept here:
- * k->gpu_handle keeps it in the kernel's own translation unit.) */
-static int kernel_resident_blocks(const xpar_kernel *k, int device, unsigned block, int *per_sm) {
-  struct Entry {
-    const xpar_kernel *kernel;
-    int device;
-    unsigned block;
-    int per_sm;
-  };
-  static std::mutex mu;
-  static Entry table[64];
-  static unsigned filled = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (unsigned e = 0; e < (filled < 64 ? filled : 64); e++)
-      if (table[e].kernel == k && table[e].device == device && table[e].block == block) {
-        *per_sm = table[e].per_sm;
-        return 0;
-      }
-  }
-  *per_sm = 0;
-  if (k->gpu_occupancy) {
-    const int err = k->gpu_occupancy(block, per_sm);
-    if (err != 0) return err;
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  table[filled++ % 64] = Entry{k, device, block, *per_sm};
-  return 0;
+/* The resident blocks per SM of an application kernel, asked of the kernel's own runtime
+ * (k->gpu_occupancy), remembered by xpar__cuda_resident_blocks (a synchronous launch of a
+ * few thousand elements is a few microseconds, the query alone 0.22-0.51 us: bench/NOTES.md,
+ * session 21).  A module unloaded and another loaded at the same address would find its
+ * kernel's entry: a grid cap, never a correctness fact.  The kernel's launch handle is not
+ * kept here: k->gpu_handle keeps it in the kernel's own translation unit. */
+static int kernel_occupancy(const void *key, unsigned block, int *per_sm) {
+  const xpar_kernel *k = static_cast<const xpar_kernel *>(key);
+  return k->gpu_occupancy ? k->gpu_occupancy(block, per_sm) : 0;
 }
 
 extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel *k, size_t n,
@@ -74,7 +48,7 @@ extern "C" xpar_status xpar__cuda_launch(const xpar__exec *ex, const xpar_kernel
   const unsigned block = ex->block ? ex->block : tuning::elementwise_block;
   if (!ex->serial && !ex->grid && block <= tuning::max_block) {
     int per_sm = 0;
-    const int err = kernel_resident_blocks(k, st->device, block, &per_sm);
+    const int err = xpar__cuda_resident_blocks(k, st->device, block, kernel_occupancy, &per_sm);
     if (err != 0)
       return xpar__cuda_error((cudaError_t)err, "occupancy query of kernel %s (block %u)",
                               k->name, block);

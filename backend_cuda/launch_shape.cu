@@ -1,6 +1,10 @@
 /* The launch-shape decision; tuning data lives in launch_shape.cuh. */
 #include "launch_shape.cuh"
 
+#include <stdint.h>
+
+#include <mutex>
+
 using namespace xpar_cuda;
 
 namespace {
@@ -18,13 +22,50 @@ FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
       return {tuning::ScanTuning<4>::block, 0};
     case XPAR_CUDA_FAMILY_SCAN8:
       return {tuning::ScanTuning<8>::block, 0};
+    case XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED:
+      return {tuning::elementwise_block, 8};
     case XPAR_CUDA_FAMILY_ELEMENTWISE:
     default:
       return {tuning::elementwise_block, 0};
   }
 }
 
+int runtime_occupancy(const void *kernel, unsigned block, int *per_sm) {
+  const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, (int)block, 0);
+  if (err != cudaSuccess) (void)cudaGetLastError();
+  return (int)err;
+}
+
 } // namespace
+
+int xpar__cuda_resident_blocks(const void *key, int device, unsigned block,
+                               xpar__cuda_occupancy_query query, int *per_sm) {
+  struct Entry {
+    const void *key;
+    int device;
+    unsigned block;
+    int per_sm;
+  };
+  constexpr unsigned kEntries = 256;
+  static std::mutex mu;
+  static Entry table[kEntries]; /* key NULL: empty */
+  const uintptr_t h = ((uintptr_t)key >> 4) ^ ((uintptr_t)key >> 12) ^ (uintptr_t)block ^
+                      ((uintptr_t)device << 7);
+  Entry &slot = table[h % kEntries];
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (slot.key == key && slot.device == device && slot.block == block) {
+      *per_sm = slot.per_sm;
+      return 0;
+    }
+  }
+  *per_sm = 0;
+  const int err = query(key, block, per_sm);
+  if (err != 0) return err;
+  std::lock_guard<std::mutex> lock(mu);
+  slot = Entry{key, device, block, *per_sm};
+  return 0;
+}
 
 xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state *st,
                                     xpar__cuda_kernel_family family, const void *kernel,
@@ -56,15 +97,15 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
     return XPAR_OK;
   }
   const size_t sms = st->multiprocessors > 0 ? (size_t)st->multiprocessors : 1;
-  /* Scans and elementwise ops: no persistent cap, one block per tile, started as
-   * resident blocks finish (CUB's shape; launch_shape.cuh says why for elementwise). */
+  /* Scans and elementwise ops from DRAM: no persistent cap, one block per tile, started
+   * as resident blocks finish (CUB's shape; launch_shape.cuh says why for elementwise). */
   const bool uncapped = tune.max_blocks_per_sm == 0;
   if (uncapped && wanted > 0x7fffffffu) wanted = 0x7fffffffu; /* the kernel loops over the rest */
   if (wanted > sms && !uncapped) {
     int resident = 0;
-    cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, (int)block, 0);
-    if (err != cudaSuccess)
-      return xpar__cuda_error(err, "occupancy query for a block of %u threads", block);
+    const int err = xpar__cuda_resident_blocks(kernel, st->device, block, runtime_occupancy, &resident);
+    if (err != 0)
+      return xpar__cuda_error((cudaError_t)err, "occupancy query for a block of %u threads", block);
     if (resident < 1) resident = 1;
     size_t per_sm = (unsigned)resident < tune.max_blocks_per_sm ? (unsigned)resident
                                                                 : tune.max_blocks_per_sm;

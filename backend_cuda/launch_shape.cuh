@@ -141,6 +141,18 @@ template <> struct ScanTuning<8> {
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 4;
+/* An elementwise call whose arrays together (read and written) take at most this many
+ * times the L2 size launches one wave of resident blocks, a grid-stride loop
+ * (XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED); larger ones one block per tile, as above.
+ * Why: with the data in L2 from its last use the call is latency-bound and the second,
+ * partial wave of one-block-per-tile grids (1,024 blocks over 528 resident at 2^22
+ * floats) costs more than it saves; from DRAM the tile grid keeps more loads in flight.
+ * Synchronous axpy on device data, H100 (50 MB L2), host wall clock, median of 15
+ * rounds (bench/cub/experiments/elementwise_sync_shape.cu, session 22, call 1), one
+ * wave against one block per tile: arrays of 32 MB -2.1 to -2.3 us (float 2^22 16.1
+ * against 18.2, double 2^21 16.3 against 18.6), 64 MB -0.9 to -1.0, 128 MB +1.9 to
+ * +3.3 (float 2^24, double 2^23). */
+constexpr double elementwise_one_wave_max_l2 = 1.5;
 /* Application kernels (xpar_launch, device_kernel.cu): the elementwise block, one index
  * per thread per pass, a grid-stride loop over at most this many resident blocks per SM
  * (their bodies are the application's; the persistent shape was not measured against
@@ -160,7 +172,10 @@ enum xpar__cuda_kernel_family {
   /* scans: ScanTuning<4> / <8>'s block; scans and elementwise: grid = one block per
    * tile (no persistent cap) */
   XPAR_CUDA_FAMILY_SCAN4 = 2,
-  XPAR_CUDA_FAMILY_SCAN8 = 3
+  XPAR_CUDA_FAMILY_SCAN8 = 3,
+  /* elementwise ops on arrays that fit L2 (tuning::elementwise_one_wave_max_l2): the
+   * elementwise block, one wave of resident blocks (at most 8 per SM) */
+  XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED = 4
 };
 
 struct xpar__cuda_shape {
@@ -173,15 +188,27 @@ struct xpar__cuda_shape {
  *  - exec->serial: grid = block = 1.
  *  - exec->block / exec->grid (0 = choose) override each side.
  *  - otherwise: the family's tuned block; the grid covers the work (block x
- *    items_per_thread elements per block).  Reduce caps it at the resident
- *    blocks of the device (persistent grid: fewer partials to combine), asked
- *    of the occupancy calculator for `kernel` only when the work would exceed
- *    one block per SM; scans and elementwise ops launch one block per tile.
+ *    items_per_thread elements per block).  Reduce and cached elementwise calls
+ *    cap it at the resident blocks of the device (persistent grid: fewer partials
+ *    to combine; one wave), asked of the occupancy calculator for `kernel` only
+ *    when the work would exceed one block per SM (xpar__cuda_resident_blocks);
+ *    scans and other elementwise calls launch one block per tile.
  * `items_per_thread` is the number of elements one thread handles in one
  * pass (reduce, elementwise) or one tile (scan).
  */
 xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state *st,
                                     xpar__cuda_kernel_family family, const void *kernel,
                                     size_t n, unsigned items_per_thread, xpar__cuda_shape *out);
+
+/* The resident blocks per SM of a kernel at `block` threads on `device`: query(key, block,
+ * per_sm) asked once per key, device and block and remembered (a cudaOccupancy... call
+ * costs 0.2-0.5 us of host time, bench/NOTES.md, session 21, against calls of a few
+ * microseconds).  key: the built-in kernel's address (query: the runtime's occupancy
+ * calculator on the current device), or an application kernel object (device_kernel.cu).
+ * A direct-mapped table of 256 entries shared by every context and thread; an entry
+ * another key takes is asked again.  Returns the query's error (0: none). */
+typedef int (*xpar__cuda_occupancy_query)(const void *key, unsigned block, int *per_sm);
+int xpar__cuda_resident_blocks(const void *key, int device, unsigned block,
+                               xpar__cuda_occupancy_query query, int *per_sm);
 
 #endif /* XPAR_BACKEND_CUDA_LAUNCH_SHAPE_CUH */

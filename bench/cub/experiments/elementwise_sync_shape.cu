@@ -154,6 +154,7 @@ int axpy_case(size_t n, xpar_context *ctx, cudaStream_t s, DoneFlag &df) {
     want[i] = T(2) * hx[i] + hy[i];
   }
   CK(cudaMemcpy(x, hx.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize());
 
   std::vector<Row> rows;
   rows.push_back({"xpar_axpy (CUDA forced)", [=] {
@@ -189,7 +190,10 @@ int axpy_case(size_t n, xpar_context *ctx, cudaStream_t s, DoneFlag &df) {
   int bad = 0;
   alpha = T(2);
   for (auto &r : rows) {
+    /* A pageable copy may return before its DMA lands, and s does not wait for the
+     * legacy stream: the device synchronisation orders the copy before the row. */
     CK(cudaMemcpy(y, hy.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
     r.run();
     CK(cudaMemcpy(got.data(), y, n * sizeof(T), cudaMemcpyDeviceToHost));
     if (std::memcmp(got.data(), want.data(), n * sizeof(T)) != 0) {
@@ -199,6 +203,7 @@ int axpy_case(size_t n, xpar_context *ctx, cudaStream_t s, DoneFlag &df) {
   }
   alpha = T(1);
   CK(cudaMemcpy(y, hy.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize());
   for (int round = -1; round < kRounds; ++round)
     for (auto &r : rows) {
       const auto t0 = std::chrono::steady_clock::now();
