@@ -5,7 +5,9 @@
  * trees -- before: one block per tile at every size; after: one wave of resident blocks
  * where the arrays fit tuning::elementwise_one_wave_max_l2 x L2 (launch_shape.cuh) -- and
  * run alternately, it measures the one-wave grid through the library's own kernels, done
- * signal and dispatch (elementwise_sync_shape.cu measured it on a copy of the loop):
+ * signal and dispatch (elementwise_sync_shape.cu measured it on a copy of the loop).  A
+ * reduce row (sum, result on the host, against CUB's DeviceReduce::Sum + a 4- or 8-byte
+ * copy) shows the occupancy query the reduce no longer asks per call:
  *
  *   nvcc -O3 -arch=sm_90 -std=c++17 -I TREE/api/include -o ewab \
  *        bench/cub/experiments/elementwise_wave_ab.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
@@ -16,6 +18,7 @@
  * exact in both types).
  */
 #include <cub/device/device_for.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_transform.cuh>
 #include <cuda/std/tuple>
 #include <cuda_runtime.h>
@@ -137,6 +140,20 @@ template <class T> int one_size(size_t n, xpar_context *ctx, cudaStream_t s) {
     CK(cub::DeviceFor::Bulk((long long)n, FillOp<T>{z, seven}, s));
     CK(cudaStreamSynchronize(s));
   };
+  T *d_sum;
+  void *temp = nullptr;
+  size_t temp_bytes = 0;
+  CK(cudaMalloc(&d_sum, sizeof(T)));
+  CK(cub::DeviceReduce::Sum(temp, temp_bytes, x, d_sum, (long long)n, s));
+  CK(cudaMalloc(&temp, temp_bytes));
+  T sum_xpar = T(0), sum_cub = T(0);
+  auto xp_reduce = [=, &sum_xpar] { ok(xpar_reduce(ctx, dt, XPAR_SUM, x, n, &sum_xpar), "xpar_reduce"); };
+  auto cub_reduce = [=, &sum_cub] {
+    size_t bytes = temp_bytes;
+    CK(cub::DeviceReduce::Sum(temp, bytes, x, d_sum, (long long)n, s));
+    CK(cudaMemcpyAsync(&sum_cub, d_sum, sizeof(T), cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+  };
   int bad = 0;
   alpha = T(2);
   reset(), bad += check("xpar_axpy", xp_axpy, y, w_axpy);
@@ -145,6 +162,15 @@ template <class T> int one_size(size_t n, xpar_context *ctx, cudaStream_t s) {
   reset(), bad += check("CUB add", cub_add, z, w_add);
   reset(), bad += check("xpar_fill", xp_fill, z, w_fill);
   reset(), bad += check("CUB fill", cub_fill, z, w_fill);
+  {
+    double want = 0; /* small integers: exact in either type */
+    for (size_t i = 0; i < n; ++i) want += (double)hx[i];
+    reset(), xp_reduce(), cub_reduce();
+    if ((double)sum_xpar != want || (double)sum_cub != want) {
+      std::printf("  WRONG: reduce %g / %g against %g\n", (double)sum_xpar, (double)sum_cub, want);
+      bad++;
+    }
+  }
   alpha = T(1);
   reset();
   const int e = (int)__builtin_ctzll(n);
@@ -160,6 +186,11 @@ template <class T> int one_size(size_t n, xpar_context *ctx, cudaStream_t s) {
   std::vector<Row> fill = {{"xpar", xp_fill}, {"CUB", cub_fill}};
   std::snprintf(what, sizeof what, "fill %-6s %s2^%d %5.0f MB", type_name(T()), mult, e, mb);
   time_rows(what, fill);
+  std::vector<Row> reduce = {{"xpar", xp_reduce}, {"CUB", cub_reduce}};
+  std::snprintf(what, sizeof what, "sum  %-6s %s2^%d %5.0f MB", type_name(T()), mult, e, mb);
+  time_rows(what, reduce);
+  CK(cudaFree(temp));
+  CK(cudaFree(d_sum));
   CK(cudaFree(x));
   CK(cudaFree(y));
   CK(cudaFree(z));
