@@ -27,7 +27,8 @@ constexpr unsigned vector_bytes = 16;
  *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
  * scan: ScanTuning below, one table per element size.
  * elementwise: 256 threads, 4 vectors per operand per thread, one block per
- *   256 x 4 vectors (no persistent cap, CUB's shape).  Why: capped at 8 blocks
+ *   256 x 4 vectors (no persistent cap, CUB's shape) where the arrays do not fit L2
+ *   (elementwise_one_wave_max_l2 below: one wave where they do).  Why: capped at 8 blocks
  *   per SM (a grid-stride loop over 1,056 blocks) axpy and fill ran 0.94-0.97 x
  *   CUB at 2^26 and 0.96-1.03 at 2^24; one block per tile 0.98-1.00 and
  *   0.99-1.04, and 1.04-1.21 at 2^22 (bench/cub/experiments/elementwise_shape.cu,
@@ -145,14 +146,16 @@ constexpr unsigned elementwise_vectors_per_thread = 4;
  * times the L2 size launches one wave of resident blocks, a grid-stride loop
  * (XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED); larger ones one block per tile, as above.
  * Why: with the data in L2 from its last use the call is latency-bound and the second,
- * partial wave of one-block-per-tile grids (1,024 blocks over 528 resident at 2^22
+ * partial wave of a one-block-per-tile grid (1,024 blocks over 528 resident at 2^22
  * floats) costs more than it saves; from DRAM the tile grid keeps more loads in flight.
- * Synchronous axpy on device data, H100 (50 MB L2), host wall clock, median of 15
- * rounds (bench/cub/experiments/elementwise_sync_shape.cu, session 22, call 1), one
- * wave against one block per tile: arrays of 32 MB -2.1 to -2.3 us (float 2^22 16.1
- * against 18.2, double 2^21 16.3 against 18.6), 64 MB -0.9 to -1.0, 128 MB +1.9 to
- * +3.3 (float 2^24, double 2^23). */
-constexpr double elementwise_one_wave_max_l2 = 1.5;
+ * Synchronous calls on device data, H100 (50 MB L2), host wall clock, through the
+ * library with this bound at 8 against one block per tile everywhere, alternated twice,
+ * x CUB + sync in the same rounds (bench/cub/experiments/elementwise_wave_ab.cu, session
+ * 22, call 2): arrays of 24-32 MB (where the grids differ) 1-13 % faster -- axpy float
+ * 2^22 0.96-1.00 -> 0.86, axpy double 2^21 0.98-0.99 -> 0.86-0.87, fill double 2^22
+ * 1.04-1.05 -> 0.99-1.00; 48 MB mixed (add -1 to 0 %, axpy +1 %, fill +4-5 %); 64-96 MB
+ * +0-7 % (fill the worst); 128 MB and over +4-6 %. */
+constexpr double elementwise_one_wave_max_l2 = 0.75;
 /* Application kernels (xpar_launch, device_kernel.cu): the elementwise block, one index
  * per thread per pass, a grid-stride loop over at most this many resident blocks per SM
  * (their bodies are the application's; the persistent shape was not measured against
