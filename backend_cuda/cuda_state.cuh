@@ -124,8 +124,8 @@ xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
  * call's last kernel, and so does the destructor on any earlier return (a failed launch,
  * a refusal).  On a device without the stream-ordered allocator take() refuses the call
  * (XPAR_ERR_NOT_SUPPORTED); every caller takes its scratch before it queues anything, so
- * the refusal writes nothing, and captured calls that need no scratch (a one-block scan,
- * n = 0) still run there.  A capture that stays valid must not keep an allocation node
+ * the refusal writes nothing, and captured calls that need no scratch (a built-in
+ * one-block scan, n = 0) still run there.  `what` names the operation in the messages.  A capture that stays valid must not keep an allocation node
  * without its free node (its graph could not be launched again while the block is
  * outstanding, and the application never learns its address). */
 class GraphScratch {

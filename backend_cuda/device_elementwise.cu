@@ -114,8 +114,12 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
   XPAR__FORWARD(xpar__cuda_done_signal(st, !ex->nowait && n <= tuning::flag_wait_max_n, &p.done));
 
   auto kernel = elementwise_kernel<T, F>;
-  /* Arrays that fit L2 from their last use: one wave of resident blocks (launch_shape.cuh). */
-  const double footprint = (double)n * sizeof(T) * (F::inputs + 1);
+  /* Arrays that fit L2 from their last use: one wave of resident blocks (launch_shape.cuh).
+   * Each distinct array counts once (axpy writes y in place: two arrays, as add with
+   * z == x). */
+  int arrays = 1;
+  if (F::inputs) arrays += (a != out) + (b != out && b != a);
+  const double footprint = (double)n * sizeof(T) * arrays;
   const bool cached =
       st->l2_bytes && footprint <= tuning::elementwise_one_wave_max_l2 * (double)st->l2_bytes;
   xpar__cuda_shape shape;

@@ -224,7 +224,7 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
     /* The words of the operator's TileWord<Acc>, which are the built-in's. */
     const size_t word = op->acc_size == 4 ? TileWord<uint32_t>::bytes : TileWord<uint64_t>::bytes;
     ScanParams p;
-    XPAR__FORWARD(scan_prepare_tile_status(ex, status_tiles, word, &p, &graph_status));
+    XPAR__FORWARD(scan_prepare_tile_status(ex, status_tiles, word, &p, &graph_status, op->name));
     c.status = p.status;
     c.status_epoch = p.epoch;
   }

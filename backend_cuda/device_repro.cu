@@ -525,7 +525,7 @@ xpar_status launch_totals(const xpar__exec *ex, const Src &src, size_t n, xpar__
                                         (unsigned)(kBlock / kFast), shape));
   const size_t nb = (n + kBlock - 1) / kBlock;
   if (ex->captured) {
-    XPAR__FORWARD(graph_scratch->take(nb * sizeof(A), 0, "reproducible block totals"));
+    XPAR__FORWARD(graph_scratch->take(nb * sizeof(A), 0, name));
     *totals = static_cast<A *>(graph_scratch->get());
   } else {
     XPAR__FORWARD(xpar__cuda_grow_device(st, &st->reduce_partials, nb * sizeof(A),

@@ -10,13 +10,14 @@
 namespace xpar_cuda {
 
 xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, size_t word_bytes,
-                                     ScanParams *p, GraphScratch *graph_scratch) {
+                                     ScanParams *p, GraphScratch *graph_scratch,
+                                     const char *op_name) {
   xpar__cuda_state *st = ex->cuda;
   if (ex->captured) {
     /* The counter, then the words (16-byte aligned), all zero at every replay. */
     constexpr size_t kCounterBytes = 16;
     const size_t bytes = kCounterBytes + num_tiles * word_bytes;
-    XPAR__FORWARD(graph_scratch->take(bytes, bytes, "scan tile status"));
+    XPAR__FORWARD(graph_scratch->take(bytes, bytes, op_name));
     p->tile_counter = static_cast<unsigned long long *>(graph_scratch->get());
     p->tile_base = 0;
     p->status = static_cast<char *>(graph_scratch->get()) + kCounterBytes;
@@ -31,7 +32,7 @@ xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, siz
   const size_t tiles = (num_tiles + 1) & ~(size_t)1; /* even: the 16-byte array aligned */
   const bool clear = !st->scan_status.ptr || st->scan_status.bytes < tiles * kPerTile ||
                      st->scan_epoch + 1 >= kEpochLimit;
-  if (clear) XPAR__FORWARD(xpar__cuda_refuse_if_capturing(st, "scan"));
+  if (clear) XPAR__FORWARD(xpar__cuda_refuse_if_capturing(st, op_name));
   int grown = 0;
   XPAR__FORWARD(xpar__cuda_grow_device(st, &st->scan_status, tiles * kPerTile,
                                        "scan tile status", &grown));

@@ -49,8 +49,11 @@ int xpar__cuda_resident_blocks(const void *key, int device, unsigned block,
   constexpr unsigned kEntries = 256;
   static std::mutex mu;
   static Entry table[kEntries]; /* key NULL: empty */
-  const uintptr_t h = ((uintptr_t)key >> 4) ^ ((uintptr_t)key >> 12) ^ (uintptr_t)block ^
-                      ((uintptr_t)device << 7);
+  /* splitmix64's finaliser over key, device and block: every input bit reaches the slot. */
+  uint64_t h = (uint64_t)(uintptr_t)key ^ ((uint64_t)(unsigned)device << 32) ^ ((uint64_t)block << 48);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  h ^= h >> 31;
   Entry &slot = table[h % kEntries];
   {
     std::lock_guard<std::mutex> lock(mu);

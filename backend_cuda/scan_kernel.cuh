@@ -266,7 +266,8 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   XPAR__FORWARD(xpar__cuda_done_signal(st, spin, &p.done));
   GraphScratch graph_scratch(st); /* the tile status of a call captured into a CUDA graph */
   if (shape.grid > 1) {
-    XPAR__FORWARD(scan_prepare_tile_status(ex, num_tiles, TileWord<T>::bytes, &p, &graph_scratch));
+    XPAR__FORWARD(scan_prepare_tile_status(ex, num_tiles, TileWord<T>::bytes, &p, &graph_scratch,
+                                           "scan"));
     p.block_index_tiles = shape.grid >= num_tiles;
     if (shape.grid >= delays.min_grid) {
       p.first_poll_delay_ns = delays.first_poll_ns;

@@ -53,9 +53,11 @@ struct ScanParams {
  * call; or, for a call captured into a CUDA graph (ex->captured), words and a counter
  * of the graph's own, zeroed inside the graph (epoch 1), in *graph_scratch, which the
  * caller frees after the launch -- an epoch fixed at capture would let every replay
- * find the words its previous replay left.  device_scan.cu. */
+ * find the words its previous replay left.  op_name names the call in refusals and
+ * errors.  device_scan.cu. */
 xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, size_t word_bytes,
-                                     ScanParams *p, GraphScratch *graph_scratch);
+                                     ScanParams *p, GraphScratch *graph_scratch,
+                                     const char *op_name);
 /* Once the launch of `grid` blocks over p's tiles has run (a synchronous call: after its
  * wait, since one made during a capture is recorded, never run): the context's counter
  * base moves past the indices the launch drew (none for a graph's own counter or for
