@@ -26,9 +26,15 @@ constexpr unsigned vector_bytes = 16;
  * reduce: 256 threads, 8 independent 16-byte loads in flight per thread per
  *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
  * scan: ScanTuning below, one table per element size.
- * elementwise: 256 threads, 4 vectors per operand per thread, one block per
- *   256 x 4 vectors (no persistent cap, CUB's shape) where the arrays do not fit L2
- *   (elementwise_one_wave_max_l2 below: one wave where they do).  Why: capped at 8 blocks
+ * elementwise: 256 threads, 2 vectors per operand per thread, one block per
+ *   256 x 2 vectors (no persistent cap, CUB's shape) where the arrays do not fit L2
+ *   (elementwise_one_wave_max_l2 below: one wave where they do).  Two vectors, not
+ *   four: every elementwise kernel then fits 32 registers (ptxas, sm_90: 28-32, against
+ *   56-60 with four and the done signal's epilogue), so 8 blocks of 256 are resident per
+ *   SM, and the one wave is 1,056 blocks, the application kernels' full-occupancy shape
+ *   that ran 0.2-1 us faster than four vectors' 528 (session 22, call 2); from DRAM two
+ *   vectors per thread read as fast as four (session 9's events, 2^22-2^26: U=2 tiles
+ *   0.99-1.01 x U=4's time; session 22 call 1, synchronous: 0-0.8 us faster).  Why the tile grid: capped at 8 blocks
  *   per SM (a grid-stride loop over 1,056 blocks) axpy and fill ran 0.94-0.97 x
  *   CUB at 2^26 and 0.96-1.03 at 2^24; one block per tile 0.98-1.00 and
  *   0.99-1.04, and 1.04-1.21 at 2^22 (bench/cub/experiments/elementwise_shape.cu,
@@ -141,15 +147,16 @@ template <> struct ScanTuning<8> {
 };
 
 constexpr unsigned elementwise_block = 256;
-constexpr unsigned elementwise_vectors_per_thread = 4;
+constexpr unsigned elementwise_vectors_per_thread = 2;
 /* An elementwise call whose arrays together (read and written) take at most this many
  * times the L2 size launches one wave of resident blocks, a grid-stride loop
  * (XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED); larger ones one block per tile, as above.
  * Why: with the data in L2 from its last use the call is latency-bound and the second,
- * partial wave of a one-block-per-tile grid (1,024 blocks over 528 resident at 2^22
+ * partial wave of a one-block-per-tile grid (2,048 blocks over 1,056 resident at 2^22
  * floats) costs more than it saves; from DRAM the tile grid keeps more loads in flight.
  * Synchronous calls on device data, H100 (50 MB L2), host wall clock, through the
- * library with this bound at 8 against one block per tile everywhere, alternated twice,
+ * library (four vectors per thread then: 528 resident blocks) with this bound at 8
+ * against one block per tile everywhere, alternated twice,
  * x CUB + sync in the same rounds (bench/cub/experiments/elementwise_wave_ab.cu, session
  * 22, call 2): arrays of 24-32 MB (where the grids differ) 1-13 % faster -- axpy float
  * 2^22 0.96-1.00 -> 0.86, axpy double 2^21 0.98-0.99 -> 0.86-0.87, fill double 2^22
