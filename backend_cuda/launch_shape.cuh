@@ -31,10 +31,14 @@ constexpr unsigned vector_bytes = 16;
  *   (elementwise_one_wave_max_l2 below: one wave where they do).  Two vectors, not
  *   four: every elementwise kernel then fits 32 registers (ptxas, sm_90: 28-32, against
  *   56-60 with four and the done signal's epilogue), so 8 blocks of 256 are resident per
- *   SM, and the one wave is 1,056 blocks, the application kernels' full-occupancy shape
- *   that ran 0.2-1 us faster than four vectors' 528 (session 22, call 2); from DRAM two
- *   vectors per thread read as fast as four (session 9's events, 2^22-2^26: U=2 tiles
- *   0.99-1.01 x U=4's time; session 22 call 1, synchronous: 0-0.8 us faster).  Why the tile grid: capped at 8 blocks
+ *   SM.  Synchronous calls on device data through the library, x CUB + sync, two runs
+ *   (bench/cub/experiments/elementwise_wave_ab.cu, session 22, call 4): from DRAM (48-768
+ *   MB of arrays) two vectors 0.3-2.5 % faster than four at every size (axpy double 2^22
+ *   1.013 / 1.006 -> 0.993 / 0.999, fill double 3 x 2^21 1.031 / 1.025 -> 1.004 / 1.007,
+ *   axpy double 2^25 1.016 / 1.015 -> 1.009 / 1.013), as session 9's events had it (U=2
+ *   tiles 0.99-1.01 x U=4's time); in one wave (32 MB) 1-3 % slower (axpy float 2^22
+ *   0.854 / 0.847 -> 0.868 / 0.868: 1,056 blocks drawing the done signal's ticket against
+ *   528), still 11-13 % ahead of CUB.  Why the tile grid: capped at 8 blocks
  *   per SM (a grid-stride loop over 1,056 blocks) axpy and fill ran 0.94-0.97 x
  *   CUB at 2^26 and 0.96-1.03 at 2^24; one block per tile 0.98-1.00 and
  *   0.99-1.04, and 1.04-1.21 at 2^22 (bench/cub/experiments/elementwise_shape.cu,
@@ -161,7 +165,9 @@ constexpr unsigned elementwise_vectors_per_thread = 2;
  * 22, call 2): arrays of 24-32 MB (where the grids differ) 1-13 % faster -- axpy float
  * 2^22 0.96-1.00 -> 0.86, axpy double 2^21 0.98-0.99 -> 0.86-0.87, fill double 2^22
  * 1.04-1.05 -> 0.99-1.00; 48 MB mixed (add -1 to 0 %, axpy +1 %, fill +4-5 %); 64-96 MB
- * +0-7 % (fill the worst); 128 MB and over +4-6 %. */
+ * +0-7 % (fill the worst); 128 MB and over +4-6 %.  With this bound (call 4, four
+ * vectors): axpy float 2^22 0.984 / 0.967 -> 0.854 / 0.847, double 2^21 1.010 / 0.998 ->
+ * 0.860 / 0.855. */
 constexpr double elementwise_one_wave_max_l2 = 0.75;
 /* Application kernels (xpar_launch, device_kernel.cu): the elementwise block, one index
  * per thread per pass, a grid-stride loop over at most this many resident blocks per SM
