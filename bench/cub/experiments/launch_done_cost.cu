@@ -13,6 +13,10 @@
  *
  * (with -DXPAR_KERNEL_FNS_HAVE_HANDLE for a tree whose xpar_kernel has gpu_handle, session 21)
  *
+ * 2^24 and 2^26 (session 22) show the application kernel from DRAM, where the built-in
+ * kernels launch one block per tile (its one-wave grid against a tile grid: no difference,
+ * bench/NOTES.md, session 22, call 6).
+ *
  * Rows take turns batch by batch (200 calls), 21 rounds; median and p90 of the rounds'
  * per-call means, microseconds, host wall clock.  A fourth row times the kernel's
  * occupancy query alone (the generated ldc_saxpy__xpar_gpu_occupancy, which xpar asked on
@@ -77,7 +81,7 @@ static void app_launch(size_t n, const float *x, float *y, float a, cudaStream_t
 
 int main(int argc, char **argv) {
   const int rounds = argc > 1 ? atoi(argv[1]) : 21, batch = 200;
-  const size_t max_n = (size_t)1 << 22;
+  const size_t max_n = (size_t)1 << 26;
   float *x, *y;
   CK(cudaMalloc(&x, max_n * sizeof(float)));
   CK(cudaMalloc(&y, max_n * sizeof(float)));
@@ -94,7 +98,7 @@ int main(int argc, char **argv) {
          XPAR_KERNEL_ABI, rounds, batch);
   printf("# %-6s %22s %22s %22s %22s\n", "n", "xpar_launch p50/p90", "xpar_axpy p50/p90",
          "own launch+sync p50/p90", "occupancy query p50/p90");
-  for (int e = 10; e <= 22; e += 2) {
+  for (int e = 10; e <= 26; e += 2) {
     const size_t n = (size_t)1 << e;
     xpar_arg args[3] = {XPAR_ARG_SCALAR_OF(XPAR_FLOAT, &a), XPAR_ARG_IN(XPAR_FLOAT, x, n),
                         XPAR_ARG_INOUT(XPAR_FLOAT, y, n)};
