@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -199,21 +200,27 @@ template <class T> int one_size(size_t n, xpar_context *ctx, cudaStream_t s) {
 
 } // namespace
 
-int main() {
+/* ./ewab [GRID [MAX_EXP]]: with GRID, every call of the library launches at most GRID blocks
+ * (xpar_context_set_launch_shape; a grid is clamped to the tiles), sizes up to 2^MAX_EXP. */
+int main(int argc, char **argv) {
+  const unsigned grid = argc > 1 ? (unsigned)std::strtoul(argv[1], nullptr, 10) : 0;
+  const int max_exp = argc > 2 ? std::atoi(argv[2]) : 25;
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   xpar_context *ctx = nullptr;
   ok(xpar_context_create(&ctx), "xpar_context_create");
   ok(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), "set_backend");
   ok(xpar_context_set_stream(ctx, s), "set_stream");
+  if (grid) ok(xpar_context_set_launch_shape(ctx, grid, 0), "set_launch_shape");
   std::printf("# elementwise_wave_ab: synchronous calls on device data, us per call (median of %d "
-              "rounds); MB: the arrays the call touches\n",
-              kRounds);
+              "rounds); MB: the arrays the call touches; grid %u (0: the library's)\n",
+              kRounds, grid);
   int bad = 0;
   const size_t sizes[] = {(size_t)1 << 18, (size_t)1 << 20, (size_t)1 << 21, (size_t)1 << 22,
                           (size_t)3 << 21, (size_t)1 << 23, (size_t)3 << 22, (size_t)1 << 24,
                           (size_t)1 << 25};
   for (size_t n : sizes) {
+    if (n > ((size_t)1 << max_exp)) continue;
     bad += one_size<float>(n, ctx, s);
     bad += one_size<double>(n, ctx, s);
   }
