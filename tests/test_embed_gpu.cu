@@ -398,6 +398,7 @@ static void test_page_reuse(void) {
       int32_t host[256];
       for (int i = 0; i < 256; i++) host[i] = pattern((size_t)i, 5);
       CK(cudaMemcpy(hit, host, sizeof host, cudaMemcpyHostToDevice));
+      CK(cudaDeviceSynchronize()); /* a pageable copy may return before its DMA lands */
       int64_t sum = 0;
       XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, hit, 256, &sum));
       int64_t want = 0;
@@ -477,6 +478,7 @@ static void test_launch_extremes(void) {
   host_pattern(hx, n, 5);
   CK(cudaMemcpy(x, hx, n * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(y, hx, n * 4, cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize()); /* a pageable copy may return before its DMA lands */
   int64_t sum = 0, dot = 0;
   for (size_t i = 0; i < n; i++) sum += hx[i], dot += (int64_t)hx[i] * hx[i];
   xpar_context *ctx;
@@ -658,6 +660,7 @@ static void test_thread_contexts(void) {
   CK(cudaMalloc(&dx, sizes[1] * sizeof *dx));
   CK(cudaMalloc(&dy, sizes[1] * sizeof *dy));
   CK(cudaMemcpy(dx, host, sizes[1] * sizeof *dx, cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize()); /* a pageable copy may return before its DMA lands */
   for (int k = 0; k < 2; k++) device_calls_check(ctx, dx, dy, sizes[k], host, "primary current");
   CUcontext primary = NULL, own = NULL, now = NULL;
   DK(drv.get_current(&primary));

@@ -515,6 +515,8 @@ static void nowait_variants(void **state) {
   assert_int_equal(cudaMalloc((void **)&dz, n * sizeof *dz), cudaSuccess);
   assert_int_equal(cudaMalloc((void **)&dres, 2 * sizeof *dres), cudaSuccess);
   assert_int_equal(cudaMemcpy(dx, h, n * sizeof *h, cudaMemcpyHostToDevice), cudaSuccess);
+  /* a pageable copy may return before its DMA lands */
+  assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
   const xpar_backend backends[] = {XPAR_BACKEND_CUDA, XPAR_BACKEND_AUTO};
   for (size_t b = 0; b < 2; b++) {
     xpar_context *ctx = ctx_with(backends[b]);
