@@ -23,7 +23,7 @@ FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
     case XPAR_CUDA_FAMILY_SCAN8:
       return {tuning::ScanTuning<8>::block, 0};
     case XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED:
-      return {tuning::elementwise_block, 8};
+      return {tuning::elementwise_block, tuning::elementwise_one_wave_blocks_per_sm};
     case XPAR_CUDA_FAMILY_ELEMENTWISE:
     default:
       return {tuning::elementwise_block, 0};

@@ -169,6 +169,15 @@ constexpr unsigned elementwise_vectors_per_thread = 2;
  * vectors): axpy float 2^22 0.984 / 0.967 -> 0.854 / 0.847, double 2^21 1.010 / 0.998 ->
  * 0.860 / 0.855. */
 constexpr double elementwise_one_wave_max_l2 = 0.75;
+/* Blocks per SM of that one wave (at most; fewer where fewer are resident).  Why 4 when 8
+ * of two vectors fit: through the library's launch-shape override (elementwise_wave_ab.cu
+ * GRID, session 22, call 8, two runs, x CUB + sync), arrays of 16-32 MB in 528 blocks
+ * against 1,024-1,056 (8 per SM) and 792 (6): axpy float 2^22 0.884 / 0.876 -> 0.824 /
+ * 0.818 (792: 0.849 / 0.827), axpy double 2^21 0.897 / 0.888 -> 0.828 / 0.822, add float
+ * 2^21 1.018 / 0.997 -> 0.942 / 0.952, fill double 2^21 1.012 / 1.022 -> 0.985 / 0.982, every
+ * such row faster: half the blocks, each two passes, draw half the done signal's tickets
+ * and start half as many blocks. */
+constexpr unsigned elementwise_one_wave_blocks_per_sm = 4;
 /* Application kernels (xpar_launch, device_kernel.cu): the elementwise block, one index
  * per thread per pass, a grid-stride loop over at most this many resident blocks per SM
  * (their bodies are the application's; the persistent shape was not measured against
@@ -190,7 +199,8 @@ enum xpar__cuda_kernel_family {
   XPAR_CUDA_FAMILY_SCAN4 = 2,
   XPAR_CUDA_FAMILY_SCAN8 = 3,
   /* elementwise ops on arrays that fit L2 (tuning::elementwise_one_wave_max_l2): the
-   * elementwise block, one wave of resident blocks (at most 8 per SM) */
+   * elementwise block, one wave of resident blocks (tuning::
+   * elementwise_one_wave_blocks_per_sm per SM at most) */
   XPAR_CUDA_FAMILY_ELEMENTWISE_CACHED = 4
 };
 
