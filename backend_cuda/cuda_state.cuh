@@ -114,7 +114,7 @@ int xpar__cuda_error_is_sticky(cudaError_t err);
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
 
 /* XPAR_ERR_NOT_SUPPORTED naming op_name and why it cannot be captured into a CUDA graph
- * (`why`), for a nowait call made while st's stream captures. */
+ * (`why`), for a call made while the context's stream captures. */
 xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
 
 /* Scratch for one call captured into a CUDA graph (ex->captured): take() gets `bytes` of
@@ -125,9 +125,10 @@ xpar_status xpar__cuda_refuse_capture(const char *op_name, const char *why);
  * a refusal).  On a device without the stream-ordered allocator take() refuses the call
  * (XPAR_ERR_NOT_SUPPORTED); every caller takes its scratch before it queues anything, so
  * the refusal writes nothing, and captured calls that need no scratch (a built-in
- * one-block scan, n = 0) still run there.  `what` names the operation in the messages.  A capture that stays valid must not keep an allocation node
- * without its free node (its graph could not be launched again while the block is
- * outstanding, and the application never learns its address). */
+ * one-block scan, n = 0) still run there.  `what` names the operation in the messages.
+ * A capture that stays valid must not keep an allocation node without its free node (its
+ * graph could not be launched again while the block is outstanding, and the application
+ * never learns its address). */
 class GraphScratch {
  public:
   explicit GraphScratch(xpar__cuda_state *st) : st_(st) {}

@@ -12,7 +12,6 @@
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "launch_shape.cuh"
-
 #include "scan_tile_status.cuh"
 #include "xpar/xpar_kernel.h"
 
@@ -147,7 +146,7 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
                       op->name);
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, op->name));
+  XPAR__FORWARD(xpar__cuda_begin(st, op->name));
   const bool captured = ex->captured;
   /* The ticket and the pinned result slot; a captured call's ticket is the graph's. */
   if (!captured) XPAR__FORWARD(xpar__cuda_ensure_control(st));
@@ -197,7 +196,7 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
     return xpar__fail(XPAR_ERR_NOT_SUPPORTED, "operator %s has no GPU variant in this build",
                       op->name);
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, op->name));
+  XPAR__FORWARD(xpar__cuda_begin(st, op->name));
   if (n == 0) return XPAR_OK;
   size_t need = 0, status_tiles = 0;
   xpar_operator_gpu_call c = operator_call(ex, st, n, in, out, &need);

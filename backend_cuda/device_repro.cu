@@ -550,7 +550,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, void *res
                        const char *name) {
   using A = typename Src::Acc;
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, name));
+  XPAR__FORWARD(xpar__cuda_begin(st, name));
   if (n == 0) {
     const A zero = A(0);
     if (ex->result_on_device) {
@@ -587,7 +587,7 @@ template <class T>
 xpar_status run_scan(const xpar__exec *ex, const T *in, T *out, size_t n, T init, int exclusive) {
   const char *name = "reproducible scan";
   xpar__cuda_state *st = ex->cuda;
-  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, name));
+  XPAR__FORWARD(xpar__cuda_begin(st, name));
   if (n == 0) return XPAR_OK;
   const SumSrc<T, T> src{in, aligned_to(in, 16) != 0};
   xpar__cuda_shape shape;

@@ -353,7 +353,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   /* Captured into a CUDA graph, the partials and ticket belong to the graph
    * (GraphScratch), none of them the context's, which its later calls use. */
   const bool captured = ex->captured;
-  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, name));
+  XPAR__FORWARD(xpar__cuda_begin(st, name));
   if (n == 0 && !on_device) {
     const Acc identity = Op::identity();
     memcpy(result, &identity, sizeof identity);
