@@ -312,15 +312,6 @@ static CUcontext current_driver_context(void) {
   return ctx;
 }
 
-const void *xpar__cuda_kernel_handle(const void *kernel) {
-  cudaKernel_t k = NULL;
-  if (cudaGetKernel(&k, kernel) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return NULL;
-  }
-  return (const void *)k;
-}
-
 /* The driver's launch of xpar__cuda_launch: false where it is unavailable or refused. */
 static bool launch_through_driver(xpar__cuda_state *st, const void *handle, unsigned grid,
                                   unsigned block, size_t shared_bytes, void **args) {

@@ -206,11 +206,10 @@ xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);
 /*
  * Launch `kernel` (a __global__ function's address) on the state's stream with `args`
  * (one pointer per kernel parameter, as cudaLaunchKernel takes them) and `shared_bytes` of
- * dynamic shared memory, counted in
- * st->counters.launches.  Where the launch is much of the call (the spinning reduce and
- * one-block scan, the elementwise kernels) the caller passes the kernel's
- * context-independent handle (xpar__cuda_kernel_handle, resolved once per kernel) and
- * the launch goes through the driver's cuLaunchKernel, reached through the runtime
+ * dynamic shared memory, counted in st->counters.launches.  Where the launch is much of
+ * the call (the spinning reduce and one-block scan, the elementwise kernels) the caller
+ * passes the kernel's context-independent handle (xpar_cuda::kernel_handle,
+ * xpar/xpar_kernel.h, resolved once per kernel) and the launch goes through the driver's cuLaunchKernel, reached through the runtime
  * (cudaGetDriverEntryPointByVersion, resolved once per process: libxpar does not link
  * libcuda).  Measured on the H100 (bench/cub/NOTES.md, issue 11): cuLaunchKernel returns
  * 0.3-0.5 us sooner than cudaLaunchKernel, and the stamp floor (1-thread kernel writing a
@@ -227,9 +226,6 @@ xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const vo
  * queued.  Not counted (the caller's xpar__cuda_check_launch counts). */
 bool xpar__cuda_driver_launch(xpar__cuda_state *st, const void *handle, unsigned grid,
                               unsigned block, void **args);
-/* The context-independent handle of `kernel` (a __global__ function's address) for
- * xpar__cuda_launch, or NULL (the runtime's last error is cleared). */
-const void *xpar__cuda_kernel_handle(const void *kernel);
 
 /* Wait for the state's stream and map any error raised by queued work. */
 xpar_status xpar__cuda_sync(xpar__cuda_state *st, const char *what);

@@ -130,7 +130,7 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
   /* The driver's launch (xpar__cuda_launch with a handle): a queued call returns 0.1-0.3 us
    * sooner (H100, bench/cub/NOTES.md, session 11); a synchronous call's end-to-end time did
    * not resolve a difference. */
-  static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
+  static const void *const handle = kernel_handle((const void *)kernel);
   F f_arg = f;
   const T *a_arg = a, *b_arg = b;
   T *out_arg = out;

@@ -414,7 +414,7 @@ xpar_status run_reduce(const xpar__exec *ex, const Src &src, size_t n, VectorSpl
   p.seq = 0;
   if (spin) p.stamped = xpar__cuda_next_stamped_result(st, &p.seq);
   /* A spinning call is latency-bound: the driver's launch (xpar__cuda_launch with a handle). */
-  static const void *const handle = xpar__cuda_kernel_handle((const void *)kernel);
+  static const void *const handle = kernel_handle((const void *)kernel);
   Src src_arg = src;
   void *args[] = {&src_arg, &p};
   if (bulk) {

@@ -277,7 +277,7 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   /* A synchronous one-block call is latency-bound: the driver's launch
    * (xpar__cuda_launch with a handle); it is always the generic kernel. */
   static const void *const generic_handle =
-      xpar__cuda_kernel_handle((const void *)scan_kernel<Op, Gn, false>);
+      kernel_handle((const void *)scan_kernel<Op, Gn, false>);
   void *args[] = {&p};
   const bool driver = spin && shape.grid == 1 && kernel == scan_kernel<Op, Gn, false>;
   XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, driver ? generic_handle : NULL,
