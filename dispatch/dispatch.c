@@ -704,11 +704,11 @@ static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mappin
 static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier tier,
                             const xpar__exec *ex, xpar__mapping *out_map) {
   const xpar_status st = xpar__run_op(&xpar__cpu_backend, ex, c, c->x, c->y, c->out, c->result);
+  ctx->calls_run = 1; /* the record is this call's, run or failed */
   if (st == XPAR_OK) {
     if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
     ctx->fast_path_calls++;
     ctx->last.tier = tier;
-    ctx->calls_run = 1;
     if (ctx->verbose) xpar__decision_log(&ctx->last);
   }
   return st;
@@ -827,6 +827,9 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
     d->kernel = c->kernel->name;
     d->kernel_from = xpar__kernel_default_from();
   }
+  /* From here the record is this call's: one that fails reads back as "the last call
+   * failed before running", the first call of a context too. */
+  ctx->calls_run = 1;
 
   plan p;
   XPAR__FORWARD(build_plan(ctx, c, &p));
@@ -860,7 +863,6 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
   }
   if (st != XPAR_OK) return st;
   d->tier = tier;
-  ctx->calls_run = 1;
   if (ctx->verbose) xpar__decision_log(d);
   return XPAR_OK;
 }

@@ -35,32 +35,42 @@ static const size_t kernel_defaults[XPAR_THRESHOLD_COUNT_] = {
 
 const xpar__provenance *xpar__kernel_default_from(void) { return &kernel_defaults_from; }
 
-/* XPAR_ALL_<KIND>_THRESHOLD, then XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD. */
+/* XPAR_ALL_<KIND>_THRESHOLD, then XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD: <NAME> is the
+ * kernel's whole name, upper case, other characters as '_'. */
 static xpar_status apply_env(const char *kernel_name, xpar__kernel_entry *e) {
-  char upper[96];
-  size_t len = 0;
-  for (const char *c = kernel_name; *c && len + 1 < sizeof upper; c++)
-    upper[len++] = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
-  upper[len] = '\0';
-  for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++) {
-    char names[2][160];
-    snprintf(names[0], sizeof names[0], "XPAR_ALL_%s_THRESHOLD",
-             xpar__threshold_env((xpar_threshold)k));
-    snprintf(names[1], sizeof names[1], "XPAR_KERNEL_%s_%s_THRESHOLD", upper,
-             xpar__threshold_env((xpar_threshold)k));
-    for (int i = 0; i < 2; i++) {
+  const size_t len = strlen(kernel_name);
+  const size_t size = len + 64; /* "XPAR_KERNEL_" + name + "_GPU_DEVICE_ONLY_THRESHOLD" */
+  char *names[2] = {malloc(size), malloc(size)};
+  xpar_status st = XPAR_OK;
+  if (!names[0] || !names[1])
+    st = xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "kernel %.60s: environment names (%zu bytes)",
+                    kernel_name, 2 * size);
+  for (int k = 0; k < XPAR_THRESHOLD_COUNT_ && st == XPAR_OK; k++) {
+    const char *kind = xpar__threshold_env((xpar_threshold)k);
+    snprintf(names[0], size, "XPAR_ALL_%s_THRESHOLD", kind);
+    char *at = names[1] + snprintf(names[1], size, "XPAR_KERNEL_");
+    for (size_t c = 0; c < len; c++)
+      *at++ = isalnum((unsigned char)kernel_name[c]) ? (char)toupper((unsigned char)kernel_name[c])
+                                                     : '_';
+    snprintf(at, size - (size_t)(at - names[1]), "_%s_THRESHOLD", kind);
+    for (int i = 0; i < 2 && st == XPAR_OK; i++) {
       const char *v = getenv(names[i]);
       if (!v) continue;
       size_t n;
-      XPAR__RETURN_IF(xpar__parse_count(v, &n) != 0, XPAR_ERR_INVALID_ENV,
-                      "%s=\"%s\" is invalid: expected an element count, 2^k (k < 64) or "
-                      "\"never\"",
-                      names[i], v);
+      if (xpar__parse_count(v, &n) != 0) {
+        st = xpar__fail(XPAR_ERR_INVALID_ENV,
+                        "%s=\"%s\" is invalid: expected an element count, 2^k (k < 64) or "
+                        "\"never\"",
+                        names[i], v);
+        break;
+      }
       e->thresholds[k] = n;
       e->sources[k] = XPAR__SRC_ENV;
     }
   }
-  return XPAR_OK;
+  free(names[0]);
+  free(names[1]);
+  return st;
 }
 
 xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char *name,
@@ -109,7 +119,7 @@ void xpar__kernels_release(xpar_context *ctx) {
   free(ctx->kernels);
   ctx->kernels = NULL;
   ctx->n_kernels = ctx->cap_kernels = 0;
-  free(ctx->profile_kernels);
+  xpar__profile_kernels_free(ctx->profile_kernels, ctx->n_profile_kernels);
   ctx->profile_kernels = NULL;
   ctx->n_profile_kernels = 0;
 }

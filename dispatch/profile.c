@@ -63,122 +63,158 @@ static void this_machine(xpar_context *ctx, machine_id *m, int want_gpu) {
   }
 }
 
-/* A kernel's line, "kernel <name> <threshold> <count|never>", into the list. */
+void xpar__profile_kernels_free(xpar__profile_kernel *list, size_t count) {
+  for (size_t i = 0; i < count; i++) free(list[i].name);
+  free(list);
+}
+
+/* A kernel's line, "kernel <name> <threshold> <count|never>", into the list.  The name
+ * has any length: a C identifier has no limit, and a profile that xpar_profile_save
+ * wrote must load again. */
 static xpar_status parse_kernel_line(const char *path, int lineno, const char *name,
                                      const char *kind, const char *value,
                                      xpar__profile_kernel **list, size_t *count) {
-  XPAR__RETURN_IF(strlen(name) >= XPAR__KERNEL_NAME_MAX, XPAR_ERR_PROFILE,
-                  "%s:%d: kernel name \"%.40s...\" longer than %d characters", path, lineno, name,
-                  XPAR__KERNEL_NAME_MAX - 1);
   int k = xpar__threshold_index(kind);
   XPAR__RETURN_IF(k < 0, XPAR_ERR_PROFILE,
-                  "%s:%d: unknown threshold \"%s\" (one of" THRESHOLD_KEYS ")", path, lineno,
+                  "%s:%d: unknown threshold \"%.40s\" (one of" THRESHOLD_KEYS ")", path, lineno,
                   kind);
   size_t n;
   XPAR__RETURN_IF(xpar__parse_count(value, &n) != 0, XPAR_ERR_PROFILE,
-                  "%s:%d: \"%s\" is not an element count or \"never\"", path, lineno, value);
+                  "%s:%d: \"%.40s\" is not an element count or \"never\"", path, lineno, value);
   size_t i = 0;
   while (i < *count && strcmp((*list)[i].name, name) != 0) i++;
   if (i == *count) {
+    char *copy = strdup(name);
+    XPAR__RETURN_IF(!copy, XPAR_ERR_OUT_OF_MEMORY, "profile kernel name (%zu bytes)",
+                    strlen(name) + 1);
     xpar__profile_kernel *grown = realloc(*list, (*count + 1) * sizeof *grown);
+    if (!grown) free(copy);
     XPAR__RETURN_IF(!grown, XPAR_ERR_OUT_OF_MEMORY, "profile kernel table (%zu)", *count + 1);
     *list = grown;
     memset(&grown[i], 0, sizeof grown[i]);
-    snprintf(grown[i].name, sizeof grown[i].name, "%s", name);
+    grown[i].name = copy;
     (*count)++;
   }
-  XPAR__RETURN_IF((*list)[i].have[k], XPAR_ERR_PROFILE, "%s:%d: kernel %s %s given twice", path,
-                  lineno, name, kind);
+  XPAR__RETURN_IF((*list)[i].have[k], XPAR_ERR_PROFILE, "%s:%d: kernel %.60s %s given twice",
+                  path, lineno, name, kind);
   (*list)[i].thresholds[k] = n;
   (*list)[i].have[k] = 1;
   return XPAR_OK;
 }
 
+/* What the lines so far have given. */
+typedef struct parse_state {
+  const char *path;
+  int seen_magic, seen_cpu, seen_cores, seen_gpu;
+  machine_id *key;
+  size_t (*prof)[XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+  unsigned char (*have)[XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+  xpar__profile_kernel **kernels;
+  size_t *n_kernels;
+} parse_state;
+
+/* Up to `max` words of `line` (split on blanks, in place); the count found, which is
+ * max + 1 when there are more. */
+static int split_words(char *line, char **words, int max) {
+  int count = 0;
+  char *save = NULL;
+  for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+    if (count == max) return max + 1;
+    words[count++] = w;
+  }
+  return count;
+}
+
+/* One line, trimmed; error names the line. */
+static xpar_status parse_line(parse_state *ps, int lineno, char *line) {
+  const char *path = ps->path;
+  if (!line[0] || line[0] == '#') return XPAR_OK;
+  if (!ps->seen_magic) {
+    XPAR__RETURN_IF(strcmp(line, PROFILE_MAGIC) != 0, XPAR_ERR_PROFILE,
+                    "%s:%d: expected \"" PROFILE_MAGIC "\", found \"%.60s\"", path, lineno, line);
+    ps->seen_magic = 1;
+    return XPAR_OK;
+  }
+  char *colon = strchr(line, ':');
+  if (colon) {
+    *colon = '\0';
+    char *value = colon + 1;
+    trim(line);
+    trim(value);
+    machine_id *key = ps->key;
+    XPAR__RETURN_IF((strcmp(line, "cpu") == 0 && ps->seen_cpu) ||
+                        (strcmp(line, "gpu") == 0 && ps->seen_gpu) ||
+                        (strcmp(line, "cores") == 0 && ps->seen_cores),
+                    XPAR_ERR_PROFILE, "%s:%d: \"%s\" given twice", path, lineno, line);
+    if (strcmp(line, "cpu") == 0) {
+      snprintf(key->cpu, sizeof key->cpu, "%s", value);
+      ps->seen_cpu = 1;
+    } else if (strcmp(line, "gpu") == 0) {
+      snprintf(key->gpu, sizeof key->gpu, "%s", value);
+      ps->seen_gpu = 1;
+    } else if (strcmp(line, "cores") == 0) {
+      char *end;
+      errno = 0;
+      key->cores = strtol(value, &end, 10);
+      XPAR__RETURN_IF(errno || *end || end == value || key->cores <= 0, XPAR_ERR_PROFILE,
+                      "%s:%d: cores: \"%.40s\" is not a positive count", path, lineno, value);
+      ps->seen_cores = 1;
+    } else if (strcmp(line, "written") != 0) {
+      return xpar__fail(XPAR_ERR_PROFILE, "%s:%d: unknown key \"%.40s\"", path, lineno, line);
+    }
+    return XPAR_OK;
+  }
+  char shown[64];
+  snprintf(shown, sizeof shown, "%s", line);
+  char *w[4];
+  XPAR__RETURN_IF(split_words(line, w, 4) != 4, XPAR_ERR_PROFILE,
+                  "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\" or \"kernel "
+                  "<name> <threshold> <count|never>\", found \"%s\"",
+                  path, lineno, shown);
+  if (strcmp(w[0], "kernel") == 0)
+    return parse_kernel_line(path, lineno, w[1], w[2], w[3], ps->kernels, ps->n_kernels);
+  int o = xpar__op_index(w[0]), t = xpar__dtype_index(w[1]), k = xpar__threshold_index(w[2]);
+  XPAR__RETURN_IF(o < 0, XPAR_ERR_PROFILE, "%s:%d: unknown op \"%.40s\"", path, lineno, w[0]);
+  XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%.40s\"", path, lineno, w[1]);
+  XPAR__RETURN_IF(k < 0, XPAR_ERR_PROFILE,
+                  "%s:%d: unknown threshold \"%.40s\" (one of" THRESHOLD_KEYS ")",
+                  path, lineno, w[2]);
+  size_t n;
+  XPAR__RETURN_IF(xpar__parse_count(w[3], &n) != 0, XPAR_ERR_PROFILE,
+                  "%s:%d: \"%.40s\" is not an element count or \"never\"", path, lineno, w[3]);
+  XPAR__RETURN_IF(ps->have[o][t][k], XPAR_ERR_PROFILE, "%s:%d: %s %s %s given twice", path,
+                  lineno, w[0], w[1], w[2]);
+  ps->prof[o][t][k] = n;
+  ps->have[o][t][k] = 1;
+  return XPAR_OK;
+}
+
 /* Parse the whole file into `prof`, the kernels' list and its machine key; error names the
- * line. */
+ * line.  Lines have any length (getline). */
 static xpar_status parse(const char *path, FILE *f, machine_id *key,
                          size_t prof[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_],
                          unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_],
                          xpar__profile_kernel **kernels, size_t *n_kernels) {
-  char line[512];
-  int lineno = 0, seen_magic = 0, seen_cpu = 0, seen_cores = 0, seen_gpu = 0;
-  while (fgets(line, sizeof line, f)) {
-    lineno++;
-    if (!strchr(line, '\n') && !feof(f)) {
-      /* Comments may be any length: skip the rest of the line. */
-      XPAR__RETURN_IF(line[strspn(line, " \t")] != '#', XPAR_ERR_PROFILE,
-                      "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
-      int ch;
-      while ((ch = fgetc(f)) != EOF && ch != '\n') {
-      }
-      continue;
-    }
+  parse_state ps = {path, 0, 0, 0, 0, key, prof, have, kernels, n_kernels};
+  char *line = NULL;
+  size_t cap = 0;
+  int lineno = 0;
+  xpar_status st = XPAR_OK;
+  errno = 0;
+  while (st == XPAR_OK && getline(&line, &cap, f) >= 0) {
     trim(line);
-    if (!line[0] || line[0] == '#') continue;
-    if (!seen_magic) {
-      XPAR__RETURN_IF(strcmp(line, PROFILE_MAGIC) != 0, XPAR_ERR_PROFILE,
-                      "%s:%d: expected \"" PROFILE_MAGIC "\", found \"%.60s\"", path, lineno, line);
-      seen_magic = 1;
-      continue;
-    }
-    char *colon = strchr(line, ':');
-    if (colon) {
-      *colon = '\0';
-      char *value = colon + 1;
-      trim(line);
-      trim(value);
-      XPAR__RETURN_IF((strcmp(line, "cpu") == 0 && seen_cpu) ||
-                          (strcmp(line, "gpu") == 0 && seen_gpu) ||
-                          (strcmp(line, "cores") == 0 && seen_cores),
-                      XPAR_ERR_PROFILE, "%s:%d: \"%s\" given twice", path, lineno, line);
-      if (strcmp(line, "cpu") == 0) {
-        snprintf(key->cpu, sizeof key->cpu, "%s", value);
-        seen_cpu = 1;
-      } else if (strcmp(line, "gpu") == 0) {
-        snprintf(key->gpu, sizeof key->gpu, "%s", value);
-        seen_gpu = 1;
-      } else if (strcmp(line, "cores") == 0) {
-        char *end;
-        errno = 0;
-        key->cores = strtol(value, &end, 10);
-        XPAR__RETURN_IF(errno || *end || end == value || key->cores <= 0, XPAR_ERR_PROFILE,
-                        "%s:%d: cores: \"%.40s\" is not a positive count", path, lineno, value);
-        seen_cores = 1;
-      } else if (strcmp(line, "written") != 0) {
-        return xpar__fail(XPAR_ERR_PROFILE, "%s:%d: unknown key \"%.40s\"", path, lineno, line);
-      }
-      continue;
-    }
-    char op[32], dt[96], kind[32], value[48], extra[2];
-    int got = sscanf(line, "%31s %95s %31s %47s %1s", op, dt, kind, value, extra);
-    XPAR__RETURN_IF(got != 4, XPAR_ERR_PROFILE,
-                    "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\" or \"kernel "
-                    "<name> <threshold> <count|never>\", found \"%.60s\"",
-                    path, lineno, line);
-    if (strcmp(op, "kernel") == 0) {
-      XPAR__FORWARD(parse_kernel_line(path, lineno, dt, kind, value, kernels, n_kernels));
-      continue;
-    }
-    int o = xpar__op_index(op), t = xpar__dtype_index(dt), k = xpar__threshold_index(kind);
-    XPAR__RETURN_IF(o < 0, XPAR_ERR_PROFILE, "%s:%d: unknown op \"%s\"", path, lineno, op);
-    XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%s\"", path, lineno, dt);
-    XPAR__RETURN_IF(k < 0, XPAR_ERR_PROFILE,
-                    "%s:%d: unknown threshold \"%s\" (one of" THRESHOLD_KEYS ")",
-                    path, lineno, kind);
-    size_t n;
-    XPAR__RETURN_IF(xpar__parse_count(value, &n) != 0, XPAR_ERR_PROFILE,
-                    "%s:%d: \"%s\" is not an element count or \"never\"", path, lineno, value);
-    XPAR__RETURN_IF(have[o][t][k], XPAR_ERR_PROFILE, "%s:%d: %s %s %s given twice", path, lineno,
-                    op, dt, kind);
-    prof[o][t][k] = n;
-    have[o][t][k] = 1;
+    st = parse_line(&ps, ++lineno, line);
   }
-  XPAR__RETURN_IF(ferror(f), XPAR_ERR_IO, "%s: read error: %s", path, strerror(errno));
-  XPAR__RETURN_IF(!seen_magic, XPAR_ERR_PROFILE, "%s: empty file (no \"" PROFILE_MAGIC "\" line)",
-                  path);
-  XPAR__RETURN_IF(!seen_cpu || !seen_cores || !seen_gpu, XPAR_ERR_PROFILE,
-                  "%s: missing machine key (%s%s%s)", path, seen_cpu ? "" : "cpu ",
-                  seen_cores ? "" : "cores ", seen_gpu ? "" : "gpu");
+  const int read_error = ferror(f);
+  const int err = errno;
+  free(line);
+  XPAR__FORWARD(st);
+  XPAR__RETURN_IF(read_error, XPAR_ERR_IO, "%s: read error: %s", path, strerror(err));
+  XPAR__RETURN_IF(!ps.seen_magic, XPAR_ERR_PROFILE,
+                  "%s: empty file (no \"" PROFILE_MAGIC "\" line)", path);
+  XPAR__RETURN_IF(!ps.seen_cpu || !ps.seen_cores || !ps.seen_gpu, XPAR_ERR_PROFILE,
+                  "%s: missing machine key (%s%s%s)", path, ps.seen_cpu ? "" : "cpu ",
+                  ps.seen_cores ? "" : "cores ", ps.seen_gpu ? "" : "gpu");
   return XPAR_OK;
 }
 
@@ -198,7 +234,7 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
   xpar_status st = parse(path, f, &key, values, have, &kernels, &n_kernels);
   fclose(f);
   if (st != XPAR_OK) {
-    free(kernels);
+    xpar__profile_kernels_free(kernels, n_kernels);
     return st;
   }
   /* A "gpu: none" profile was measured on the CPU alone (no usable GPU, or
@@ -213,7 +249,7 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
               "xpar: notice: ignoring profile %s, written on another machine (%s, %ld cores, GPU "
               "%s; this one: %s, %ld cores, GPU %s)\n",
               path, key.cpu, key.cores, key.gpu, here.cpu, here.cores, here.gpu);
-    free(kernels);
+    xpar__profile_kernels_free(kernels, n_kernels);
     return XPAR_OK;
   }
   for (int o = 0; o < XPAR_OP_COUNT_; o++)
@@ -225,7 +261,7 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
         }
   /* The kernels': kept by name for kernels the context meets later, and applied now to
    * those it has met (replacing their values, as for the built-in ops). */
-  free(ctx->profile_kernels);
+  xpar__profile_kernels_free(ctx->profile_kernels, ctx->n_profile_kernels);
   ctx->profile_kernels = kernels;
   ctx->n_profile_kernels = n_kernels;
   for (size_t i = 0; i < ctx->n_kernels; i++)
@@ -351,7 +387,26 @@ static void save_kernels(const xpar_context *ctx, FILE *f) {
   }
 }
 
+/* A kernel's name as one word of a profile line: not empty, no blank (words are split
+ * on them) and no ':' (a key line).  XPAR_KERNEL and XPAR_OPERATOR names are C
+ * identifiers; only an object built by hand can miss. */
+static int writable_name(const char *name) {
+  return name && name[0] && !name[strcspn(name, " \t\n\r\v\f:")];
+}
+
 xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
+  /* Refused before anything is written: a line the loader would reject makes the whole
+   * file unusable for every later context. */
+  for (size_t i = 0; i < ctx->n_kernels; i++) {
+    const xpar__kernel_entry *e = &ctx->kernels[i];
+    for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
+      XPAR__RETURN_IF((e->sources[k] == XPAR__SRC_PROFILE || e->sources[k] == XPAR__SRC_API) &&
+                          !writable_name(e->name),
+                      XPAR_ERR_INVALID_ARGUMENT,
+                      "kernel name \"%.60s\" cannot go into a profile: a name there is one "
+                      "word without blanks or ':'",
+                      e->name ? e->name : "(null)");
+  }
   machine_id here;
   this_machine(ctx, &here, ctx->offload != XPAR_OFFLOAD_DISABLED);
   make_parent_dirs(path);

@@ -127,9 +127,8 @@ typedef struct xpar__kernel_entry {
 /* A kernel's thresholds from the loaded profile ("kernel <name> <kind> <n>"
  * lines), by name: applied to the kernel's entry when the context meets it,
  * and written back by xpar_profile_save. */
-#define XPAR__KERNEL_NAME_MAX 64
 typedef struct xpar__profile_kernel {
-  char name[XPAR__KERNEL_NAME_MAX];
+  char *name; /* malloc'd: any length */
   size_t thresholds[XPAR_THRESHOLD_COUNT_];
   unsigned char have[XPAR_THRESHOLD_COUNT_];
 } xpar__profile_kernel;
@@ -182,7 +181,7 @@ struct xpar_context {
   size_t n_profile_kernels;
 
   xpar__decision_raw last;
-  int calls_run; /* a call has run or been refused on this context (decision text) */
+  int calls_run; /* ctx->last describes a call (run, refused or failed): decision text */
   char fallback_why[192];
   char shadow_detail[256];
 };
@@ -321,6 +320,8 @@ xpar_status xpar__profile_default_path(char *buf, size_t size);
 xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied);
 /** Write ctx's profile and API thresholds to `path` (atomically). */
 xpar_status xpar__profile_save(xpar_context *ctx, const char *path);
+/** Free a loaded profile's kernel list (names included). */
+void xpar__profile_kernels_free(xpar__profile_kernel *list, size_t count);
 
 /* ---- decision.c ----------------------------------------------------------- */
 /** Format a decision's reason ("n=1000 below openmp threshold 16384"). */

@@ -191,6 +191,16 @@ static void t_no_gpu_variant(void **state) {
                     XPAR_ERR_NOT_SUPPORTED);
     check_detail_names(label, "xk_square_cpu_only has no GPU variant");
     xt_check_bytes(label, "out after a refused launch", out, poison, sizeof out);
+    /* The context's first call, refused by the policy (not by the argument
+     * checks): the record is still that call's. */
+    xpar_decision d;
+    xpar_last_decision(ctx, &d);
+    if (d.op != XPAR_OP_KERNEL || d.n != N || d.tier != XPAR_TIER_NONE || !d.kernel ||
+        strcmp(d.kernel, "xk_square_cpu_only") != 0 ||
+        strcmp(d.reason, "the last call failed before running") != 0)
+      xt_failf(label, "record after the refused first launch: op %d, n %zu, tier %s, kernel %s, "
+               "reason \"%s\"", (int)d.op, d.n, xpar_tier_name(d.tier),
+               d.kernel ? d.kernel : "(none)", d.reason);
     xpar_context_destroy(ctx);
   }
   /* AUTO (even above the GPU threshold) runs it on the CPU and says why. */
@@ -278,6 +288,46 @@ static void t_thread_count_cap(void **state) {
                       XPAR_ARG_INOUT(XPAR_UINT32, y, N)};
   xt_check_status("cap", "launch", xpar_launch(ctx, &xk_axpy_u32, N, args, 3), XPAR_OK);
   if (memcmp(y, want, sizeof y) != 0) xt_failf("cap", "a * x + y wrong with 100,000 threads asked");
+  xpar_context_destroy(ctx);
+}
+
+/* The teams that ran a launch: every index's team at most 256, and exactly
+ * `expect` where the count is known (0: only the cap is checked). */
+static void check_teams(const char *label, xpar_context *ctx, int expect) {
+  int32_t team[N];
+  xt_poison(XPAR_INT32, team, N);
+  xpar_arg args[1] = {XPAR_ARG_OUT(XPAR_INT32, team, N)};
+  xt_check_status(label, "launch", xpar_launch(ctx, &xk_team_size_cpu_only, N, args, 1), XPAR_OK);
+  for (int i = 0; i < N; i++)
+    if (team[i] < 1 || team[i] > 256 || (expect && team[i] != expect)) {
+      xt_failf(label, "index %d ran in a team of %d (expected %s%d)", i, (int)team[i],
+               expect ? "" : "at most ", expect ? expect : 256);
+      return;
+    }
+}
+
+/* The cap holds whoever asks for more: the context's count, or (count 0) the
+ * OpenMP runtime's default, which OMP_NUM_THREADS or the application may set
+ * above 256 (the audit of session 23: 300 and 20,000 opened that many). */
+static void t_thread_count_cap_teams(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  xt_check_status("teams", "set_backend", xpar_context_set_backend(ctx, XPAR_BACKEND_CPU), XPAR_OK);
+  xt_check_status("teams", "set_kernel_threshold",
+                  xpar_context_set_kernel_threshold(ctx, &xk_team_size_cpu_only,
+                                                    XPAR_THRESHOLD_OPENMP, 0),
+                  XPAR_OK);
+  const int omp = xt_have_openmp();
+  xpar_context_set_num_threads(ctx, 3);
+  check_teams("3 threads asked", ctx, omp ? 3 : 1);
+  xpar_context_set_num_threads(ctx, 100000);
+  check_teams("100,000 threads asked", ctx, omp ? 256 : 1);
+  xpar_context_set_num_threads(ctx, 0);
+  const int before = xk_set_default_threads(300);
+  check_teams("the runtime's default of 300", ctx, omp ? 256 : 1);
+  xk_set_default_threads(5);
+  check_teams("the runtime's default of 5", ctx, omp ? 5 : 1);
+  if (before > 0) xk_set_default_threads(before);
   xpar_context_destroy(ctx);
 }
 
@@ -427,7 +477,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_bad_input),        cmocka_unit_test(t_no_gpu_variant),
       cmocka_unit_test(t_no_cpu_variant),   cmocka_unit_test(t_thresholds),
-      cmocka_unit_test(t_thread_count_cap),
+      cmocka_unit_test(t_thread_count_cap), cmocka_unit_test(t_thread_count_cap_teams),
       cmocka_unit_test(t_print_cpu_serial), cmocka_unit_test(t_print_cuda_serial),
       cmocka_unit_test(t_verbose),
   };

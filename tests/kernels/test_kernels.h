@@ -7,4 +7,9 @@ XPAR_KERNEL_DECLARE(xk_gather_i64);
 XPAR_KERNEL_DECLARE(xk_poly_f64);
 XPAR_KERNEL_DECLARE(xk_print);
 XPAR_KERNEL_DECLARE(xk_square_cpu_only);
+XPAR_KERNEL_DECLARE(xk_team_size_cpu_only);
+#ifdef __cplusplus
+extern "C"
+#endif
+int xk_set_default_threads(int threads);
 #endif

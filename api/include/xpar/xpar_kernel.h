@@ -103,6 +103,10 @@ typedef struct xpar_arg {
 
 /* ---- what the macros below generate (not written by hand) ----------------- */
 
+/* The most threads a kernel's or operator's CPU region opens: the cap of the
+ * built-in ops' regions (xpar_context_set_num_threads). */
+#define XPAR__KERNEL_MAX_THREADS_ 256
+
 typedef union xpar_kernel_scalar {
   unsigned char bytes[XPAR_KERNEL_SCALAR_BYTES];
   double align_;
@@ -457,12 +461,15 @@ inline const void *kernel_handle(const void *global_fn) {
 #else
 #if defined(_OPENMP)
 #include <omp.h>
-/* One static schedule: each thread takes one contiguous block of indices. */
-#define XPAR__KERNEL_OMP_LOOP_(name, n, a, num_threads)                    \
-  {                                                                        \
-    const int xpar_nt_ = (num_threads) > 0 ? (num_threads) : omp_get_max_threads(); \
-    _Pragma("omp parallel for schedule(static) num_threads(xpar_nt_)")     \
-    for (size_t j = 0; j < (n); j++) name##__xpar_body(j, (a));            \
+/* One static schedule: each thread takes one contiguous block of indices.
+ * num_threads 0 is the runtime's default, held to the cap of xpar's own
+ * regions. */
+#define XPAR__KERNEL_OMP_LOOP_(name, n, a, num_threads)                          \
+  {                                                                              \
+    int xpar_nt_ = (num_threads) > 0 ? (num_threads) : omp_get_max_threads();     \
+    if (xpar_nt_ > XPAR__KERNEL_MAX_THREADS_) xpar_nt_ = XPAR__KERNEL_MAX_THREADS_; \
+    _Pragma("omp parallel for schedule(static) num_threads(xpar_nt_)")           \
+    for (size_t j = 0; j < (n); j++) name##__xpar_body(j, (a));                  \
   }
 #else
 #define XPAR__KERNEL_OMP_LOOP_(name, n, a, num_threads) \
@@ -577,7 +584,7 @@ inline const void *kernel_handle(const void *global_fn) {
   }                                                                                        \
   static int name##__xpar_parts(size_t n, int num_threads) {                               \
     int p = num_threads == 1 ? 1 : XPAR__OPERATOR_PARTS_(num_threads);                     \
-    if (p > 256) p = 256;                                                                  \
+    if (p > XPAR__KERNEL_MAX_THREADS_) p = XPAR__KERNEL_MAX_THREADS_;                      \
     if ((size_t)p > n) p = n ? (int)n : 1;                                                 \
     return p < 1 ? 1 : p;                                                                  \
   }                                                                                        \
@@ -585,7 +592,7 @@ inline const void *kernel_handle(const void *global_fn) {
                                       int num_threads) {                                   \
     const In *in = (const In *)in_;                                                        \
     const int xpar_parts_ = name##__xpar_parts(n, num_threads);                            \
-    Acc part[256];                                                                         \
+    Acc part[XPAR__KERNEL_MAX_THREADS_];                                                   \
     XPAR__OPERATOR_PARALLEL_FOR_                                                           \
     for (int p = 0; p < xpar_parts_; p++)                                                  \
       part[p] = name##__xpar_range(in, n * (size_t)p / (size_t)xpar_parts_,                \
@@ -603,7 +610,7 @@ inline const void *kernel_handle(const void *global_fn) {
       name##__xpar_scan_range(in, out, 0, n, identity(), exclusive);                       \
       return;                                                                              \
     }                                                                                      \
-    Acc carry[256];                                                                        \
+    Acc carry[XPAR__KERNEL_MAX_THREADS_];                                                  \
     XPAR__OPERATOR_PARALLEL_FOR_                                                           \
     for (int p = 0; p < xpar_parts_; p++)                                                  \
       carry[p] = name##__xpar_range(in, n * (size_t)p / (size_t)xpar_parts_,               \
