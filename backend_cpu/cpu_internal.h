@@ -45,7 +45,18 @@
  * change: each element (or dot lane) sees the same IEEE operations in the
  * same order, and neither target has FMA to contract into.  Their vector
  * loops start at a 32-byte boundary (XPAR__CPU_TO_32B_BOUNDARY below). */
+/* Not under ThreadSanitizer: the loader runs the ifunc resolvers while it
+ * relocates the library, before TSan's runtime is up, and the instrumented
+ * resolvers crash there (a -fsanitize=thread build died before main). */
+#if defined(__SANITIZE_THREAD__)
+#define XPAR__CPU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define XPAR__CPU_TSAN 1
+#endif
+#endif
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GLIBC__) && !defined(__SSE4_1__) && \
+    !defined(XPAR__CPU_TSAN) &&                                                            \
     ((defined(__clang__) && __clang_major__ >= 14) ||                                      \
      (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
 #define XPAR__CPU_SIMD_CLONES __attribute__((target_clones("avx2", "sse4.2", "default")))
