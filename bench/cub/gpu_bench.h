@@ -43,6 +43,8 @@ int gpu_sticky_test(void);
 int gpu_bench_run(int quick);
 int gpu_profile_scan(void);
 int gpu_scan_sweep_run(void);
+/* --small-scan-sweep: the one-block scan's tile shape at n = 32..8192 (scan_sweep.cu). */
+int gpu_small_scan_sweep_run(void);
 int gpu_embed_bench_run(void);
 
 #endif

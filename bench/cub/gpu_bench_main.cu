@@ -1,5 +1,5 @@
 /*
- * xpar-gpu-bench [--check] [--quick] [--bench] [--scan-sweep]
+ * xpar-gpu-bench [--check] [--quick] [--bench] [--scan-sweep] [--small-scan-sweep]
  *                [--sticky-test] [--profile-scan] [--seed N]
  *   --check        correctness of the CUDA backend on the GPU (gpu_check.cu)
  *   --quick        a small subset (for compute-sanitizer), or short timings
@@ -8,6 +8,8 @@
  *   --profile-scan three CUB and five xpar int32 scans of 2^28 elements, for ncu
  *   --scan-sweep   tile shapes x look-back delays of the scan kernel, int32 and double
  *                  (scan_sweep.cu), beside CUB, each checked against CUB
+ *   --small-scan-sweep  the one-block scan's tile (1, 2 or the library's vectors per
+ *                  thread) at n = 32..8192, synchronous (scan_sweep.cu)
  *   --embed        costs through the public API: sync reduce of 1024 device int32,
  *                  pinned vs pageable small scans, the N = 128 AUTO call
  *                  (gpu_embed_bench.cu)
@@ -20,7 +22,8 @@
 #include "gpu_bench.h"
 
 int main(int argc, char **argv) {
-  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0;
+  int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0,
+      small_sweep = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -32,6 +35,8 @@ int main(int argc, char **argv) {
       quick = 1;
     else if (!strcmp(argv[i], "--scan-sweep"))
       sweep = 1;
+    else if (!strcmp(argv[i], "--small-scan-sweep"))
+      small_sweep = 1;
     else if (!strcmp(argv[i], "--embed"))
       embed = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
@@ -42,12 +47,12 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] "
-                      "[--scan-sweep] [--profile-scan] [--embed] [--seed N]\n",
+                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
-  if (!check && !sticky && !profile && !sweep && !embed) bench = 1;
+  if (!check && !sticky && !profile && !sweep && !embed && !small_sweep) bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -62,6 +67,7 @@ int main(int argc, char **argv) {
   if (check) rc |= gpu_check_run(opt);
   if (bench) rc |= gpu_bench_run(quick);
   if (sweep) rc |= gpu_scan_sweep_run();
+  if (small_sweep) rc |= gpu_small_scan_sweep_run();
   if (embed) rc |= gpu_embed_bench_run();
   return rc;
 }

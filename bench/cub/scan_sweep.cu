@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -91,7 +92,102 @@ const Shape kShapes[] = {
 
 const ScanDelays kDelays[] = {{800, 400, 500}};
 
+/* ---- small n: the one-block path's tile shape (--small-scan-sweep) ------------------
+ * A synchronous scan of up to a few thousand device elements runs one block
+ * (scan_launch: grid 1, no more warps than the elements fill) of the generic kernel, whose
+ * tile is min(vectors, 4) 16-byte vectors per thread.  Here the library's own path
+ * (ScanTuning<4> / <8>) against the same code with 1 and 2 vectors per thread (a tuning
+ * of 1 or 2 vectors also makes the look-back tiles that small: above one tile, n goes to
+ * the look-back path with that tile).  Synchronous calls as an application makes them
+ * (the done signal), host wall clock, shapes interleaved call by call in rounds; every
+ * output checked against a host scan first. */
+template <class T> struct SmallShape {
+  const char *name;
+  xpar_status (*run)(const xpar__exec *ex, const void *in, void *out, size_t n);
+};
+
+/* Tn's tile, the library's look-back delays (SweepTuning names none). */
+template <class Op, class Tn>
+xpar_status small_launch(const xpar__exec *ex, const void *in, void *out, size_t n) {
+  using Library = xpar_cuda::tuning::ScanTuning<sizeof(typename Op::Type)>;
+  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, "scan"));
+  return scan_launch<Op, Tn>(ex, false, NULL, in, out, n, ScanDelays::of<Library>());
+}
+
+template <class T> int small_sweep(xpar__exec *ex, const char *dname) {
+  using Tn = xpar_cuda::tuning::ScanTuning<sizeof(T)>;
+  const SmallShape<T> shapes[] = {
+      {"library", small_launch<SumOp<T>, Tn>},
+      {"2 vectors", small_launch<SumOp<T>, SweepTuning<256, 2, 3, 1, false>>},
+      {"1 vector", small_launch<SumOp<T>, SweepTuning<256, 1, 3, 1, false>>},
+  };
+  constexpr int kShapes = sizeof shapes / sizeof shapes[0];
+  const size_t sizes[] = {32, 64, 256, 1024, 2048, 4096, 8192};
+  const size_t max_n = 8192;
+  T *in = NULL, *out = NULL;
+  GB_CUDA(cudaMalloc(&in, max_n * sizeof(T)));
+  GB_CUDA(cudaMalloc(&out, max_n * sizeof(T)));
+  std::vector<T> h(max_n), got(max_n);
+  for (size_t i = 0; i < max_n; i++) h[i] = (T)((i * 2654435761u >> 24) % 100); /* exact sums */
+  GB_CUDA(cudaMemcpy(in, h.data(), max_n * sizeof(T), cudaMemcpyHostToDevice));
+  int failures = 0;
+  for (size_t n : sizes) {
+    for (const SmallShape<T> &sh : shapes) { /* checked first */
+      GB_CUDA(cudaMemset(out, 0xA5, max_n * sizeof(T)));
+      GB_XPAR(sh.run(ex, in, out, n));
+      GB_CUDA(cudaMemcpy(got.data(), out, max_n * sizeof(T), cudaMemcpyDeviceToHost));
+      T run = 0;
+      size_t bad = 0;
+      for (size_t i = 0; i < n; i++) {
+        run += h[i];
+        bad += got[i] != run;
+      }
+      const unsigned char *tail = (const unsigned char *)(got.data() + n);
+      for (size_t b = 0; b < (max_n - n) * sizeof(T); b++) bad += tail[b] != 0xA5;
+      if (bad) {
+        failures++;
+        printf("SMALLSWEEP %-6s n %5zu %-10s MISMATCH (%zu wrong)\n", dname, n, sh.name, bad);
+      }
+    }
+    constexpr int kRounds = 15, kCalls = 200;
+    std::vector<double> t[kShapes];
+    for (int r = 0; r < kRounds; r++)
+      for (int k = 0; k < kShapes; k++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int c = 0; c < kCalls; c++) GB_XPAR(shapes[k].run(ex, in, out, n));
+        const auto t1 = std::chrono::steady_clock::now();
+        t[k].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / kCalls);
+      }
+    printf("SMALLSWEEP %-6s n %5zu", dname, n);
+    for (int k = 0; k < kShapes; k++) {
+      std::sort(t[k].begin(), t[k].end());
+      printf("  %s %6.2f us", shapes[k].name, t[k][kRounds / 2]);
+    }
+    printf("\n");
+    fflush(stdout);
+  }
+  cudaFree(in);
+  cudaFree(out);
+  return failures;
+}
+
 } // namespace
+
+int gpu_small_scan_sweep_run(void) {
+  const xpar__backend &B = xpar__cuda_backend;
+  xpar__cuda_state *st = NULL;
+  GB_XPAR(B.state_create(0, NULL, &st));
+  xpar__exec ex;
+  memset(&ex, 0, sizeof ex);
+  ex.cuda = st;
+  printf("small scan sweep: synchronous inclusive sums of device arrays, host wall clock, "
+         "median of 15 rounds x 200 calls, shapes interleaved by round\n");
+  int failures = small_sweep<int32_t>(&ex, "int32");
+  failures += small_sweep<double>(&ex, "double");
+  printf("SMALLSWEEP %s\n", failures ? "FAILED" : "every output matches the host scan");
+  B.state_destroy(st);
+  return failures ? 1 : 0;
+}
 
 int gpu_scan_sweep_run(void) {
   cudaDeviceProp prop;
