@@ -150,6 +150,20 @@ template <> struct ScanTuning<8> {
   static constexpr unsigned delay_min_grid = 500;
 };
 
+/* A one-block scan of at most scan_small_block x one 16-byte vector of elements (1,024
+ * 4-byte, 512 8-byte) runs a tile of one vector per thread (scan_small_kernel), the
+ * smallest block that holds it; larger one-block scans the generic tile of four vectors.
+ * Why: at small n the scan is one latency chain per thread (the items' loads, the thread's
+ * serial scan, the warp's shuffles, the barriers), and four vectors made it ~800 issued
+ * instructions a warp at ~8 cycles each (ncu, session 23: the kernel 4.6-4.8 us against
+ * the one-block reduce's 3.1-3.3).  xpar-gpu-bench --small-scan-sweep, H100, synchronous
+ * inclusive sums, us (bench/results/2026-11-26-s23/call6, two runs):
+ *     int32  n = 32 / 256 / 1024     4 vectors 10.29-10.61   1 vector 9.11-9.56
+ *     double n = 32 / 256            4 vectors 10.73-11.15   1 vector 9.52-9.99
+ *   2 vectors in between (9.5-10.7); above one small tile the one-vector tuning's look-back
+ *   (many tiny tiles) lost to the generic one-block tile, which stays there. */
+constexpr unsigned scan_small_block = 256;
+
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 2;
 /* An elementwise call whose arrays together (read and written) take at most this many

@@ -203,6 +203,27 @@ __global__ void __launch_bounds__(TUNED ? Tn::block : tuning::max_block,
   signal_block_done(p.done);
 }
 
+/* One block of at most tuning::scan_small_block threads, one vector each: the whole scan
+ * of a small n as one tile (scan_launch picks it; launch_shape.cuh says why).  The same
+ * tile body as every other path, with the one-block carry. */
+struct SmallScanTuning {
+  static constexpr unsigned block = tuning::scan_small_block;
+  static constexpr int vectors = 1;
+  static constexpr unsigned min_blocks = 1;
+  static constexpr int window = 1;
+  static constexpr bool fixed_block = false;
+};
+
+template <class Op>
+__global__ void __launch_bounds__(tuning::scan_small_block, 1) scan_small_kernel(ScanParams p) {
+  using T = typename Op::Type;
+  __shared__ ScanShared<T> sh;
+  if (threadIdx.x == 0) sh.prefix = scan_init<T>(p);
+  for (size_t tile = 0; tile < p.num_tiles; ++tile)
+    consume_tile_at<Op, SmallScanTuning, true>(p, sh, tile);
+  signal_block_done(p.done);
+}
+
 /* The generic kernel's shape: any block up to max_block must launch, i.e. 64 registers
  * per thread; 4 vectors per thread fit them without spills (8 spilled 600 B, ptxas). */
 template <class Tn> struct GenericScanTuning {
@@ -241,14 +262,22 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   const bool tuned = tuned_block && shape.grid > 1;
   /* One block with no block override (small n): no more warps than the elements fill, so
    * that 1,024 int32 are one whole tile of 64 threads (the vector path, 2 warps at the
-   * barriers) instead of a quarter of a 256-thread tile read element by element. */
-  if (shape.grid == 1 && !ex->serial && ex->block == 0) {
-    const size_t threads = (n + GENERIC_ITEMS - 1) / GENERIC_ITEMS;
+   * barriers) instead of a quarter of a 256-thread tile read element by element; and up
+   * to one vector per thread of scan_small_block threads, the small tile. */
+  constexpr int SMALL_ITEMS = scan_items_per_thread<T, SmallScanTuning::vectors>();
+  const bool one_block = shape.grid == 1 && !ex->serial && ex->block == 0;
+  const bool small = one_block && n <= (size_t)tuning::scan_small_block * SMALL_ITEMS;
+  const int items = small ? SMALL_ITEMS : tuned ? TUNED_ITEMS : GENERIC_ITEMS;
+  if (small && shape.block > tuning::scan_small_block) shape.block = tuning::scan_small_block;
+  if (one_block) {
+    const size_t threads = (n + items - 1) / items;
     const size_t warps = (threads + 31) / 32;
     if (warps * 32 < shape.block) shape.block = (unsigned)(warps * 32);
   }
-  void (*kernel)(ScanParams) = tuned ? scan_kernel<Op, Tn, true> : scan_kernel<Op, Gn, false>;
-  const size_t tile_items = (size_t)shape.block * (tuned ? TUNED_ITEMS : GENERIC_ITEMS);
+  void (*kernel)(ScanParams) = small   ? scan_small_kernel<Op>
+                               : tuned ? scan_kernel<Op, Tn, true>
+                                       : scan_kernel<Op, Gn, false>;
+  const size_t tile_items = (size_t)shape.block * items;
   const size_t num_tiles = n / tile_items + (n % tile_items != 0);
 
   ScanParams p;
@@ -275,13 +304,17 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
     }
   }
   /* A synchronous one-block call is latency-bound: the driver's launch
-   * (xpar__cuda_launch with a handle); it is always the generic kernel. */
+   * (xpar__cuda_launch with a handle); the small kernel or the generic one. */
   static const void *const generic_handle =
       kernel_handle((const void *)scan_kernel<Op, Gn, false>);
+  static const void *const small_handle = kernel_handle((const void *)scan_small_kernel<Op>);
   void *args[] = {&p};
-  const bool driver = spin && shape.grid == 1 && kernel == scan_kernel<Op, Gn, false>;
-  XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, driver ? generic_handle : NULL,
-                                  shape.grid, shape.block, 0, args, "scan"));
+  const void *handle = !spin || shape.grid != 1                   ? NULL
+                       : small                                    ? small_handle
+                       : kernel == scan_kernel<Op, Gn, false>     ? generic_handle
+                                                                  : NULL;
+  XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, handle, shape.grid, shape.block, 0,
+                                  args, "scan"));
   XPAR__FORWARD(graph_scratch.free("scan"));
   if (!ex->nowait) XPAR__FORWARD(xpar__cuda_finish(st, p.done, "scan"));
   if (shape.grid > 1) scan_tile_counter_advance(ex, p, shape.grid);
