@@ -162,7 +162,7 @@ template <> struct ScanTuning<8> {
  *     double n = 32 / 256            4 vectors 10.73-11.15   1 vector 9.52-9.99
  *   2 vectors in between (9.5-10.7); above one small tile the one-vector tuning's look-back
  *   (many tiny tiles) lost to the generic one-block tile, which stays there. */
-constexpr unsigned scan_small_block = 256;
+constexpr unsigned scan_small_block = 1024;
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 2;

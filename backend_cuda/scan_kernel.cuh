@@ -268,11 +268,11 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
   const bool one_block = shape.grid == 1 && !ex->serial && ex->block == 0;
   const bool small = one_block && n <= (size_t)tuning::scan_small_block * SMALL_ITEMS;
   const int items = small ? SMALL_ITEMS : tuned ? TUNED_ITEMS : GENERIC_ITEMS;
-  if (small && shape.block > tuning::scan_small_block) shape.block = tuning::scan_small_block;
   if (one_block) {
     const size_t threads = (n + items - 1) / items;
     const size_t warps = (threads + 31) / 32;
-    if (warps * 32 < shape.block) shape.block = (unsigned)(warps * 32);
+    const unsigned limit = small ? tuning::scan_small_block : tuning::max_block;
+    shape.block = (unsigned)(warps * 32 < limit ? warps * 32 : limit);
   }
   void (*kernel)(ScanParams) = small   ? scan_small_kernel<Op>
                                : tuned ? scan_kernel<Op, Tn, true>
