@@ -150,19 +150,29 @@ template <> struct ScanTuning<8> {
   static constexpr unsigned delay_min_grid = 500;
 };
 
-/* A one-block scan of at most scan_small_block x one 16-byte vector of elements (1,024
- * 4-byte, 512 8-byte) runs a tile of one vector per thread (scan_small_kernel), the
- * smallest block that holds it; larger one-block scans the generic tile of four vectors.
+/* A one-block scan of at most scan_small_block x one 16-byte vector of elements (2,048
+ * 4-byte, 1,024 8-byte) runs a tile of one vector per thread (scan_small_kernel), the
+ * smallest block that holds it; a larger one-block scan (up to the look-back's first
+ * tile: 8,192 4-byte, 3,584 8-byte) the generic tile of four vectors, in one tile of up
+ * to max_block threads rather than several of 256 walked in turn.
  * Why: at small n the scan is one latency chain per thread (the items' loads, the thread's
  * serial scan, the warp's shuffles, the barriers), and four vectors made it ~800 issued
  * instructions a warp at ~8 cycles each (ncu, session 23: the kernel 4.6-4.8 us against
  * the one-block reduce's 3.1-3.3).  xpar-gpu-bench --small-scan-sweep, H100, synchronous
- * inclusive sums, us (bench/results/2026-11-26-s23/call6, two runs):
- *     int32  n = 32 / 256 / 1024     4 vectors 10.29-10.61   1 vector 9.11-9.56
- *     double n = 32 / 256            4 vectors 10.73-11.15   1 vector 9.52-9.99
- *   2 vectors in between (9.5-10.7); above one small tile the one-vector tuning's look-back
- *   (many tiny tiles) lost to the generic one-block tile, which stays there. */
-constexpr unsigned scan_small_block = 1024;
+ * inclusive sums, us (bench/results/2026-11-26-s23/):
+ *   call 6, two runs, the tile of 4 vectors (256 threads at most) against 1 vector:
+ *     int32  n = 32 / 256 / 1024     10.21-10.61 -> 9.11-9.56
+ *     double n = 32 / 256            10.73-11.15 -> 9.52-9.99
+ *   call 8, two runs each, 1 vector up to 1,024 threads and the generic one-block tile up
+ *   to max_block, against the 256-thread limits of call 7's tree:
+ *     double n = 1024                11.21 / 11.31 -> 10.34 / 10.09  (1 vector, 512 threads)
+ *     double n = 2048                11.57 / 11.11 -> 10.86 / 10.77  (1 vector, 1,024)
+ *     int32  n = 2048                10.43 / 10.80 -> 10.60 / 10.05  (1 vector, 512)
+ *     int32  n = 4096                10.76 / 11.54 -> 11.50 / 11.46  (1 vector, 1,024)
+ *     int32  n = 8192                13.25 / 13.91 -> 12.08 / 11.87  (generic, 512: one tile)
+ *   (run-to-run spread up to ~0.7 us).  So 512: the 1,024-thread small tile gained at most
+ *   the spread (double 2,048) and perhaps lost it (int32 4,096). */
+constexpr unsigned scan_small_block = 512;
 
 constexpr unsigned elementwise_block = 256;
 constexpr unsigned elementwise_vectors_per_thread = 2;

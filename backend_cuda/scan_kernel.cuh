@@ -260,10 +260,11 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
       (const void *)scan_kernel<Op, Tn, true>, n,
       (unsigned)(tuned_block ? TUNED_ITEMS : GENERIC_ITEMS), &shape));
   const bool tuned = tuned_block && shape.grid > 1;
-  /* One block with no block override (small n): no more warps than the elements fill, so
-   * that 1,024 int32 are one whole tile of 64 threads (the vector path, 2 warps at the
-   * barriers) instead of a quarter of a 256-thread tile read element by element; and up
-   * to one vector per thread of scan_small_block threads, the small tile. */
+  /* One block with no block override (small n): the small tile (one vector per thread, up
+   * to scan_small_block threads) where it holds n, else the generic tile; either in one
+   * tile where max_block threads can hold it (launch_shape.cuh says why), and no more warps
+   * than the elements fill (64 elements: one warp, not a 256-thread tile read element by
+   * element). */
   constexpr int SMALL_ITEMS = scan_items_per_thread<T, SmallScanTuning::vectors>();
   const bool one_block = shape.grid == 1 && !ex->serial && ex->block == 0;
   const bool small = one_block && n <= (size_t)tuning::scan_small_block * SMALL_ITEMS;
