@@ -690,14 +690,18 @@ int gpu_check_run(const CheckOptions &opt) {
     shapes = {{"default", 0, 0, 0}, {"cuda-serial", 1, 0, 0}, {"7x33", 0, 7, 33},
               {"2x256", 0, 2, 256}};
     /* 20000: 3 tiles of the default int32 scan (8192), so the tuned look-back kernel
-     * runs under the sanitizers too (5000 and below are one block) */
-    sizes = {0, 1, 33, 1000, 5000, 20000};
+     * runs under the sanitizers too (5000 and below are one block: up to 2,048 4-byte /
+     * 1,024 8-byte elements the small tile, above it the generic tile in one block of up
+     * to 1,024 threads -- 2049 and 3000 for the latter's edges) */
+    sizes = {0, 1, 33, 1000, 2049, 3000, 5000, 20000};
     offsets = {0, 1};
   } else {
     shapes = {{"default", 0, 0, 0},   {"cuda-serial", 1, 0, 0}, {"1x1", 0, 1, 1},
               {"3x97", 0, 3, 97},     {"7x33", 0, 7, 33},       {"1000x64", 0, 1000, 64},
               {"2x1024", 0, 2, 1024}, {"1x256", 0, 1, 256},     {"5x256", 0, 5, 256}};
-    sizes = {0, 1, 31, 33, 1000, 65537, kMaxN};
+    /* the one-block tiles' edges (scan_launch): the small tile up to 2,048 4-byte / 1,024
+     * 8-byte elements, the generic tile in one block up to 8,192 / 3,584 */
+    sizes = {0, 1, 31, 33, 1000, 1025, 2048, 2049, 3584, 8191, 65537, kMaxN};
     offsets = {0, 1, 2, 3};
   }
   const bool big_serial = !opt.quick;
