@@ -211,9 +211,10 @@ xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);
  * passes the kernel's context-independent handle (xpar_cuda::kernel_handle,
  * xpar/xpar_kernel.h, resolved once per kernel) and the launch goes through the driver's
  * cuLaunchKernel, reached through the runtime (cudaGetDriverEntryPointByVersion, resolved
- * once per process: libxpar does not link libcuda).  Measured on the H100 (bench/cub/NOTES.md, issue 11): cuLaunchKernel returns
- * 0.3-0.5 us sooner than cudaLaunchKernel, and the stamp floor (1-thread kernel writing a
- * pinned word the host spins on) drops 7.4 -> 6.7 us.  With a NULL handle, or where the
+ * once per process: libxpar does not link libcuda).  Measured on the H100
+ * (bench/cub/NOTES.md, issue 11): cuLaunchKernel returns 0.3-0.5 us sooner than
+ * cudaLaunchKernel, and the stamp floor (1-thread kernel writing a pinned word the host
+ * spins on) drops 7.4 -> 6.7 us.  With a NULL handle, or where the
  * driver path is unavailable or refuses the launch, the runtime's cudaLaunchKernel
  * launches it and its error, if any, is reported as `what`'s launch failure.
  */

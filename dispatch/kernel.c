@@ -39,20 +39,24 @@ const xpar__provenance *xpar__kernel_default_from(void) { return &kernel_default
  * kernel's whole name, upper case, other characters as '_'. */
 static xpar_status apply_env(const char *kernel_name, xpar__kernel_entry *e) {
   const size_t len = strlen(kernel_name);
-  const size_t size = len + 64; /* "XPAR_KERNEL_" + name + "_GPU_DEVICE_ONLY_THRESHOLD" */
-  char *names[2] = {malloc(size), malloc(size)};
+  /* "XPAR_KERNEL_" + name + "_GPU_DEVICE_ONLY_THRESHOLD" and its NUL fit in len + 64. */
+  const size_t size = len + 64;
+  char *own = malloc(size);
+  XPAR__RETURN_IF(!own, XPAR_ERR_OUT_OF_MEMORY,
+                  "kernel %.60s: its environment variables' names (%zu bytes)", kernel_name,
+                  size);
+  size_t prefix = (size_t)snprintf(own, size, "XPAR_KERNEL_");
+  for (size_t c = 0; c < len; c++)
+    own[prefix++] = isalnum((unsigned char)kernel_name[c])
+                        ? (char)toupper((unsigned char)kernel_name[c])
+                        : '_';
   xpar_status st = XPAR_OK;
-  if (!names[0] || !names[1])
-    st = xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "kernel %.60s: environment names (%zu bytes)",
-                    kernel_name, 2 * size);
   for (int k = 0; k < XPAR_THRESHOLD_COUNT_ && st == XPAR_OK; k++) {
     const char *kind = xpar__threshold_env((xpar_threshold)k);
-    snprintf(names[0], size, "XPAR_ALL_%s_THRESHOLD", kind);
-    char *at = names[1] + snprintf(names[1], size, "XPAR_KERNEL_");
-    for (size_t c = 0; c < len; c++)
-      *at++ = isalnum((unsigned char)kernel_name[c]) ? (char)toupper((unsigned char)kernel_name[c])
-                                                     : '_';
-    snprintf(at, size - (size_t)(at - names[1]), "_%s_THRESHOLD", kind);
+    char all[64];
+    snprintf(all, sizeof all, "XPAR_ALL_%s_THRESHOLD", kind);
+    snprintf(own + prefix, size - prefix, "_%s_THRESHOLD", kind);
+    const char *const names[2] = {all, own};
     for (int i = 0; i < 2 && st == XPAR_OK; i++) {
       const char *v = getenv(names[i]);
       if (!v) continue;
@@ -62,14 +66,13 @@ static xpar_status apply_env(const char *kernel_name, xpar__kernel_entry *e) {
                         "%s=\"%s\" is invalid: expected an element count, 2^k (k < 64) or "
                         "\"never\"",
                         names[i], v);
-        break;
+        continue;
       }
       e->thresholds[k] = n;
       e->sources[k] = XPAR__SRC_ENV;
     }
   }
-  free(names[0]);
-  free(names[1]);
+  free(own);
   return st;
 }
 

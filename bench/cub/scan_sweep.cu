@@ -101,7 +101,7 @@ const ScanDelays kDelays[] = {{800, 400, 500}};
  * the look-back path with that tile).  Synchronous calls as an application makes them
  * (the done signal), host wall clock, shapes interleaved call by call in rounds; every
  * output checked against a host scan first. */
-template <class T> struct SmallShape {
+struct SmallShape {
   const char *name;
   xpar_status (*run)(const xpar__exec *ex, const void *in, void *out, size_t n);
 };
@@ -116,7 +116,7 @@ xpar_status small_launch(const xpar__exec *ex, const void *in, void *out, size_t
 
 template <class T> int small_sweep(xpar__exec *ex, const char *dname) {
   using Tn = xpar_cuda::tuning::ScanTuning<sizeof(T)>;
-  const SmallShape<T> shapes[] = {
+  const SmallShape shapes[] = {
       {"library", small_launch<SumOp<T>, Tn>},
       {"2 vectors", small_launch<SumOp<T>, SweepTuning<256, 2, 3, 1, false>>},
       {"1 vector", small_launch<SumOp<T>, SweepTuning<256, 1, 3, 1, false>>},
@@ -132,7 +132,7 @@ template <class T> int small_sweep(xpar__exec *ex, const char *dname) {
   GB_CUDA(cudaMemcpy(in, h.data(), max_n * sizeof(T), cudaMemcpyHostToDevice));
   int failures = 0;
   for (size_t n : sizes) {
-    for (const SmallShape<T> &sh : shapes) { /* checked first */
+    for (const SmallShape &sh : shapes) { /* checked first */
       GB_CUDA(cudaMemset(out, 0xA5, max_n * sizeof(T)));
       GB_XPAR(sh.run(ex, in, out, n));
       GB_CUDA(cudaMemcpy(got.data(), out, max_n * sizeof(T), cudaMemcpyDeviceToHost));

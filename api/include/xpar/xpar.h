@@ -463,9 +463,9 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
  * stream-ordered allocator inside the graph (cudaMallocAsync, zeroed there
  * where the kernels need it: each replay its own, none of it the context's;
  * a device without that allocator refuses the calls that need such scratch
- * with XPAR_ERR_NOT_SUPPORTED before anything is queued), so the graph holds memory allocation, memset
- * and free nodes, under CUDA's rules for those (for one,
- * cudaGraphAddChildGraphNode will not clone such a graph; the blocks keep
+ * with XPAR_ERR_NOT_SUPPORTED before anything is queued), so the graph holds
+ * memory allocation, memset and free nodes, under CUDA's rules for those (for
+ * one, cudaGraphAddChildGraphNode will not clone such a graph; the blocks keep
  * their addresses from replay to replay and are zeroed at each).  Captured,
  * they leave nothing queued for xpar_wait or later calls to wait for.  A
  * mapped array (xpar_map) is used through its device copy, which must be
