@@ -153,7 +153,9 @@ xpar_status GraphScratch::take(size_t bytes, size_t zero_bytes, const char *what
 xpar_status GraphScratch::free(const char *what) {
   void *p = ptr_;
   ptr_ = nullptr;
-  if (p) XPAR_CUDA_TRY(cudaFreeAsync(p, st_->stream), "%s: freeing scratch inside a graph capture", what);
+  if (p)
+    XPAR_CUDA_TRY(cudaFreeAsync(p, st_->stream), "%s: freeing scratch inside a graph capture",
+                  what);
   return XPAR_OK;
 }
 
@@ -337,7 +339,8 @@ xpar_status xpar__cuda_launch(xpar__cuda_state *st, const void *kernel, const vo
     return XPAR_OK;
   }
   /* The runtime's own error slot is cleared either way (cudaGetLastError). */
-  const cudaError_t launched = cudaLaunchKernel(kernel, dim3(grid), dim3(block), args, shared_bytes, st->stream);
+  const cudaError_t launched =
+      cudaLaunchKernel(kernel, dim3(grid), dim3(block), args, shared_bytes, st->stream);
   const cudaError_t last = cudaGetLastError();
   st->counters.launches++;
   XPAR_CUDA_TRY(launched != cudaSuccess ? launched : last, "%s kernel launch", what);

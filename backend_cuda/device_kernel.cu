@@ -131,7 +131,8 @@ template <size_t BYTES> constexpr bool operator_scan_shape_is_builtin() {
   return Op::scan_items == Tn::vectors * (int)(tuning::vector_bytes / BYTES) &&
          Op::scan_min_blocks == Tn::min_blocks && Op::block == Tn::block &&
          Op::window == Tn::window && Op::first_poll_delay_ns == Tn::first_poll_delay_ns &&
-         Op::poll_delay_ns == Tn::poll_delay_ns && Op::delay_min_grid == Tn::delay_min_grid;
+         Op::poll_delay_ns == Tn::poll_delay_ns && Op::delay_min_grid == Tn::delay_min_grid &&
+         Op::scan_small_block == tuning::scan_small_block;
 }
 static_assert(operator_scan_shape_is_builtin<4>(), "xpar_operator.cuh's 4-byte scan is ScanTuning<4>");
 static_assert(operator_scan_shape_is_builtin<8>(), "xpar_operator.cuh's 8-byte scan is ScanTuning<8>");

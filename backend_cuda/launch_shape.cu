@@ -31,7 +31,8 @@ FamilyTuning family_tuning(xpar__cuda_kernel_family family) {
 }
 
 int runtime_occupancy(const void *kernel, unsigned block, int *per_sm) {
-  const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, (int)block, 0);
+  const cudaError_t err =
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, (int)block, 0);
   if (err != cudaSuccess) (void)cudaGetLastError();
   return (int)err;
 }
@@ -50,7 +51,8 @@ int xpar__cuda_resident_blocks(const void *key, int device, unsigned block,
   static std::mutex mu;
   static Entry table[kEntries]; /* key NULL: empty */
   /* splitmix64's finaliser over key, device and block: every input bit reaches the slot. */
-  uint64_t h = (uint64_t)(uintptr_t)key ^ ((uint64_t)(unsigned)device << 32) ^ ((uint64_t)block << 48);
+  uint64_t h =
+      (uint64_t)(uintptr_t)key ^ ((uint64_t)(unsigned)device << 32) ^ ((uint64_t)block << 48);
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
   h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
   h ^= h >> 31;
@@ -106,7 +108,8 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
   if (uncapped && wanted > 0x7fffffffu) wanted = 0x7fffffffu; /* the kernel loops over the rest */
   if (wanted > sms && !uncapped) {
     int resident = 0;
-    const int err = xpar__cuda_resident_blocks(kernel, st->device, block, runtime_occupancy, &resident);
+    const int err =
+        xpar__cuda_resident_blocks(kernel, st->device, block, runtime_occupancy, &resident);
     if (err != 0)
       return xpar__cuda_error((cudaError_t)err, "occupancy query for a block of %u threads", block);
     if (resident < 1) resident = 1;

@@ -305,15 +305,13 @@ xpar_status scan_launch(const xpar__exec *ex, bool exclusive, const xpar__scalar
     }
   }
   /* A synchronous one-block call is latency-bound: the driver's launch
-   * (xpar__cuda_launch with a handle); the small kernel or the generic one. */
+   * (xpar__cuda_launch with a handle); the small kernel or the generic one (one block is
+   * never the tuned kernel, which only runs the look-back). */
   static const void *const generic_handle =
       kernel_handle((const void *)scan_kernel<Op, Gn, false>);
   static const void *const small_handle = kernel_handle((const void *)scan_small_kernel<Op>);
   void *args[] = {&p};
-  const void *handle = !spin || shape.grid != 1                   ? NULL
-                       : small                                    ? small_handle
-                       : kernel == scan_kernel<Op, Gn, false>     ? generic_handle
-                                                                  : NULL;
+  const void *handle = !spin || shape.grid != 1 ? NULL : small ? small_handle : generic_handle;
   XPAR__FORWARD(xpar__cuda_launch(st, (const void *)kernel, handle, shape.grid, shape.block, 0,
                                   args, "scan"));
   XPAR__FORWARD(graph_scratch.free("scan"));

@@ -1,5 +1,5 @@
 /*
- * xpar-operator-bench [log2_min [log2_max]]: GB/s of application operators
+ * xpar-operator-bench [--us] [log2_min [log2_max]]: GB/s of application operators
  * (examples/operators/operators.xk.c) against the built-in operations on the
  * same bytes, on cudaMalloc'd data with the backend forced to cuda:
  *  - xk_sum_u32 (a 4-byte scalar operator, uint32 sum) against the built-in
@@ -11,7 +11,10 @@
  *    against the built-in uint64 sum scan of n/2 elements (the same bytes).
  * Median of 15 timed calls after 3 warm-ups, each call synchronous (wall clock
  * around it); bytes counted: what is read (+ what is written for scans).  The
- * operator results are compared with the built-in ones first.
+ * operator results are compared with the built-in ones first.  --us: the median
+ * call in microseconds instead (201 timed calls after 20 warm-ups, for the small
+ * sizes where a call is its latency); the ratio is then operator / built-in time,
+ * the same quantity as built-in / operator GB/s.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +27,7 @@
 #include "operators/operators.h"
 #include "xpar/xpar_kernel.h"
 
-enum { WARMUP = 3, RUNS = 15 };
+enum { WARMUP = 3, RUNS = 15, WARMUP_US = 20, RUNS_US = 201 };
 
 static double now(void) {
   struct timespec t;
@@ -75,17 +78,17 @@ static void call(xpar_context *ctx, int which, const uint32_t *in, uint32_t *out
 }
 
 static double median_seconds(xpar_context *ctx, int which, const uint32_t *in, uint32_t *out,
-                             size_t n) {
-  double t[RUNS];
+                             size_t n, int warmup, int runs) {
+  double t[RUNS_US];
   xk_arg r; /* the largest result */
-  for (int i = 0; i < WARMUP; i++) call(ctx, which, in, out, n, &r);
-  for (int i = 0; i < RUNS; i++) {
+  for (int i = 0; i < warmup; i++) call(ctx, which, in, out, n, &r);
+  for (int i = 0; i < runs; i++) {
     double t0 = now();
     call(ctx, which, in, out, n, &r);
     t[i] = now() - t0;
   }
-  qsort(t, RUNS, sizeof t[0], cmp);
-  return t[RUNS / 2];
+  qsort(t, (size_t)runs, sizeof t[0], cmp);
+  return t[runs / 2];
 }
 
 /* The built-in scan `builtin` and the operator scan `op` write the same bytes. */
@@ -102,6 +105,8 @@ static void compare_scans(xpar_context *ctx, int builtin, int op, const uint32_t
 }
 
 int main(int argc, char **argv) {
+  const int us = argc > 1 && strcmp(argv[1], "--us") == 0;
+  if (us) argc--, argv++;
   int lo = argc > 1 ? atoi(argv[1]) : 20, hi = argc > 2 ? atoi(argv[2]) : 28;
   xpar_device_info info;
   TRY(xpar_device_query(&info));
@@ -123,8 +128,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cudaMalloc / cudaMemcpy failed\n");
     return 1;
   }
-  printf("%s; median of %d synchronous calls; GB/s (ratio: built-in / operator)\n", info.name,
-         RUNS);
+  if (us)
+    printf("%s; median of %d synchronous calls; us (ratio: operator / built-in)\n", info.name,
+           RUNS_US);
+  else
+    printf("%s; median of %d synchronous calls; GB/s (ratio: built-in / operator)\n", info.name,
+           RUNS);
   printf("%5s", "log2n");
   for (int w = 0; w < W_COUNT; w++) printf(" %9s%s", which_names[w], w % 2 ? "  ratio" : "");
   printf("\n");
@@ -143,12 +152,15 @@ int main(int argc, char **argv) {
     compare_scans(ctx, W_INCL, W_OP_INCL, din, dout, n, check, host, k);
     compare_scans(ctx, W_EXCL, W_OP_EXCL, din, dout, n, check, host, k);
     double gb[W_COUNT];
-    for (int w = 0; w < W_COUNT; w++)
-      gb[w] = (double)n * which_bytes[w] / median_seconds(ctx, w, din, dout, n) / 1e9;
+    for (int w = 0; w < W_COUNT; w++) {
+      const double t = us ? median_seconds(ctx, w, din, dout, n, WARMUP_US, RUNS_US)
+                          : median_seconds(ctx, w, din, dout, n, WARMUP, RUNS);
+      gb[w] = us ? t * 1e6 : (double)n * which_bytes[w] / t / 1e9;
+    }
     printf("%5d", k);
     for (int w = 0; w < W_COUNT; w++) {
-      printf(" %9.1f", gb[w]);
-      if (w % 2) printf(" %6.3f", gb[w - 1] / gb[w]);
+      printf(" %9.*f", us ? 2 : 1, gb[w]);
+      if (w % 2) printf(" %6.3f", us ? gb[w] / gb[w - 1] : gb[w - 1] / gb[w]);
     }
     printf("\n");
     fflush(stdout);

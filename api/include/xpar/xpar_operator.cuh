@@ -90,6 +90,10 @@ template <int K_, int V_, unsigned BLOCK, unsigned MIN_BLOCKS> struct Shape {
 template <size_t ACC> struct Tuning {
   static constexpr int scan_items = ACC <= 4 ? 32 : ACC <= 8 ? 14 : (ACC <= 16 ? 8 : 4);
   static constexpr unsigned scan_min_blocks = ACC <= 4 ? 3 : ACC <= 8 ? 4 : 2;
+  /* A one-block scan of at most scan_small_block rows runs one row per thread (the
+   * built-in's scan_small_block: a small tile is latency-bound, and a thread's chain of
+   * rows is its latency). */
+  static constexpr unsigned scan_small_block = 512;
   static constexpr int reduce_items = ACC <= 4 ? 32 : ACC <= 8 ? 16 : (ACC <= 16 ? 8 : 4);
   static constexpr unsigned block = 256;
   static constexpr unsigned reduce_max_blocks_per_sm = 8;
@@ -108,6 +112,8 @@ template <class Ops> struct Shapes {
   using Scan = Shape<Tn::scan_items / scan_v, scan_v, Tn::block, Tn::scan_min_blocks>;
   /* Any block up to 1024 threads must launch (64 registers): half the rows. */
   using GenericScan = Shape<(Scan::k > 1 ? Scan::k / 2 : 1), scan_v, 1024, 1>;
+  /* One row per thread (the generic kernel itself where its rows are already one). */
+  using SmallScan = Shape<1, scan_v, 1024, 1>;
   using Reduce = Shape<Tn::reduce_items / reduce_v, reduce_v, Tn::block, 1>;
 };
 
@@ -533,20 +539,34 @@ template <class Ops> int scan(const xpar_operator_gpu_call *c) {
   using Acc = typename Ops::acc_type;
   using S = typename Shapes<Ops>::Scan;
   using G = typename Shapes<Ops>::GenericScan;
+  using Small = typename Shapes<Ops>::SmallScan;
   using Tn = Tuning<sizeof(Acc)>;
   using W = xpar_cuda::TileWord<Acc>;
   constexpr bool shared_status = sizeof(Acc) == 4 || sizeof(Acc) == 8;
   /* The tuned kernel runs the look-back path at its block; everything else
    * (one block, cuda-serial, block overrides) the generic kernel. */
   const bool tuned_block = !c->serial && (c->block == 0 || c->block == S::block);
-  const unsigned block = c->serial ? 1 : (c->block ? c->block : S::block);
+  unsigned block = c->serial ? 1 : (c->block ? c->block : S::block);
   size_t tile_items = (size_t)block * (tuned_block ? S::items : G::items);
   size_t tiles = c->n / tile_items + (c->n % tile_items != 0);
   if (tiles == 0) tiles = 1;
   unsigned grid = 1;
   if (!c->serial) grid = (unsigned)(c->grid && c->grid < tiles ? c->grid : tiles);
   const bool tuned = tuned_block && grid > 1;
-  if (tuned_block && !tuned) { /* one block: the generic kernel's tiles */
+  /* One block with no block override (small n), as the built-in scan_launch: one row
+   * per thread where Tn::scan_small_block rows hold n, else the generic rows in one tile
+   * where 1024 threads hold it; no more warps than the items fill. */
+  const bool one_block = grid == 1 && !c->serial && c->block == 0;
+  const bool small = one_block && c->n <= (size_t)Tn::scan_small_block * Small::items;
+  if (one_block) {
+    const size_t items = small ? Small::items : G::items;
+    const size_t warps = ((c->n + items - 1) / items + 31) / 32;
+    const size_t limit = small ? Tn::scan_small_block : 1024;
+    block = warps == 0 ? 32u : (unsigned)(warps * 32 < limit ? warps * 32 : limit);
+    tile_items = (size_t)block * items;
+    tiles = c->n / tile_items + (c->n % tile_items != 0);
+    if (tiles == 0) tiles = 1;
+  } else if (tuned_block && !tuned) { /* one block at the tuned block: generic tiles */
     tile_items = (size_t)block * G::items;
     tiles = c->n / tile_items + (c->n % tile_items != 0);
   }
@@ -586,6 +606,8 @@ template <class Ops> int scan(const xpar_operator_gpu_call *c) {
   }
   if (tuned)
     scan_kernel<Ops, S, true><<<grid, block, 0, stream>>>(a);
+  else if (small)
+    scan_kernel<Ops, Small, false><<<grid, block, 0, stream>>>(a);
   else
     scan_kernel<Ops, G, false><<<grid, block, 0, stream>>>(a);
   return (int)cudaGetLastError();
