@@ -119,6 +119,7 @@ static xpar_operator_gpu_call operator_call(const xpar__exec *ex, const xpar__cu
   c.status_tiles = nullptr;
   c.status = nullptr;
   c.status_epoch = 0;
+  c.done = DoneSignal{nullptr, nullptr, 0};
   return c;
 }
 
@@ -175,6 +176,11 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
   c.out = ex->result_on_device ? (void *)base
                                : (void *)((unsigned char *)st->result_device + kResultOperatorOffset);
   c.scratch = base + device_result;
+  /* A host result of moderate size: the host reads it once the kernel's done signal is
+   * up, without synchronising the stream (done_signal.cuh), as the built-in reduce's
+   * stamped result.  A device result is copied by a later step on the stream. */
+  const bool spin = !captured && !ex->result_on_device && n <= tuning::flag_wait_max_n;
+  XPAR__FORWARD(xpar__cuda_done_signal(st, spin, &c.done));
   err = op->gpu_reduce(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s reduce launch", op->name);
@@ -185,7 +191,7 @@ extern "C" xpar_status xpar__cuda_op_reduce(const xpar__exec *ex, const xpar_ope
     if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
     return XPAR_OK;
   }
-  XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+  XPAR__FORWARD(xpar__cuda_finish(st, c.done, op->name));
   memcpy(result, (const unsigned char *)st->result_host + kResultOperatorOffset, op->acc_size);
   return XPAR_OK;
 }
@@ -228,11 +234,14 @@ extern "C" xpar_status xpar__cuda_op_scan(const xpar__exec *ex, const xpar_opera
     c.status = p.status;
     c.status_epoch = p.epoch;
   }
+  /* A synchronous call of moderate size returns on the kernel's done signal. */
+  const bool spin = !ex->nowait && n <= tuning::flag_wait_max_n;
+  XPAR__FORWARD(xpar__cuda_done_signal(st, spin, &c.done));
   err = op->gpu_scan(&c);
   XPAR__FORWARD(xpar__cuda_check_launch(st, op->name));
   if (err != 0) return xpar__cuda_error((cudaError_t)err, "operator %s scan launch", op->name);
   XPAR__FORWARD(graph_status.free(op->name));
   XPAR__FORWARD(graph_scratch.free(op->name));
-  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_sync(st, op->name));
+  if (!ex->nowait) XPAR__FORWARD(xpar__cuda_finish(st, c.done, op->name));
   return XPAR_OK;
 }

@@ -15,11 +15,14 @@
  * state.  Exit 77 without a usable GPU (CTest: skipped).  Seed: XPAR_TEST_SEED.
  */
 #include <cuda_runtime.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <vector>
 
 #include <xpar/xpar.h>
@@ -113,7 +116,19 @@ static std::vector<int32_t> to_host(const int32_t *d, size_t n) {
   return h;
 }
 
+/* A crash names where it happened (the test reaches the library's internals). */
+static void on_crash(int sig) {
+  void *frames[64];
+  const int k = backtrace(frames, 64);
+  fprintf(stderr, "test_capture_no_pools_gpu: signal %d, backtrace:\n", sig);
+  backtrace_symbols_fd(frames, k, 2);
+  _exit(3);
+}
+
 int main(void) {
+  setvbuf(stdout, NULL, _IONBF, 0); /* progress lines survive a crash */
+  signal(SIGSEGV, on_crash);
+  signal(SIGBUS, on_crash);
   const char *s_env = getenv("XPAR_TEST_SEED");
   const unsigned long long seed = s_env ? strtoull(s_env, NULL, 0) : (unsigned long long)time(NULL);
   rng_state = seed;
@@ -150,11 +165,13 @@ int main(void) {
   CK(cudaMemset(op_scan, 0xAB, small * 4));
   CK(cudaDeviceSynchronize());
 
+  printf("set-up done; the device's allocator hidden\n");
   xpar__cuda_state *st = NULL;
   XK(xpar__gpu_state(ctx, &st));
   if (!st->memory_pools) printf("note: this device has no stream-ordered allocator itself\n");
   st->memory_pools = false;
 
+  printf("capture begins\n");
   CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   XK(xpar_add_nowait(ctx, XPAR_INT32, x, y, sum_xy, large));
   XK(xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, xs, scan_small, small));
@@ -169,6 +186,7 @@ int main(void) {
                  "an operator scan");
   cudaGraph_t graph = NULL;
   CK(cudaStreamEndCapture(s, &graph));
+  printf("capture ended\n");
   st->memory_pools = true; /* the device's own answer again (every lent card: yes) */
 
   const size_t refused_written = written_bytes(scan_large, large * 4) + written_bytes(res, 64) +
@@ -201,6 +219,7 @@ int main(void) {
       written_bytes(op_scan, small * 4))
     FAIL("a replay wrote the refused calls' outputs");
 
+  printf("replays done\n");
   /* After the capture: the refused calls run (synchronous, the context's scratch). */
   XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, scan_large, large));
   check_equal("the scan of many tiles after the capture", to_host(scan_large, large),

@@ -68,8 +68,9 @@ extern "C" {
  *  (XPAR_ERR_INVALID_ARGUMENT).  2: xpar_operator_gpu_call.ticket.
  *  3: xpar_operator_gpu_call.status_tiles / status / status_epoch.
  *  4: xpar_kernel_gpu_fn takes the call's done signal (xpar_kernel_done);
- *  xpar_kernel.gpu_handle. */
-#define XPAR_KERNEL_ABI 4
+ *  xpar_kernel.gpu_handle.  5: xpar_operator_gpu_call.done (the operators'
+ *  kernels raise the call's done signal too). */
+#define XPAR_KERNEL_ABI 5
 
 /** What a kernel does with an argument. */
 typedef enum xpar_arg_role {
@@ -309,6 +310,8 @@ typedef struct xpar_operator_gpu_call {
                            (0: none, or the operator keeps its own)        */
   void *status;         /* launch: that many words (NULL: keep its own)     */
   unsigned status_epoch; /* tags this call's words; older ones never match  */
+  xpar_kernel_done done; /* launch: every block of the kernel ends by taking
+                            part in it (flag NULL: none) */
 } xpar_operator_gpu_call;
 
 /**

@@ -27,7 +27,10 @@
  *    whole batches (K rows) in index order -- per row a warp reduce, since a
  *    lane's items are not contiguous -- then the block combines its warps in
  *    order and the last block to finish (a ticket) combines the blocks'
- *    partials in order.
+ *    partials in order;
+ *  - every kernel ends with the call's done signal (detail/cuda_done_signal.cuh):
+ *    a synchronous call returns once the host sees its flag, without
+ *    synchronising the stream, as the built-in kernels' calls do.
  * Every loop is correct for any grid and block, 1 x 1 included (cuda-serial:
  * one lane folds every element in index order from the identity, the CPU
  * serial loop operation for operation).
@@ -43,6 +46,7 @@
 #include <atomic>
 
 #include "detail/cuda_block_scan.cuh"
+#include "detail/cuda_done_signal.cuh"
 #include "detail/cuda_tile_status.cuh"
 
 namespace xpar_operator_cuda {
@@ -186,6 +190,7 @@ template <class Ops> struct ReduceArgs {
   typename Ops::acc_type *partials; /* one per block (grid > 1) */
   unsigned *ticket;                 /* zero; the last block leaves it zero (grid > 1) */
   typename Ops::acc_type *out;
+  xpar_cuda::DoneSignal done;       /* a synchronous call's (flag NULL: none) */
 };
 
 /* Warp layer: [lo, hi) in index order; the total is lane 0's.  Full batches
@@ -233,8 +238,9 @@ __device__ __forceinline__ typename Ops::acc_type warp_range(const typename Ops:
   return acc;
 }
 
+/* One block's part of the reduce; every return is uniform across the block. */
 template <class Ops, class S, bool ALIGNED>
-__global__ void __launch_bounds__(1024) reduce_kernel(ReduceArgs<Ops> a) {
+__device__ __forceinline__ void reduce_block(const ReduceArgs<Ops> &a) {
   using O = Op<Ops>;
   using Acc = typename Ops::acc_type;
   __shared__ Acc warp_totals[32];
@@ -302,6 +308,12 @@ __global__ void __launch_bounds__(1024) reduce_kernel(ReduceArgs<Ops> a) {
   }
 }
 
+template <class Ops, class S, bool ALIGNED>
+__global__ void __launch_bounds__(1024) reduce_kernel(ReduceArgs<Ops> a) {
+  reduce_block<Ops, S, ALIGNED>(a);
+  xpar_cuda::signal_block_done(a.done);
+}
+
 /* ---- scan --------------------------------------------------------------------- */
 
 template <class Ops> struct ScanArgs {
@@ -316,6 +328,7 @@ template <class Ops> struct ScanArgs {
    * tiles from the counter (zeroed), so a tile only waits for started ones. */
   int block_index_tiles;
   unsigned long long *counter;
+  xpar_cuda::DoneSignal done; /* a synchronous call's (flag NULL: none) */
 };
 
 template <class T> struct ScanShared {
@@ -443,19 +456,18 @@ __global__ void __launch_bounds__(TUNED ? S::block : 1024, TUNED ? S::min_blocks
   __shared__ ScanShared<typename Ops::acc_type> sh;
   if (!TUNED && gridDim.x == 1) {
     for (size_t tile = 0; tile < a.num_tiles; ++tile) consume_tile_at<Ops, S, true>(a, sh, tile);
-    return;
-  }
-  if (a.block_index_tiles) {
+  } else if (a.block_index_tiles) {
     if (blockIdx.x < a.num_tiles) consume_tile_at<Ops, S, false>(a, sh, blockIdx.x);
-    return;
+  } else {
+    if (threadIdx.x == 0) sh.next_tile = (size_t)atomicAdd(a.counter, 1ull);
+    __syncthreads();
+    size_t tile = sh.next_tile;
+    while (tile < a.num_tiles) {
+      consume_tile_at<Ops, S, false>(a, sh, tile);
+      tile = sh.next_tile; /* written before the tile's second barrier */
+    }
   }
-  if (threadIdx.x == 0) sh.next_tile = (size_t)atomicAdd(a.counter, 1ull);
-  __syncthreads();
-  size_t tile = sh.next_tile;
-  while (tile < a.num_tiles) {
-    consume_tile_at<Ops, S, false>(a, sh, tile);
-    tile = sh.next_tile; /* written before the tile's second barrier */
-  }
+  xpar_cuda::signal_block_done(a.done);
 }
 
 /* ---- host side ------------------------------------------------------------------ */
@@ -523,6 +535,7 @@ template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
   a.ticket = c->ticket;
   a.partials = (Acc *)c->scratch;
   a.out = (Acc *)c->out;
+  a.done = c->done;
   kernel<<<grid, block, 0, (cudaStream_t)c->stream>>>(a);
   return (int)cudaGetLastError();
 }
@@ -592,6 +605,7 @@ template <class Ops> int scan(const xpar_operator_gpu_call *c) {
   a.status.epoch = context_status ? c->status_epoch : 1;
   a.status.first_poll_ns = a.status.poll_ns = 0;
   a.block_index_tiles = grid >= tiles;
+  a.done = c->done;
   if (grid > 1) {
     const size_t clear = context_status ? (a.block_index_tiles ? 0 : sizeof *a.counter)
                                         : kControlBytes + tiles * W::bytes;

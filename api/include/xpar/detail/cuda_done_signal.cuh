@@ -18,10 +18,13 @@
  * last block's system-scope release synchronises with the host's acquire load of the
  * flag; causality order is transitive.
  */
+/* xpar_kernel_done; before the guard: xpar_kernel.h includes this file, then
+ * xpar_operator.cuh, which uses it, so a file that includes this one first must let
+ * xpar_kernel.h's own include define it. */
+#include "../xpar_kernel.h"
+
 #ifndef XPAR_DETAIL_CUDA_DONE_SIGNAL_CUH
 #define XPAR_DETAIL_CUDA_DONE_SIGNAL_CUH
-
-#include "../xpar_kernel.h" /* xpar_kernel_done */
 
 namespace xpar_cuda {
 
