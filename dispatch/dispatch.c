@@ -77,6 +77,21 @@ static xpar_status add_kernel_operands(xpar_context *ctx, const xpar__kernel_cal
   return XPAR_OK;
 }
 
+/* A synchronous call's result outside every mapping, when it is device memory: an
+ * operand, as a nowait call's (the GPU tier writes it there and waits; the CPU tier
+ * copies it there).  Host and managed memory stay what the call writes directly. */
+static xpar_status add_sync_device_result(xpar_context *ctx, void *result, size_t bytes,
+                                          plan *p) {
+  if (p->host_result_map || ctx->offload == XPAR_OFFLOAD_DISABLED) return XPAR_OK;
+  xpar__operand w;
+  XPAR__FORWARD(xpar__classify(ctx, result, bytes, 0, &w));
+  if (w.loc != XPAR__LOC_DEVICE) return XPAR_OK;
+  p->result.where = w;
+  p->result.role = ROLE_WRITE;
+  p->has_result_operand = 1;
+  return XPAR_OK;
+}
+
 static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   const size_t bytes = c->bytes;
   p->count = 0;
@@ -105,6 +120,8 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
                                    &p->result.where));
       p->result.role = ROLE_WRITE;
       p->has_result_operand = 1;
+    } else if (c->kernel->kind == XPAR__KERNEL_REDUCE) {
+      XPAR__FORWARD(add_sync_device_result(ctx, c->kernel->result, c->kernel->op->acc_size, p));
     }
     return XPAR_OK;
   }
@@ -118,6 +135,8 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
                                  &p->result.where));
     p->result.role = ROLE_WRITE;
     p->has_result_operand = 1;
+  } else if (c->result) {
+    XPAR__FORWARD(add_sync_device_result(ctx, c->result, xpar__dtype_size(c->result_dtype), p));
   }
   return XPAR_OK;
 }
@@ -605,6 +624,25 @@ static int fast_host_operand(xpar_context *ctx, const void *p, unsigned bit,
   return 1;
 }
 
+/* A synchronous call's result on the host fast path: 1 when the CPU may write it (a
+ * cached page; else asked: pageable, then cached; pinned or managed, with *asked set,
+ * since such an answer cannot be kept and a repeat would not ask again), 0 when it is
+ * device memory or the driver could not say: the general path takes the call. */
+static int fast_host_result(xpar_context *ctx, const void *p, int *asked) {
+  if (xpar__page_cache_lookup(&ctx->page_cache, p)) return 1;
+  xpar__ptr_kind kind;
+  if (xpar__gpu_backend()->pointer_kind(p, &kind) != XPAR_OK) {
+    xpar__clear_error();
+    return 0;
+  }
+  if (kind == XPAR__PTR_HOST_PAGEABLE) {
+    xpar__page_cache_store(&ctx->page_cache, p);
+    return 1;
+  }
+  *asked = 1;
+  return kind != XPAR__PTR_DEVICE;
+}
+
 /* The facts of a call on a context with mappings, as decide() would find
  * them in a plan: each array lies inside a mapping whose host copy is valid,
  * or clear of every mapping in host memory (fast_host_operand when gpu_asked,
@@ -766,6 +804,12 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
       f.pageable = 1;
     }
   }
+  /* The result (a reduce's, a dot's) must be memory the CPU tier may write: device
+   * memory takes the general path, which writes it there (build_plan). */
+  int result_asked = 0;
+  if (c->result && off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL) &&
+      !fast_host_result(ctx, c->result, &result_asked))
+    return 0;
   f.pinned = pinned != 0;
   /* The whole record, as the general path writes it: a repeat copies it. */
   xpar__decision_raw *d = &ctx->last;
@@ -783,7 +827,7 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
    * repeat's record then says what this call's says (a hint where the cache
    * answered).  One that stored a pageable answer (and moved the
    * generation) is remembered at its next call. */
-  if (page_generation == ctx->page_cache.generation)
+  if (page_generation == ctx->page_cache.generation && !result_asked)
     remember_repeat(ctx, c, maps, pinned, tier, &ex);
   *st = run_fast(ctx, c, tier, &ex, maps[2]);
   return 1;

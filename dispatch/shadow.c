@@ -311,8 +311,7 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   memset(&shadow_result, 0, sizeof shadow_result);
   if (has_array_out && bytes) st = read_operand(ctx, c->out, bytes, prim);
   if (st == XPAR_OK && has_result)
-    st = c->nowait ? read_operand(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes)
-                   : (memcpy(prim_result.bytes, c->result, xpar__dtype_size(rt)), XPAR_OK);
+    st = read_operand(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes);
   if (st != XPAR_OK) goto done;
 
   if (planted_index >= 0) { /* tests only: a wrong primary result */

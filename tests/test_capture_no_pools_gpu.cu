@@ -158,7 +158,8 @@ int main(void) {
   /* Each call once outside the capture: the context's scratch exists, so what the
    * capture refuses is the graph's own scratch, not a first set-up. */
   XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, x, scan_large, large));
-  XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, large, res));
+  XK(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, x, large, res));
+  XK(xpar_wait(ctx));
   XK(xpar_scan_op(ctx, &xk_sum_u32, XPAR_INCLUSIVE, xs, op_scan, small));
   CK(cudaMemset(scan_large, 0xAB, large * 4));
   CK(cudaMemset(res, 0xAB, 64));

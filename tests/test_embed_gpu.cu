@@ -12,7 +12,10 @@
  *  - the calling thread's driver context: the application's own context
  *    current, none current (a fresh thread), the primary one current;
  *  - synchronous calls that return on their kernel's done flag: every output
- *    element visible to another stream at once.
+ *    element visible to another stream at once;
+ *  - a synchronous reduce, wide sum, dot and operator reduce whose result is a
+ *    cudaMalloc'd scalar, on every tier, host and device inputs, repeated: the
+ *    result written there (and nothing beside it), never dereferenced on the host.
  * Every race here is made likely: the application's kernels first spin for
  * ~200 us, so work that is not ordered after them reads the old contents.
  * Exit 77 without a usable GPU (CTest: skipped).  Seed: XPAR_TEST_SEED.
@@ -34,6 +37,7 @@
 
 #include "common/gpu_app_checks.h"
 #include "kernels/test_kernels.h"
+#include "operators/operators.h"
 
 static int failures = 0;
 static unsigned long long seed;
@@ -897,6 +901,100 @@ static void test_done_signal(void) {
          failures == before ? "ok" : "FAILED", calls, median_us, failures - before);
 }
 
+/* Result slots in device memory: slot 1 of three is the result, 0 and 2 its guards. */
+static void device_result_check(const char *what, const unsigned char *slots, size_t size,
+                                const void *want) {
+  unsigned char got[3 * 16];
+  CK(cudaMemcpy(got, slots, 3 * size, cudaMemcpyDeviceToHost));
+  if (memcmp(got + size, want, size) != 0) FAIL("%s: the device result is wrong", what);
+  for (size_t i = 0; i < size; i++)
+    if (got[i] != 0xC5 || got[2 * size + i] != 0xC5) {
+      FAIL("%s: a byte beside the device result was written", what);
+      break;
+    }
+}
+
+static void test_device_results(void) {
+  const int before = failures;
+  static const xpar_backend backends[] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CPU,
+                                          XPAR_BACKEND_CPU_SERIAL, XPAR_BACKEND_CUDA,
+                                          XPAR_BACKEND_CUDA_SERIAL};
+  static const size_t sizes[] = {0, 100, 5000, (1u << 20) + 3};
+  const size_t nmax = sizes[3];
+  int32_t *hx = (int32_t *)malloc(nmax * 4), *dx = NULL;
+  if (!hx) {
+    fprintf(stderr, "out of host memory\n");
+    exit(2);
+  }
+  host_pattern(hx, nmax, (unsigned)seed + 11);
+  for (size_t i = 0; i < nmax; i++) hx[i] = hx[i] % 1000; /* no int32 sum overflows */
+  unsigned char *slots = NULL;
+  CK(cudaMalloc(&dx, nmax * 4));
+  CK(cudaMemcpy(dx, hx, nmax * 4, cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&slots, 3 * 16));
+  CK(cudaDeviceSynchronize());
+  for (xpar_backend b : backends) {
+    xpar_context *ctx;
+    XK(xpar_context_create(&ctx));
+    XK(xpar_context_set_backend(ctx, b));
+    for (size_t n : sizes) {
+      if (b == XPAR_BACKEND_CUDA_SERIAL && n > 5000) continue; /* one thread: slow */
+      int32_t sum = 0, mx = INT32_MIN;
+      int64_t wide = 0;
+      uint32_t dot = 0;
+      for (size_t i = 0; i < n; i++) {
+        sum += hx[i];
+        wide += hx[i];
+        dot += (uint32_t)hx[i] * (uint32_t)hx[i];
+        mx = hx[i] > mx ? hx[i] : mx;
+      }
+      for (int dev_in = 0; dev_in < 2; dev_in++)
+        for (int rep = 0; rep < 2; rep++) { /* the second call repeats the first */
+          const int32_t *in = dev_in ? dx : hx;
+          char what[160];
+          snprintf(what, sizeof what, "backend %d, n = %zu, %s input, call %d", (int)b, n,
+                   dev_in ? "device" : "host", rep);
+          char label[200];
+          CK(cudaMemset(slots, 0xC5, 3 * 16));
+          CK(cudaDeviceSynchronize());
+          snprintf(label, sizeof label, "%s: reduce sum", what);
+          XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, in, n, slots + 4));
+          device_result_check(label, slots, 4, &sum);
+          CK(cudaMemset(slots, 0xC5, 3 * 16));
+          CK(cudaDeviceSynchronize());
+          snprintf(label, sizeof label, "%s: reduce max", what);
+          XK(xpar_reduce(ctx, XPAR_INT32, XPAR_MAX, in, n, slots + 4));
+          device_result_check(label, slots, 4, &mx);
+          CK(cudaMemset(slots, 0xC5, 3 * 16));
+          CK(cudaDeviceSynchronize());
+          snprintf(label, sizeof label, "%s: wide sum", what);
+          XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, in, n, slots + 8));
+          device_result_check(label, slots, 8, &wide);
+          CK(cudaMemset(slots, 0xC5, 3 * 16));
+          CK(cudaDeviceSynchronize());
+          snprintf(label, sizeof label, "%s: dot", what);
+          XK(xpar_dot(ctx, XPAR_UINT32, in, in, n, slots + 4));
+          device_result_check(label, slots, 4, &dot);
+          CK(cudaMemset(slots, 0xC5, 3 * 16));
+          CK(cudaDeviceSynchronize());
+          snprintf(label, sizeof label, "%s: operator reduce", what);
+          XK(xpar_reduce_op(ctx, &xk_sum_u32, in, n, slots + 4));
+          device_result_check(label, slots, 4, &sum);
+          /* and a host result again, on the same context */
+          int32_t host_sum = 0x5A5A5A5A;
+          XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, in, n, &host_sum));
+          if (host_sum != sum) FAIL("%s: host result %d, expected %d", what, host_sum, sum);
+        }
+    }
+    xpar_context_destroy(ctx);
+  }
+  CK(cudaFree(dx));
+  CK(cudaFree(slots));
+  free(hx);
+  printf("device results: %s (%d failures)\n", failures == before ? "ok" : "FAILED",
+         failures - before);
+}
+
 int main(void) {
   const char *s = getenv("XPAR_TEST_SEED");
   seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
@@ -914,6 +1012,7 @@ int main(void) {
   test_release_memory();
   test_thread_contexts();
   test_done_signal();
+  test_device_results();
   printf("test_embed_gpu: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;
 }

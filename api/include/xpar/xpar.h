@@ -625,10 +625,15 @@ XPAR_API xpar_status xpar_device_query(xpar_device_info *out);
 /* ------------------------------------------------------------------------ */
 /* Operations (synchronous: results are complete when the call returns)      */
 /* ------------------------------------------------------------------------ */
+/*
+ * A scalar result (reduce, reduce_sum_wide, dot, xpar_reduce_op) is a host
+ * variable, or one in device memory (cudaMalloc), which the call writes on the
+ * device before it returns, whichever tier ran it.
+ */
 
 /**
- * Reduce n elements of dtype with SUM, MIN or MAX into *result (a host
- * scalar of dtype).  Min of nothing is the type's largest value (+infinity
+ * Reduce n elements of dtype with SUM, MIN or MAX into *result (a scalar
+ * of dtype, host or device memory).  Min of nothing is the type's largest value (+infinity
  * for floats), max of nothing the smallest (-infinity); sum of nothing is 0.
  * Min/max of floats ignore NaN only as fmin/fmax do not: a NaN input gives an
  * unspecified choice between NaN and a number, as in CUB.
@@ -689,7 +694,7 @@ XPAR_API xpar_status xpar_add(xpar_context *ctx, xpar_dtype dtype, const void *x
 XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *value,
                                void *out, size_t n);
 
-/** *result = sum of x[i] * y[i] (a host scalar of dtype). */
+/** *result = sum of x[i] * y[i] (a scalar of dtype, host or device memory). */
 XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x,
                               const void *y, size_t n, void *result);
 

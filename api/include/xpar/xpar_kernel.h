@@ -335,8 +335,9 @@ typedef struct xpar_operator {
 /**
  * *result = transform(in, 0) combine ... combine transform(in, n - 1), or the
  * identity for n = 0.  `in` holds n input elements anywhere xpar accepts
- * arrays; `result` is a host accumulator (xpar_reduce_op_nowait also takes
- * device-accessible ones), aligned to the accumulator.  Tiers, thresholds (per operator,
+ * arrays; `result` is an accumulator in host or device memory (written there
+ * before the call returns; xpar_reduce_op_nowait's in device-accessible memory),
+ * aligned to the accumulator.  Tiers, thresholds (per operator,
  * as for kernels: XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD and
  * xpar_context_set_operator_threshold), statuses and the decision record as
  * xpar_launch.
