@@ -219,9 +219,10 @@ static void run_case(void **state, case_t c) {
 /* The GPU's shapes (cuda tier only): launch-shape overrides -- odd blocks with a
  * partial last warp, grids smaller than the tile count (blocks draw tiles from
  * the counter), one block, one lane per warp -- sizes at the one-block paths'
- * edges (one row per thread up to 512 threads: 1,024 / 2,048 items; one tile of
- * up to 1,024 threads: 3,584 / 8,192 -- the tuned tile of the 8- and 4-byte
- * accumulators), also as a grid of one block of xpar's size, and a size
+ * edges (scan: one row per thread up to 512 threads, 1,024 / 2,048 items, one
+ * tile of up to 1,024 threads, 3,584 / 8,192 -- the tuned tile of the 8- and
+ * 4-byte accumulators; reduce: one row per thread up to 1,024 threads, 2,048 /
+ * 4,096 items), also as a grid of one block of xpar's size, and a size
  * large enough for a grid of more than 500 tiles (the look-back's sleeps), for a
  * 4-byte (packed status word), an 8-byte (128-bit word) and a 16-byte (flag + value slots)
  * accumulator; reduce, inclusive and exclusive scan, every element checked. */
@@ -231,8 +232,8 @@ static void t_shapes(void **state) {
   xpar_context *ctx = operator_context(st);
   static const unsigned shapes[][2] = {{0, 0}, {7, 33}, {3, 64}, {1, 1024},
                                       {2, 1}, {0, 97}, {1, 0}};
-  static const size_t sizes[] = {1000, 1024,  1025,  2048,    2049,   3584,
-                                 3585, 8192, 8193, 65537, 1048579, 5000011};
+  static const size_t sizes[] = {1000, 1024, 1025, 2048,  2049,    3584,   3585,
+                                 4096, 4097, 8192, 8193, 65537, 1048579, 5000011};
   for (size_t hi = 0; hi < sizeof shapes / sizeof shapes[0]; hi++) {
     xt_check_status("shapes", "set_launch_shape",
                     xpar_context_set_launch_shape(ctx, shapes[hi][0], shapes[hi][1]), XPAR_OK);

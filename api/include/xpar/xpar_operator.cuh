@@ -101,6 +101,9 @@ template <size_t ACC> struct Tuning {
   static constexpr int reduce_items = ACC <= 4 ? 32 : ACC <= 8 ? 16 : (ACC <= 16 ? 8 : 4);
   static constexpr unsigned block = 256;
   static constexpr unsigned reduce_max_blocks_per_sm = 8;
+  /* A reduce of at most reduce_small_block rows runs one row per thread in one block:
+   * every thread loads at once, where the tuned rows leave the whole call to one warp. */
+  static constexpr unsigned reduce_small_block = 1024;
   static constexpr int window = 1;
   static constexpr unsigned first_poll_delay_ns = 800;
   static constexpr unsigned poll_delay_ns = 400;
@@ -119,6 +122,7 @@ template <class Ops> struct Shapes {
   /* One row per thread (the generic kernel itself where its rows are already one). */
   using SmallScan = Shape<1, scan_v, 1024, 1>;
   using Reduce = Shape<Tn::reduce_items / reduce_v, reduce_v, Tn::block, 1>;
+  using SmallReduce = Shape<1, reduce_v, Tn::reduce_small_block, 1>;
 };
 
 /* Accumulator rows of V items from 16-byte aligned memory: one vector access
@@ -497,17 +501,27 @@ template <class Ops, class S, bool ALIGNED> cudaError_t resident_blocks(unsigned
 template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
   using Acc = typename Ops::acc_type;
   using S = typename Shapes<Ops>::Reduce;
+  using Small = typename Shapes<Ops>::SmallReduce;
   using Tn = Tuning<sizeof(Acc)>;
   const bool aligned = S::v > 1 && aligned16(c->in);
+  /* Small n with no override: one block of one row per thread, no more warps than the
+   * rows fill (the built-in one-block reduce's shape). */
+  const bool small = !c->serial && !c->grid && !c->block &&
+                     c->n <= (size_t)Tn::reduce_small_block * Small::items;
   void (*kernel)(ReduceArgs<Ops>) =
-      aligned ? reduce_kernel<Ops, S, true> : reduce_kernel<Ops, S, false>;
-  const size_t batch = (size_t)32 * S::items;
+      small ? (aligned ? reduce_kernel<Ops, Small, true> : reduce_kernel<Ops, Small, false>)
+            : (aligned ? reduce_kernel<Ops, S, true> : reduce_kernel<Ops, S, false>);
+  const size_t batch = (size_t)32 * (small ? Small::items : S::items);
   unsigned grid = 1, block = 1;
-  if (!c->serial) {
+  if (small) {
+    const size_t warps = ((c->n + Small::items - 1) / Small::items + 31) / 32;
+    block = warps ? (unsigned)(warps * 32) : 32u;
+  } else if (!c->serial) {
     block = c->block ? c->block : Tn::block;
     /* At least one batch per warp; at most the override, else the resident blocks. */
     const unsigned warps = (block + 31) / 32;
-    const size_t work = c->n / batch / warps + 1;
+    const size_t per_block = batch * warps;
+    const size_t work = c->n / per_block + (c->n % per_block != 0) + (c->n == 0);
     if (c->grid) {
       grid = (unsigned)(c->grid < work ? c->grid : work);
     } else {
