@@ -591,6 +591,23 @@ static inline int repeats_earlier(const xpar__call *c, int i) {
   return (i >= 1 && call_array(c, i) == c->x) || (i == 2 && c->out == c->y);
 }
 
+/* A pointer's kind on the host fast path: a page in the cache is pageable host memory
+ * (FAST_KIND_CACHED); any other pointer is asked of the driver (FAST_KIND_ASKED), and a
+ * pageable answer cached; FAST_KIND_UNKNOWN when the driver could not say. */
+enum { FAST_KIND_UNKNOWN, FAST_KIND_CACHED, FAST_KIND_ASKED };
+static inline int fast_pointer_kind(xpar_context *ctx, const void *p, xpar__ptr_kind *kind) {
+  if (xpar__page_cache_lookup(&ctx->page_cache, p)) {
+    *kind = XPAR__PTR_HOST_PAGEABLE;
+    return FAST_KIND_CACHED;
+  }
+  if (xpar__gpu_backend()->pointer_kind(p, kind) != XPAR_OK) {
+    xpar__clear_error();
+    return FAST_KIND_UNKNOWN;
+  }
+  if (*kind == XPAR__PTR_HOST_PAGEABLE) xpar__page_cache_store(&ctx->page_cache, p);
+  return FAST_KIND_ASKED;
+}
+
 /* The host kind of one operand of the host fast path: 1 when p is host
  * memory (`bit`, p's array, added to *pinned when it is pinned), 0 when the
  * general path must take the call.  A page in the
@@ -604,19 +621,12 @@ static inline int repeats_earlier(const xpar__call *c, int i) {
  * separate allocations ~23 ns per call more: bench/NOTES.md, session 14.) */
 static int fast_host_operand(xpar_context *ctx, const void *p, unsigned bit,
                              xpar__policy_facts *f, unsigned *pinned) {
-  if (xpar__page_cache_lookup(&ctx->page_cache, p)) {
-    f->pageable = 1;
-    f->host_kind_exact = 0; /* a hint: see page_cache.h */
-    return 1;
-  }
   xpar__ptr_kind kind;
-  if (xpar__gpu_backend()->pointer_kind(p, &kind) != XPAR_OK) {
-    xpar__clear_error();
-    return 0;
-  }
+  const int how = fast_pointer_kind(ctx, p, &kind);
+  if (how == FAST_KIND_UNKNOWN) return 0;
   if (kind == XPAR__PTR_HOST_PAGEABLE) {
-    xpar__page_cache_store(&ctx->page_cache, p);
     f->pageable = 1;
+    if (how == FAST_KIND_CACHED) f->host_kind_exact = 0; /* a hint: see page_cache.h */
     return 1;
   }
   if (kind != XPAR__PTR_HOST_PINNED) return 0;
@@ -629,16 +639,9 @@ static int fast_host_operand(xpar_context *ctx, const void *p, unsigned bit,
  * since such an answer cannot be kept and a repeat would not ask again), 0 when it is
  * device memory or the driver could not say: the general path takes the call. */
 static int fast_host_result(xpar_context *ctx, const void *p, int *asked) {
-  if (xpar__page_cache_lookup(&ctx->page_cache, p)) return 1;
   xpar__ptr_kind kind;
-  if (xpar__gpu_backend()->pointer_kind(p, &kind) != XPAR_OK) {
-    xpar__clear_error();
-    return 0;
-  }
-  if (kind == XPAR__PTR_HOST_PAGEABLE) {
-    xpar__page_cache_store(&ctx->page_cache, p);
-    return 1;
-  }
+  if (fast_pointer_kind(ctx, p, &kind) == FAST_KIND_UNKNOWN) return 0;
+  if (kind == XPAR__PTR_HOST_PAGEABLE) return 1;
   *asked = 1;
   return kind != XPAR__PTR_DEVICE;
 }

@@ -29,7 +29,6 @@
 #include <xpar/xpar_kernel.h>
 
 #include "backend_cuda/cuda_state.cuh"
-#include "common/gpu_app_checks.h"
 #include "operators/operators.h"
 
 /* dispatch/state.h (C11 atomics: not for a C++ file): the context's GPU state. */
@@ -37,50 +36,12 @@ extern "C" xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_stat
 
 static int failures = 0;
 
-static unsigned long long rng_state;
-static uint32_t next_u32(void) {
-  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-  return (uint32_t)(rng_state >> 33);
-}
+#include "common/gpu_capture_checks.h"
 
-static std::vector<int32_t> random_i32(size_t n) {
-  std::vector<int32_t> v(n);
-  for (auto &e : v) e = (int32_t)(next_u32() % 2001u) - 1000;
-  return v;
-}
-
-/* Device copies that have landed when these return (pageable copies may not have:
- * test_graph_capture_gpu.cu, to_device). */
-static int32_t *device_copy(const std::vector<int32_t> &h) {
-  int32_t *d = NULL;
-  CK(cudaMalloc(&d, h.size() * sizeof(int32_t) + 1));
-  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
-  CK(cudaDeviceSynchronize());
-  return d;
-}
-static void *device_poisoned(size_t bytes) {
-  void *d = NULL;
-  CK(cudaMalloc(&d, bytes + 1));
-  CK(cudaMemset(d, 0xAB, bytes));
-  CK(cudaDeviceSynchronize());
-  return d;
-}
-static std::vector<unsigned char> host_bytes(const void *d, size_t bytes) {
-  std::vector<unsigned char> h(bytes);
-  CK(cudaMemcpy(h.data(), d, bytes, cudaMemcpyDeviceToHost));
-  return h;
-}
 static size_t written_bytes(const void *d, size_t bytes) {
   size_t w = 0;
-  for (unsigned char b : host_bytes(d, bytes)) w += b != 0xAB;
+  for (unsigned char b : to_host(static_cast<const unsigned char *>(d), bytes)) w += b != 0xAB;
   return w;
-}
-
-static void still_capturing(cudaStream_t s, const char *after) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  CK(cudaStreamIsCapturing(s, &status));
-  if (status != cudaStreamCaptureStatusActive)
-    FAIL("after %s: capture status %d, expected active", after, (int)status);
 }
 
 static void expect_refused(xpar_status st, cudaStream_t s, const char *what) {
@@ -88,7 +49,7 @@ static void expect_refused(xpar_status st, cudaStream_t s, const char *what) {
     FAIL("%s during the capture: %s, expected ERR_NOT_SUPPORTED", what, xpar_status_name(st));
   else if (!strstr(xpar_last_error_detail(), "capturing") ||
            !strstr(xpar_last_error_detail(), "stream-ordered allocator"))
-    FAIL("%s: the detail names neither the capture nor the allocator: \"%s\"", what,
+    FAIL("%s: the detail does not name the capture and the allocator: \"%s\"", what,
          xpar_last_error_detail());
   still_capturing(s, what);
 }
@@ -98,22 +59,6 @@ static std::vector<int32_t> inclusive_sum(const std::vector<int32_t> &v) {
   uint32_t acc = 0;
   for (size_t i = 0; i < v.size(); i++) w[i] = (int32_t)(acc += (uint32_t)v[i]);
   return w;
-}
-
-static void check_equal(const char *what, const std::vector<int32_t> &got,
-                        const std::vector<int32_t> &want) {
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < want.size(); i++)
-    if (got[i] != want[i] && bad++ == 0) first = i;
-  if (bad)
-    FAIL("%s: %zu of %zu elements wrong, first at [%zu]: %d, expected %d", what, bad, want.size(),
-         first, got[first], want[first]);
-}
-
-static std::vector<int32_t> to_host(const int32_t *d, size_t n) {
-  std::vector<int32_t> h(n);
-  CK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
-  return h;
 }
 
 /* A crash names where it happened (the test reaches the library's internals). */
@@ -149,11 +94,10 @@ int main(void) {
 
   std::vector<int32_t> hs = random_i32(small), hx = random_i32(large), hy = random_i32(large);
   int32_t *xs = device_copy(hs), *x = device_copy(hx), *y = device_copy(hy);
-  int32_t *scan_small = (int32_t *)device_poisoned(small * 4);
-  int32_t *scan_large = (int32_t *)device_poisoned(large * 4);
-  int32_t *sum_xy = (int32_t *)device_poisoned(large * 4);
-  uint32_t *op_scan = (uint32_t *)device_poisoned(small * 4);
-  unsigned char *res = (unsigned char *)device_poisoned(64); /* reduce, dot, operator reduce */
+  int32_t *scan_small = device_poisoned<int32_t>(small), *scan_large = device_poisoned<int32_t>(large);
+  int32_t *sum_xy = device_poisoned<int32_t>(large);
+  uint32_t *op_scan = device_poisoned<uint32_t>(small);
+  unsigned char *res = device_poisoned<unsigned char>(64); /* reduce, dot, operator reduce */
 
   /* Each call once outside the capture: the context's scratch exists, so what the
    * capture refuses is the graph's own scratch, not a first set-up. */
@@ -202,10 +146,7 @@ int main(void) {
   for (int replay = 0; replay < 3; replay++) {
     if (replay > 0) {
       hs = random_i32(small), hx = random_i32(large), hy = random_i32(large);
-      CK(cudaMemcpy(xs, hs.data(), small * 4, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(x, hx.data(), large * 4, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(y, hy.data(), large * 4, cudaMemcpyHostToDevice));
-      CK(cudaDeviceSynchronize());
+      upload(xs, hs), upload(x, hx), upload(y, hy);
     }
     CK(cudaGraphLaunch(exec, s));
     CK(cudaStreamSynchronize(s));

@@ -47,63 +47,7 @@
 
 static int failures = 0;
 
-static unsigned long long rng_state;
-static uint32_t next_u32(void) {
-  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-  return (uint32_t)(rng_state >> 33);
-}
-
-static std::vector<int32_t> random_i32(size_t n) {
-  std::vector<int32_t> v(n);
-  for (auto &e : v) e = (int32_t)(next_u32() % 2001u) - 1000;
-  return v;
-}
-
-template <class T> static std::vector<T> to_host(const T *d, size_t n) {
-  std::vector<T> h(n);
-  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return h;
-}
-
-/* A host-to-device copy that has landed when it returns.  cudaMemcpy from pageable memory
- * returns once the data is staged, its DMA possibly still in flight on the legacy stream,
- * which the tests' non-blocking streams do not wait for: a graph launched right after read
- * the tail of an array from before the copy (session 22: a replay's operator scan wrong
- * from element 917,504 on).  Never called during a capture. */
-static void to_device(void *d, const void *h, size_t bytes) {
-  CK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
-  CK(cudaDeviceSynchronize());
-}
-
-template <class T> static T *device_copy(const std::vector<T> &h) {
-  T *d = NULL;
-  CK(cudaMalloc(&d, h.size() * sizeof(T) + 1));
-  to_device(d, h.data(), h.size() * sizeof(T));
-  return d;
-}
-
-template <class T> static void upload(T *d, const std::vector<T> &h) {
-  to_device(d, h.data(), h.size() * sizeof(T));
-}
-
-/* n elements of T, every byte 0xAB. */
-template <class T> static T *device_poisoned(size_t n) {
-  T *d = NULL;
-  CK(cudaMalloc(&d, n * sizeof(T) + 1));
-  CK(cudaMemset(d, 0xAB, n * sizeof(T)));
-  CK(cudaDeviceSynchronize()); /* a memset of device memory may return before it lands */
-  return d;
-}
-
-static void capture_status_is(cudaStream_t s, cudaStreamCaptureStatus want, const char *after) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  CK(cudaStreamIsCapturing(s, &status));
-  if (status != want)
-    FAIL("after %s: capture status %d, expected %d", after, (int)status, (int)want);
-}
-static void still_capturing(cudaStream_t s, const char *after) {
-  capture_status_is(s, cudaStreamCaptureStatusActive, after);
-}
+#include "common/gpu_capture_checks.h"
 
 /* A call that must be refused during the capture: XPAR_ERR_NOT_SUPPORTED, a detail
  * naming the capture, and the capture then in state `after` (active: refused before
@@ -126,16 +70,6 @@ static void end_invalidated(cudaStream_t s, const char *what) {
          cudaGetErrorName(e));
   if (graph) cudaGraphDestroy(graph);
   (void)cudaGetLastError();
-}
-
-static void check_equal(const char *what, const std::vector<int32_t> &got,
-                        const std::vector<int32_t> &want) {
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < want.size(); i++)
-    if (got[i] != want[i] && bad++ == 0) first = i;
-  if (bad)
-    FAIL("%s: %zu of %zu elements wrong, first [%zu] = %d, expected %d", what, bad, want.size(),
-         first, got[first], want[first]);
 }
 
 /* Byte-wise (for element types without a printable value); `same` compares two. */

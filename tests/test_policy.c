@@ -204,10 +204,12 @@ static xpar_status fake_staging_fn(struct xpar__cuda_state *st, int slot, size_t
   *out = fake_staging[slot];
   return XPAR_OK;
 }
+static void *fake_last_copy_dst; /* where the last copy went */
 static xpar_status fake_copy(struct xpar__cuda_state *st, void *dst, const void *src,
                              size_t bytes, xpar__copy_dir dir) {
   (void)st, (void)dir;
   memcpy(dst, src, bytes);
+  fake_last_copy_dst = dst;
   return XPAR_OK;
 }
 static xpar_status fake_wait(struct xpar__cuda_state *st) {
@@ -508,6 +510,57 @@ static void nowait_into_device_memory(void **state) {
   assert_int_equal(*res, pattern_sum(n));
   fake_release(dev);
   fake_release(res);
+  xpar_context_destroy(ctx);
+}
+
+/* A synchronous reduce or dot whose result is device memory, on host data small enough for
+ * the CPU: the CPU tier never writes it in place (the host fast path leaves the call to
+ * the general path, which copies a local result there), the call is never remembered as
+ * a repeat, and a host result on the same context takes the fast path again. */
+static void synchronous_result_in_device_memory(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 100;
+  int32_t host[100];
+  fill_pattern(host, n);
+  int32_t *res = fake_register(4, 0);
+  int64_t *wide = fake_register(8, 0);
+  for (int call = 0; call < 2; call++) {
+    const unsigned long fast = ctx->fast_path_calls, repeats = ctx->repeat_calls;
+    *res = -1;
+    fake_last_copy_dst = NULL;
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, res), XPAR_OK);
+    assert_true(last(ctx).tier == XPAR_TIER_CPU_SERIAL || last(ctx).tier == XPAR_TIER_CPU_OPENMP);
+    assert_ptr_equal(fake_last_copy_dst, res);
+    assert_int_equal(*res, pattern_sum(n));
+    *res = -1;
+    fake_last_copy_dst = NULL;
+    assert_int_equal(xpar_dot(ctx, XPAR_INT32, host, host, n, res), XPAR_OK);
+    assert_ptr_equal(fake_last_copy_dst, res);
+    int32_t dot = 0;
+    for (size_t i = 0; i < n; i++) dot += host[i] * host[i];
+    assert_int_equal(*res, dot);
+    *wide = -1;
+    fake_last_copy_dst = NULL;
+    assert_int_equal(xpar_reduce_sum_wide(ctx, XPAR_INT32, host, n, wide), XPAR_OK);
+    assert_ptr_equal(fake_last_copy_dst, wide);
+    assert_true(*wide == pattern_sum(n));
+    assert_true(ctx->fast_path_calls == fast && ctx->repeat_calls == repeats);
+  }
+  int32_t r = -1;
+  const unsigned long fast = ctx->fast_path_calls;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, &r), XPAR_OK);
+  assert_int_equal(r, pattern_sum(n));
+  assert_true(ctx->fast_path_calls == fast + 1);
+  /* forced onto the GPU: its reduce writes the device result */
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
+  *res = -1;
+  const int before = fake_ops;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, res), XPAR_OK);
+  expect(ctx, "forced GPU, device result", XPAR_TIER_CUDA, before, 1, NULL);
+  assert_int_equal(*res, pattern_sum(n));
+  fake_release(res);
+  fake_release(wide);
   xpar_context_destroy(ctx);
 }
 
@@ -1134,6 +1187,7 @@ int main(void) {
       cmocka_unit_test(forced_gpu_tiers),
       cmocka_unit_test(gpu_failure_falls_back_or_fails),
       cmocka_unit_test(nowait_into_device_memory),
+      cmocka_unit_test(synchronous_result_in_device_memory),
       cmocka_unit_test(kernels_through_the_policy),
       cmocka_unit_test(fast_path_matches_general_path),
       cmocka_unit_test(result_inside_a_mapping),
