@@ -79,13 +79,22 @@ static xpar_status add_kernel_operands(xpar_context *ctx, const xpar__kernel_cal
 
 /* A synchronous call's result outside every mapping, when it is device memory: an
  * operand, as a nowait call's (the GPU tier writes it there and waits; the CPU tier
- * copies it there).  Host and managed memory stay what the call writes directly. */
+ * copies it there), aligned to its type as a nowait call's must be (a kernel's misaligned
+ * store would leave the CUDA context unusable).  Host and managed memory stay what the
+ * call writes directly; so does a result the driver cannot classify (as before results
+ * were classified: a host-only call does not fail for it). */
 static xpar_status add_sync_device_result(xpar_context *ctx, void *result, size_t bytes,
-                                          plan *p) {
+                                          size_t align, plan *p) {
   if (p->host_result_map || ctx->offload == XPAR_OFFLOAD_DISABLED) return XPAR_OK;
   xpar__operand w;
-  XPAR__FORWARD(xpar__classify(ctx, result, bytes, 0, &w));
+  if (xpar__classify(ctx, result, bytes, 0, &w) != XPAR_OK) {
+    xpar__clear_error();
+    return XPAR_OK;
+  }
   if (w.loc != XPAR__LOC_DEVICE) return XPAR_OK;
+  XPAR__RETURN_IF((uintptr_t)result % align != 0, XPAR_ERR_INVALID_ARGUMENT,
+                  "result (%p) is device memory not aligned to its %zu-byte type", result,
+                  align);
   p->result.where = w;
   p->result.role = ROLE_WRITE;
   p->has_result_operand = 1;
@@ -121,7 +130,8 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
       p->result.role = ROLE_WRITE;
       p->has_result_operand = 1;
     } else if (c->kernel->kind == XPAR__KERNEL_REDUCE) {
-      XPAR__FORWARD(add_sync_device_result(ctx, c->kernel->result, c->kernel->op->acc_size, p));
+      XPAR__FORWARD(add_sync_device_result(ctx, c->kernel->result, c->kernel->op->acc_size,
+                                           c->kernel->op->acc_align, p));
     }
     return XPAR_OK;
   }
@@ -136,7 +146,8 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
     p->result.role = ROLE_WRITE;
     p->has_result_operand = 1;
   } else if (c->result) {
-    XPAR__FORWARD(add_sync_device_result(ctx, c->result, xpar__dtype_size(c->result_dtype), p));
+    const size_t rb = xpar__dtype_size(c->result_dtype);
+    XPAR__FORWARD(add_sync_device_result(ctx, c->result, rb, rb, p));
   }
   return XPAR_OK;
 }
@@ -635,14 +646,14 @@ static int fast_host_operand(xpar_context *ctx, const void *p, unsigned bit,
 }
 
 /* A synchronous call's result on the host fast path: 1 when the CPU may write it (a
- * cached page; else asked: pageable, then cached; pinned or managed, with *asked set,
- * since such an answer cannot be kept and a repeat would not ask again), 0 when it is
- * device memory or the driver could not say: the general path takes the call. */
-static int fast_host_result(xpar_context *ctx, const void *p, int *asked) {
+ * cached page; else asked: pageable, then cached; pinned, with *pinned set, asked again
+ * by a repeat as pinned arrays are; managed, with *managed set, never repeated), 0 when
+ * it is device memory or the driver could not say: the general path takes the call. */
+static int fast_host_result(xpar_context *ctx, const void *p, int *pinned, int *managed) {
   xpar__ptr_kind kind;
   if (fast_pointer_kind(ctx, p, &kind) == FAST_KIND_UNKNOWN) return 0;
-  if (kind == XPAR__PTR_HOST_PAGEABLE) return 1;
-  *asked = 1;
+  *pinned = kind == XPAR__PTR_HOST_PINNED;
+  *managed = kind == XPAR__PTR_MANAGED;
   return kind != XPAR__PTR_DEVICE;
 }
 
@@ -696,13 +707,14 @@ static int fast_mapped_facts(xpar_context *ctx, const xpar__call *c, int gpu_ask
 
 /* ---- repeats: the same call again ------------------------------------------ */
 
-/* Whether each array of `mask` (bit i: array i) is still pinned host memory:
- * asked of the driver, as every call with a pinned array asks. */
+/* Whether each array of `mask` (bit i: array i; bit 3: the result) is still pinned host
+ * memory: asked of the driver, as every call with a pinned array asks. */
 int xpar__still_pinned(const xpar__call *c, unsigned mask) {
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     if (!(mask >> i & 1)) continue;
     xpar__ptr_kind kind;
-    if (xpar__gpu_backend()->pointer_kind(call_array(c, i), &kind) != XPAR_OK) {
+    if (xpar__gpu_backend()->pointer_kind(i < 3 ? call_array(c, i) : c->result, &kind) !=
+        XPAR_OK) {
       xpar__clear_error();
       return 0;
     }
@@ -808,11 +820,20 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
     }
   }
   /* The result (a reduce's, a dot's) must be memory the CPU tier may write: device
-   * memory takes the general path, which writes it there (build_plan). */
-  int result_asked = 0;
-  if (c->result && off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL) &&
-      !fast_host_result(ctx, c->result, &result_asked))
-    return 0;
+   * memory takes the general path, which writes it there (build_plan), and so does a
+   * result inside a mapping (its state; fast_mapped_facts asks when n > 0, the arrays'
+   * checks above are skipped at n = 0).  A pinned result does not count as pinned data
+   * for the decision; a repeat asks it again (bit 3 of the repeat's mask). */
+  int result_pinned = 0, result_managed = 0;
+  if (c->result) {
+    xpar__mapping *m;
+    if (!c->n && ctx->n_maps &&
+        xpar__mapping_holding(ctx, c->result, xpar__dtype_size(c->result_dtype), &m) != 0)
+      return 0;
+    if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL) &&
+        !fast_host_result(ctx, c->result, &result_pinned, &result_managed))
+      return 0;
+  }
   f.pinned = pinned != 0;
   /* The whole record, as the general path writes it: a repeat copies it. */
   xpar__decision_raw *d = &ctx->last;
@@ -830,8 +851,8 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
    * repeat's record then says what this call's says (a hint where the cache
    * answered).  One that stored a pageable answer (and moved the
    * generation) is remembered at its next call. */
-  if (page_generation == ctx->page_cache.generation && !result_asked)
-    remember_repeat(ctx, c, maps, pinned, tier, &ex);
+  if (page_generation == ctx->page_cache.generation && !result_managed)
+    remember_repeat(ctx, c, maps, pinned | (result_pinned ? 8u : 0u), tier, &ex);
   *st = run_fast(ctx, c, tier, &ex, maps[2]);
   return 1;
 }

@@ -65,7 +65,7 @@ static inline xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *ca
 
 /* ---- repeats: the same call again (dispatch.c remembers them) ------------ */
 
-/** Whether each array of `mask` (bit i: x, y, out) is still pinned host
+/** Whether each array of `mask` (bit i: x, y, out; bit 3: the result) is still pinned host
  *  memory, asked of the driver. */
 int xpar__still_pinned(const xpar__call *c, unsigned mask);
 /** Run c as repeat r of its op: r's record and tier, no classifying or deciding. */

@@ -106,7 +106,7 @@ typedef struct xpar__repeat {
   int wide, has_init;
   size_t n;
   const void *x, *y, *out, *result;
-  unsigned pinned;        /* bit i: array i (x, y, out) is pinned memory */
+  unsigned pinned;        /* bit i: array i (x, y, out; 3: result) is pinned memory */
   int has_maps;           /* some array lies in a mapping:               */
   xpar__mapping *maps[3]; /* x's, y's and out's mapping (NULL: none)     */
   int map_valid[3];       /* and which of its copies were valid          */

@@ -949,7 +949,8 @@ static void test_device_results(void) {
         mx = hx[i] > mx ? hx[i] : mx;
       }
       for (int dev_in = 0; dev_in < 2; dev_in++)
-        for (int rep = 0; rep < 2; rep++) { /* the second call repeats the first */
+        for (int rep = 0; rep < 2; rep++) { /* each call a second time (never a repeat:
+                                                device results go the general path) */
           const int32_t *in = dev_in ? dx : hx;
           char what[160];
           snprintf(what, sizeof what, "backend %d, n = %zu, %s input, call %d", (int)b, n,

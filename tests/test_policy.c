@@ -552,6 +552,28 @@ static void synchronous_result_in_device_memory(void **state) {
   assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, &r), XPAR_OK);
   assert_int_equal(r, pattern_sum(n));
   assert_true(ctx->fast_path_calls == fast + 1);
+  /* a device result not aligned to its type: refused, nothing written */
+  unsigned char *raw = fake_register(16, 0);
+  memset(raw, 0x5A, 16);
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, raw + 2),
+                   XPAR_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(xpar_last_error_detail(), "not aligned"));
+  for (int i = 0; i < 16; i++) assert_int_equal(raw[i], 0x5A);
+  fake_release(raw);
+  /* a pinned result: the fast path, its repeats ask it again (one look-up each) */
+  int32_t *pinned = fake_register(4, 1);
+  for (int call = 0; call < 4; call++) {
+    const unsigned long repeats = ctx->repeat_calls;
+    const int queries = fake_kind_queries;
+    *pinned = -1;
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, pinned), XPAR_OK);
+    assert_int_equal(*pinned, pattern_sum(n));
+    if (call >= 2) {
+      assert_true(ctx->repeat_calls == repeats + 1);
+      assert_true(fake_kind_queries == queries + 1);
+    }
+  }
+  fake_release(pinned);
   /* forced onto the GPU: its reduce writes the device result */
   assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA), XPAR_OK);
   *res = -1;
@@ -1163,6 +1185,23 @@ static void result_inside_a_mapping(void **state) {
         free(a);
         xpar_context_destroy(ctx);
       }
+  /* n = 0, where the host fast path skips the arrays' mapping checks: the result (0) still
+   * lands in a current host copy, which the mapping then holds as the valid one. */
+  for (int st = ST_BOTH; st < ST_COUNT; st++) {
+    xpar_context *ctx = new_context();
+    int32_t a[4] = {5, 6, 7, 8};
+    fp_set_state(ctx, a, sizeof a, st);
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a, 0, &a[3]), XPAR_OK);
+    if (a[3] != 0) fail_msg("n = 0 into a mapped array (%s): result %d", st_names[st], a[3]);
+    if (fp_valid(ctx, a) != XPAR__VALID_HOST)
+      fail_msg("n = 0 into a mapped array (%s): the mapping is valid %d, not host only",
+               st_names[st], fp_valid(ctx, a));
+    assert_int_equal(xpar_unmap(ctx, a, XPAR_UNMAP_FROM), XPAR_OK);
+    if (a[0] != 5 || a[1] != 6 || a[2] != 7 || a[3] != 0)
+      fail_msg("n = 0 into a mapped array (%s): %d %d %d %d after unmapping", st_names[st], a[0],
+               a[1], a[2], a[3]);
+    xpar_context_destroy(ctx);
+  }
 }
 
 int main(void) {

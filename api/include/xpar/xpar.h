@@ -627,8 +627,10 @@ XPAR_API xpar_status xpar_device_query(xpar_device_info *out);
 /* ------------------------------------------------------------------------ */
 /*
  * A scalar result (reduce, reduce_sum_wide, dot, xpar_reduce_op) is a host
- * variable, or one in device memory (cudaMalloc), which the call writes on the
- * device before it returns, whichever tier ran it.
+ * variable, or one in device memory (cudaMalloc, aligned to its type: else
+ * XPAR_ERR_INVALID_ARGUMENT, nothing written), which the call writes on the
+ * device before it returns, whichever tier ran it.  With offload disabled
+ * (XPAR_OFFLOAD_DISABLED) every pointer is taken for host memory, results too.
  */
 
 /**
