@@ -77,24 +77,29 @@ static xpar_status add_kernel_operands(xpar_context *ctx, const xpar__kernel_cal
   return XPAR_OK;
 }
 
-/* A synchronous call's result outside every mapping, when it is device memory: an
- * operand, as a nowait call's (the GPU tier writes it there and waits; the CPU tier
+/* A reduce's or dot's scalar result as the call's operand.  A nowait call's always
+ * (wherever the device can write it).  A synchronous call's only when it lies outside
+ * every mapping in device memory (the GPU tier writes it there and waits; the CPU tier
  * copies it there), aligned to its type as a nowait call's must be (a kernel's misaligned
- * store would leave the CUDA context unusable).  Host and managed memory stay what the
- * call writes directly; so does a result the driver cannot classify (as before results
- * were classified: a host-only call does not fail for it). */
-static xpar_status add_sync_device_result(xpar_context *ctx, void *result, size_t bytes,
-                                          size_t align, plan *p) {
-  if (p->host_result_map || ctx->offload == XPAR_OFFLOAD_DISABLED) return XPAR_OK;
+ * store would leave the CUDA context unusable); host and managed memory stay what the
+ * call writes directly, and so does a result the driver cannot classify (as before
+ * results were classified: a host-only call does not fail for it). */
+static xpar_status add_result(xpar_context *ctx, const xpar__call *c, plan *p, void *result,
+                              size_t bytes, size_t align) {
   xpar__operand w;
-  if (xpar__classify(ctx, result, bytes, 0, &w) != XPAR_OK) {
-    xpar__clear_error();
-    return XPAR_OK;
+  if (c->nowait) {
+    XPAR__FORWARD(xpar__classify(ctx, result, bytes, p->exact, &w));
+  } else {
+    if (p->host_result_map || ctx->offload == XPAR_OFFLOAD_DISABLED) return XPAR_OK;
+    if (xpar__classify(ctx, result, bytes, 0, &w) != XPAR_OK) {
+      xpar__clear_error();
+      return XPAR_OK;
+    }
+    if (w.loc != XPAR__LOC_DEVICE) return XPAR_OK;
+    XPAR__RETURN_IF((uintptr_t)result % align != 0, XPAR_ERR_INVALID_ARGUMENT,
+                    "result (%p) is device memory not aligned to its %zu-byte type", result,
+                    align);
   }
-  if (w.loc != XPAR__LOC_DEVICE) return XPAR_OK;
-  XPAR__RETURN_IF((uintptr_t)result % align != 0, XPAR_ERR_INVALID_ARGUMENT,
-                  "result (%p) is device memory not aligned to its %zu-byte type", result,
-                  align);
   p->result.where = w;
   p->result.role = ROLE_WRITE;
   p->has_result_operand = 1;
@@ -123,16 +128,10 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
              c->n >= host_gpu_threshold(ctx, c);
   if (c->kernel) {
     XPAR__FORWARD(add_kernel_operands(ctx, c->kernel, p));
-    /* An operator's nowait reduce: its accumulator result is an operand too. */
-    if (c->kernel->kind == XPAR__KERNEL_REDUCE && c->nowait) {
-      XPAR__FORWARD(xpar__classify(ctx, c->kernel->result, c->kernel->op->acc_size, p->exact,
-                                   &p->result.where));
-      p->result.role = ROLE_WRITE;
-      p->has_result_operand = 1;
-    } else if (c->kernel->kind == XPAR__KERNEL_REDUCE) {
-      XPAR__FORWARD(add_sync_device_result(ctx, c->kernel->result, c->kernel->op->acc_size,
-                                           c->kernel->op->acc_align, p));
-    }
+    /* An operator's reduce: its accumulator result. */
+    if (c->kernel->kind == XPAR__KERNEL_REDUCE)
+      XPAR__FORWARD(add_result(ctx, c, p, c->kernel->result, c->kernel->op->acc_size,
+                               c->kernel->op->acc_align));
     return XPAR_OK;
   }
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
@@ -140,14 +139,9 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   if (c->out)
     XPAR__FORWARD(add_operand(ctx, p, c->out, bytes,
                               c->op == XPAR_OP_AXPY ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
-  if (c->result && c->nowait) {
-    XPAR__FORWARD(xpar__classify(ctx, c->result, xpar__dtype_size(c->result_dtype), p->exact,
-                                 &p->result.where));
-    p->result.role = ROLE_WRITE;
-    p->has_result_operand = 1;
-  } else if (c->result) {
+  if (c->result) {
     const size_t rb = xpar__dtype_size(c->result_dtype);
-    XPAR__FORWARD(add_sync_device_result(ctx, c->result, rb, rb, p));
+    XPAR__FORWARD(add_result(ctx, c, p, c->result, rb, rb));
   }
   return XPAR_OK;
 }

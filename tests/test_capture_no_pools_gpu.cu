@@ -74,16 +74,7 @@ int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0); /* progress lines survive a crash */
   signal(SIGSEGV, on_crash);
   signal(SIGBUS, on_crash);
-  const char *s_env = getenv("XPAR_TEST_SEED");
-  const unsigned long long seed = s_env ? strtoull(s_env, NULL, 0) : (unsigned long long)time(NULL);
-  rng_state = seed;
-  printf("test_capture_no_pools_gpu: seed %llu\n", seed);
-  xpar_device_info info;
-  XK(xpar_device_query(&info));
-  if (!info.usable) {
-    printf("skipped: no usable GPU (%s)\n", info.reason);
-    return 77;
-  }
+  if (!seeded_with_gpu("test_capture_no_pools_gpu")) return 77;
   const size_t small = 1000, large = ((size_t)1 << 20) + 3; /* one block; many tiles */
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

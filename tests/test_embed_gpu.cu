@@ -955,32 +955,25 @@ static void test_device_results(void) {
           char what[160];
           snprintf(what, sizeof what, "backend %d, n = %zu, %s input, call %d", (int)b, n,
                    dev_in ? "device" : "host", rep);
-          char label[200];
-          CK(cudaMemset(slots, 0xC5, 3 * 16));
-          CK(cudaDeviceSynchronize());
-          snprintf(label, sizeof label, "%s: reduce sum", what);
-          XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, in, n, slots + 4));
-          device_result_check(label, slots, 4, &sum);
-          CK(cudaMemset(slots, 0xC5, 3 * 16));
-          CK(cudaDeviceSynchronize());
-          snprintf(label, sizeof label, "%s: reduce max", what);
-          XK(xpar_reduce(ctx, XPAR_INT32, XPAR_MAX, in, n, slots + 4));
-          device_result_check(label, slots, 4, &mx);
-          CK(cudaMemset(slots, 0xC5, 3 * 16));
-          CK(cudaDeviceSynchronize());
-          snprintf(label, sizeof label, "%s: wide sum", what);
-          XK(xpar_reduce_sum_wide(ctx, XPAR_INT32, in, n, slots + 8));
-          device_result_check(label, slots, 8, &wide);
-          CK(cudaMemset(slots, 0xC5, 3 * 16));
-          CK(cudaDeviceSynchronize());
-          snprintf(label, sizeof label, "%s: dot", what);
-          XK(xpar_dot(ctx, XPAR_UINT32, in, in, n, slots + 4));
-          device_result_check(label, slots, 4, &dot);
-          CK(cudaMemset(slots, 0xC5, 3 * 16));
-          CK(cudaDeviceSynchronize());
-          snprintf(label, sizeof label, "%s: operator reduce", what);
-          XK(xpar_reduce_op(ctx, &xk_sum_u32, in, n, slots + 4));
-          device_result_check(label, slots, 4, &sum);
+          /* one call into slot 1 of `size` bytes, the slots poisoned first */
+          auto into_slot = [&](const char *op, size_t size, const void *want, auto call) {
+            CK(cudaMemset(slots, 0xC5, 3 * 16));
+            CK(cudaDeviceSynchronize());
+            XK(call(slots + size));
+            char label[200];
+            snprintf(label, sizeof label, "%s: %s", what, op);
+            device_result_check(label, slots, size, want);
+          };
+          into_slot("reduce sum", 4, &sum,
+                    [&](void *r) { return xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, in, n, r); });
+          into_slot("reduce max", 4, &mx,
+                    [&](void *r) { return xpar_reduce(ctx, XPAR_INT32, XPAR_MAX, in, n, r); });
+          into_slot("wide sum", 8, &wide,
+                    [&](void *r) { return xpar_reduce_sum_wide(ctx, XPAR_INT32, in, n, r); });
+          into_slot("dot", 4, &dot,
+                    [&](void *r) { return xpar_dot(ctx, XPAR_UINT32, in, in, n, r); });
+          into_slot("operator reduce", 4, &sum,
+                    [&](void *r) { return xpar_reduce_op(ctx, &xk_sum_u32, in, n, r); });
           /* and a host result again, on the same context */
           int32_t host_sum = 0x5A5A5A5A;
           XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, in, n, &host_sum));

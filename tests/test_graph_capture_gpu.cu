@@ -615,16 +615,7 @@ static void queued_before_capture(void) {
 }
 
 int main(void) {
-  const char *s = getenv("XPAR_TEST_SEED");
-  const unsigned long long seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
-  rng_state = seed;
-  printf("test_graph_capture_gpu: seed %llu\n", seed);
-  xpar_device_info info;
-  XK(xpar_device_query(&info));
-  if (!info.usable) {
-    printf("skipped: no usable GPU (%s)\n", info.reason);
-    return 77;
-  }
+  if (!seeded_with_gpu("test_graph_capture_gpu")) return 77;
   {
     /* What the capture check costs a GPU call (each refusable step asks once); printed
      * for the notes, not judged. */

@@ -9,6 +9,9 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <vector>
 
 #include "gpu_app_checks.h"
@@ -79,6 +82,19 @@ static void check_equal(const char *what, const std::vector<int32_t> &got,
   if (bad)
     FAIL("%s: %zu of %zu elements wrong, first [%zu] = %d, expected %d", what, bad, want.size(),
          first, got[first], want[first]);
+}
+
+/* The test's start: rng_state seeded from XPAR_TEST_SEED (else the time; printed under
+ * the test's name); false, with the reason printed, when no usable GPU is there (the test
+ * then exits 77: CTest's skip). */
+static bool seeded_with_gpu(const char *test) {
+  const char *s = getenv("XPAR_TEST_SEED");
+  rng_state = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
+  printf("%s: seed %llu\n", test, rng_state);
+  xpar_device_info info;
+  XK(xpar_device_query(&info));
+  if (!info.usable) printf("skipped: no usable GPU (%s)\n", info.reason);
+  return info.usable != 0;
 }
 
 #endif /* XPAR_TESTS_GPU_CAPTURE_CHECKS_H */

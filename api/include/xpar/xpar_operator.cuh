@@ -476,7 +476,14 @@ __global__ void __launch_bounds__(TUNED ? S::block : 1024, TUNED ? S::min_blocks
 
 /* ---- host side ------------------------------------------------------------------ */
 
-static inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+static inline size_t div_up(size_t v, size_t a) { return (v + a - 1) / a; }
+static inline size_t align_up(size_t v, size_t a) { return div_up(v, a) * a; }
+/* A one-block call's block: no more warps than rows of `items` fill n (one at n = 0),
+ * at most `limit` threads. */
+static inline unsigned one_block_threads(size_t n, size_t items, size_t limit) {
+  const size_t threads = div_up(div_up(n, items), 32) * 32;
+  return (unsigned)(threads == 0 ? 32 : threads < limit ? threads : limit);
+}
 static inline bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
 /* The scan's scratch starts with a 256-byte control block (the tile counter). */
 constexpr size_t kControlBytes = 256;
@@ -514,14 +521,13 @@ template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
   const size_t batch = (size_t)32 * (small ? Small::items : S::items);
   unsigned grid = 1, block = 1;
   if (small) {
-    const size_t warps = ((c->n + Small::items - 1) / Small::items + 31) / 32;
-    block = warps ? (unsigned)(warps * 32) : 32u;
+    block = one_block_threads(c->n, Small::items, Tn::reduce_small_block);
   } else if (!c->serial) {
     block = c->block ? c->block : Tn::block;
     /* At least one batch per warp; at most the override, else the resident blocks. */
     const unsigned warps = (block + 31) / 32;
     const size_t per_block = batch * warps;
-    const size_t work = c->n / per_block + (c->n % per_block != 0) + (c->n == 0);
+    const size_t work = c->n ? div_up(c->n, per_block) : 1;
     if (c->grid) {
       grid = (unsigned)(c->grid < work ? c->grid : work);
     } else {
@@ -575,8 +581,7 @@ template <class Ops> int scan(const xpar_operator_gpu_call *c) {
   const bool tuned_block = !c->serial && (c->block == 0 || c->block == S::block);
   unsigned block = c->serial ? 1 : (c->block ? c->block : S::block);
   size_t tile_items = (size_t)block * (tuned_block ? S::items : G::items);
-  size_t tiles = c->n / tile_items + (c->n % tile_items != 0);
-  if (tiles == 0) tiles = 1;
+  size_t tiles = c->n ? div_up(c->n, tile_items) : 1;
   unsigned grid = 1;
   if (!c->serial) grid = (unsigned)(c->grid && c->grid < tiles ? c->grid : tiles);
   const bool tuned = tuned_block && grid > 1;
@@ -585,17 +590,11 @@ template <class Ops> int scan(const xpar_operator_gpu_call *c) {
    * where 1024 threads hold it; no more warps than the items fill. */
   const bool one_block = grid == 1 && !c->serial && c->block == 0;
   const bool small = one_block && c->n <= (size_t)Tn::scan_small_block * Small::items;
-  if (one_block) {
+  if (one_block || (tuned_block && !tuned)) { /* one block: the small or generic tiles */
     const size_t items = small ? Small::items : G::items;
-    const size_t warps = ((c->n + items - 1) / items + 31) / 32;
-    const size_t limit = small ? Tn::scan_small_block : 1024;
-    block = warps == 0 ? 32u : (unsigned)(warps * 32 < limit ? warps * 32 : limit);
+    if (one_block) block = one_block_threads(c->n, items, small ? Tn::scan_small_block : 1024);
     tile_items = (size_t)block * items;
-    tiles = c->n / tile_items + (c->n % tile_items != 0);
-    if (tiles == 0) tiles = 1;
-  } else if (tuned_block && !tuned) { /* one block at the tuned block: generic tiles */
-    tile_items = (size_t)block * G::items;
-    tiles = c->n / tile_items + (c->n % tile_items != 0);
+    tiles = c->n ? div_up(c->n, tile_items) : 1;
   }
   const bool context_status = shared_status && grid > 1;
   const size_t need = kControlBytes + (context_status ? 0 : align_up(tiles * W::bytes, 256));
