@@ -1,5 +1,6 @@
-/* Public mapping functions (OpenMP "target data" for xpar): check the
- * arguments, then dispatch's residency module keeps the copies. */
+/* Public residency functions: the mappings (OpenMP "target data" for xpar),
+ * whose copies dispatch's residency module keeps, and the memory query that
+ * classifies a pointer as the context's calls do. */
 #include "api.h"
 
 static xpar_status map_entered(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind) {
@@ -31,6 +32,25 @@ static xpar_status device_ptr_entered(xpar_context *ctx, const void *host, void 
   return xpar__mapping_device_ptr(ctx, host, out);
 }
 
+static xpar_status memory_query_entered(xpar_context *ctx, const void *ptr, size_t bytes,
+                                       xpar_memory_kind *out) {
+  XPAR__RETURN_IF(!ptr || !out, XPAR_ERR_NULL_POINTER, "%s is NULL", ptr ? "out" : "ptr");
+  if (bytes == 0) bytes = 1;
+  XPAR__RETURN_IF((uintptr_t)ptr > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
+                  "ptr + bytes overflows the address space");
+  xpar__operand w;
+  /* exact: the driver is asked even for a page the cache holds as pageable */
+  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, 1, &w));
+  switch (w.loc) {
+    case XPAR__LOC_HOST_PINNED: *out = XPAR_MEMORY_PINNED; break;
+    case XPAR__LOC_MAPPED: *out = XPAR_MEMORY_MAPPED; break;
+    case XPAR__LOC_DEVICE: *out = XPAR_MEMORY_DEVICE; break;
+    case XPAR__LOC_MANAGED: *out = XPAR_MEMORY_MANAGED; break;
+    default: *out = XPAR_MEMORY_HOST; break;
+  }
+  return XPAR_OK;
+}
+
 XPAR_API xpar_status xpar_map(xpar_context *ctx, void *host, size_t bytes, xpar_map_kind kind) {
   XPAR__THROUGH_CONTEXT(ctx, map_entered(ctx, host, bytes, kind));
 }
@@ -42,4 +62,9 @@ XPAR_API xpar_status xpar_unmap(xpar_context *ctx, void *host, xpar_unmap_kind k
 }
 XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host, void **out) {
   XPAR__THROUGH_CONTEXT(ctx, device_ptr_entered(ctx, host, out));
+}
+/* A query changes no setting: the context's repeats stand (XPAR__OP_...). */
+XPAR_API xpar_status xpar_memory_query(xpar_context *ctx, const void *ptr, size_t bytes,
+                                       xpar_memory_kind *out) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, memory_query_entered(ctx, ptr, bytes, out));
 }

@@ -42,18 +42,32 @@ BENCH_NOIPA BENCH_NOVEC_FN static int32_t sum_scalar(const int32_t *x, size_t n)
 
 #define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
 
-enum { V_AUTO, V_SERIAL, V_VEC, V_SCALAR, V_COUNT };
-static const char *const v_names[V_COUNT] = {"xpar AUTO (xpar_reduce)", "xpar serial tier",
-                                             "inline loop, vectorized", "inline loop, scalar"};
+/* V_AUTO_FRESH alternates two arrays and two results, so that no call repeats
+ * the one before it (xpar.h: a repeat skips the checks, the classification and
+ * the decision): what a call costs that is not a repeat. */
+enum { V_AUTO, V_AUTO_FRESH, V_SERIAL, V_VEC, V_SCALAR, V_COUNT };
+static const char *const v_names[V_COUNT] = {"xpar AUTO (xpar_reduce)", "xpar AUTO, no repeats",
+                                             "xpar serial tier", "inline loop, vectorized",
+                                             "inline loop, scalar"};
 
 static volatile int32_t sink;
 
 /* One batch of `calls` calls of variant v; seconds per call, 0 on failure. */
 static double batch(int v, xpar_context *ctx_auto, xpar_context *ctx_serial, const int32_t *x,
-                    size_t n, int calls) {
-  int32_t r = 0;
+                    const int32_t *x2, size_t n, int calls) {
+  int32_t r = 0, r2 = 0;
   double t0 = bench_now_s();
   switch (v) {
+    case V_AUTO_FRESH:
+      for (int i = 0; i < calls; ++i) {
+        const int odd = i & 1;
+        if (xpar_reduce(ctx_auto, XPAR_INT32, XPAR_SUM, odd ? x2 : x, n, odd ? &r2 : &r) !=
+            XPAR_OK)
+          return 0;
+        BARRIER(x);
+      }
+      r ^= r2;
+      break;
     case V_AUTO:
     case V_SERIAL: {
       xpar_context *ctx = v == V_AUTO ? ctx_auto : ctx_serial;
@@ -111,10 +125,11 @@ int bench_cmd_overhead(int argc, char **argv) {
       return 2;
     }
   }
-  int32_t *x = malloc((size_t)n * sizeof *x);
+  int32_t *x = malloc((size_t)n * sizeof *x), *x2 = malloc((size_t)n * sizeof *x2);
   double *t = malloc((size_t)(V_COUNT * batches) * sizeof *t);
-  if (!x || !t) return 1;
+  if (!x || !x2 || !t) return 1;
   bench_fill_random(XPAR_INT32, x, (size_t)n, 42);
+  memcpy(x2, x, (size_t)n * sizeof *x);
   xpar_context *ctx_auto, *ctx_serial;
   if (xpar_context_create(&ctx_auto) != XPAR_OK || xpar_context_create(&ctx_serial) != XPAR_OK) {
     fprintf(stderr, "xpar-bench overhead: %s\n", xpar_last_error_detail());
@@ -134,10 +149,11 @@ int bench_cmd_overhead(int argc, char **argv) {
   xpar_decision d;
   xpar_last_decision(ctx_auto, &d);
 
-  for (int v = 0; v < V_COUNT; ++v) batch(v, ctx_auto, ctx_serial, x, (size_t)n, (int)calls);
+  for (int v = 0; v < V_COUNT; ++v)
+    batch(v, ctx_auto, ctx_serial, x, x2, (size_t)n, (int)calls);
   for (long b = 0; b < batches; ++b)
     for (int v = 0; v < V_COUNT; ++v) {
-      t[v * batches + b] = batch(v, ctx_auto, ctx_serial, x, (size_t)n, (int)calls);
+      t[v * batches + b] = batch(v, ctx_auto, ctx_serial, x, x2, (size_t)n, (int)calls);
       if (t[v * batches + b] == 0) {
         fprintf(stderr, "xpar-bench overhead: %s failed: %s\n", v_names[v],
                 xpar_last_error_detail());
@@ -166,6 +182,7 @@ int bench_cmd_overhead(int argc, char **argv) {
   xpar_context_destroy(ctx_auto);
   xpar_context_destroy(ctx_serial);
   free(x);
+  free(x2);
   free(t);
   return 0;
 }

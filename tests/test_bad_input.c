@@ -122,7 +122,10 @@ static void null_context(void **state) {
   REFUSED(E, NULL, xpar_update(NULL, g_out, XPAR_UPDATE_TO_DEVICE));
   REFUSED(E, NULL, xpar_unmap(NULL, g_out, XPAR_UNMAP_FROM));
   REFUSED(E, NULL, xpar_mapped_device_ptr(NULL, g_out, &dp));
+  xpar_memory_kind mk = XPAR_MEMORY_KIND_COUNT_;
+  REFUSED(E, NULL, xpar_memory_query(NULL, g_out, sizeof g_out, &mk));
   assert_true(b == XPAR_BACKEND_AUTO && o == XPAR_OFFLOAD_DEFAULT && th == 0 && dp == NULL);
+  assert_true(mk == XPAR_MEMORY_KIND_COUNT_);
   /* Destroying NULL is a no-op. */
   assert_int_equal(xpar_context_destroy(NULL), XPAR_OK);
 }
@@ -170,6 +173,12 @@ static void null_pointers(void **state) {
   REFUSED(E, c, xpar_context_get_threshold(c, XPAR_OP_DOT, D, XPAR_THRESHOLD_OPENMP, NULL));
   REFUSED(E, NULL, xpar_last_decision(c, NULL));
   REFUSED(E, NULL, xpar_device_query(NULL));
+  xpar_memory_kind mk = XPAR_MEMORY_KIND_COUNT_;
+  REFUSED(E, NULL, xpar_memory_query(c, NULL, 8, &mk));
+  assert_true(mk == XPAR_MEMORY_KIND_COUNT_);
+  REFUSED(E, NULL, xpar_memory_query(c, g_out, 8, NULL));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, NULL, xpar_memory_query(c, g_out, SIZE_MAX, &mk));
+  assert_true(mk == XPAR_MEMORY_KIND_COUNT_);
 
   /* n == 0: arrays may be NULL. */
   ACCEPTED(xpar_reduce(c, D, XPAR_SUM, NULL, 0, g_res));

@@ -404,6 +404,87 @@ static void mapping_errors(void **state) {
   free(all);
 }
 
+/* ---- xpar_memory_query: a pointer as the context's calls classify it -------------------- */
+#define KIND_IS(want, ctx, ptr, bytes)                                                          \
+  do {                                                                                          \
+    xpar_memory_kind k_ = XPAR_MEMORY_KIND_COUNT_;                                              \
+    STATUS(XPAR_OK, xpar_memory_query(ctx, ptr, bytes, &k_));                                   \
+    if (k_ != (want))                                                                           \
+      xt_failf("xpar_memory_query(" #ptr ", " #bytes ")", "kind %d, expected %d (" #want ")",  \
+               (int)k_, (int)(want));                                                           \
+  } while (0)
+
+/* Without a GPU (or with offload disabled) every pointer is host memory. */
+static void memory_query_host(void **state) {
+  (void)state;
+  int64_t stack[8];
+  int64_t *heap = malloc(1 << 20);
+  assert_non_null(heap);
+  xpar_context *ctx = NULL;
+  XT_OK(xpar_context_create(&ctx));
+  if (!xt_gpu_usable()) {
+    KIND_IS(XPAR_MEMORY_HOST, ctx, stack, sizeof stack);
+    KIND_IS(XPAR_MEMORY_HOST, ctx, heap, 1 << 20);
+  }
+  XT_OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED));
+  KIND_IS(XPAR_MEMORY_HOST, ctx, stack, 0);
+  KIND_IS(XPAR_MEMORY_HOST, ctx, heap + 1000, 8);
+  xpar_context_destroy(ctx);
+  free(heap);
+}
+
+static void memory_query_cuda(void **state) {
+  (void)state;
+  NEED_CUDART();
+#if defined(XT_HAVE_CUDART)
+  const char *label = "memory_query";
+  const size_t n = 1000;
+  int64_t *all = iota64(2 * n + 200, -100);
+  int64_t *h = all + 100;
+  void *pinned = NULL, *dev = NULL, *managed = NULL;
+  CUDA_OK(label, cudaMallocHost(&pinned, 4096));
+  CUDA_OK(label, cudaMalloc(&dev, 4096));
+  CUDA_OK(label, cudaMallocManaged(&managed, 4096, cudaMemAttachGlobal));
+  xpar_context *ctx = ctx_with(XPAR_BACKEND_AUTO);
+  KIND_IS(XPAR_MEMORY_HOST, ctx, h, n * sizeof *h);
+  KIND_IS(XPAR_MEMORY_PINNED, ctx, pinned, 4096);
+  KIND_IS(XPAR_MEMORY_PINNED, ctx, (char *)pinned + 100, 8);
+  KIND_IS(XPAR_MEMORY_DEVICE, ctx, dev, 4096);
+  KIND_IS(XPAR_MEMORY_DEVICE, ctx, (char *)dev + 4088, 0);
+  KIND_IS(XPAR_MEMORY_MANAGED, ctx, managed, 16);
+  /* a page the calls cached as pageable is asked again: registered, it is pinned */
+  int64_t r = 0;
+  XT_OK(xpar_reduce(ctx, XPAR_INT64, XPAR_SUM, h, n, &r));
+  CUDA_OK(label, cudaHostRegister(h, n * sizeof *h, cudaHostRegisterDefault));
+  KIND_IS(XPAR_MEMORY_PINNED, ctx, h, n * sizeof *h);
+  CUDA_OK(label, cudaHostUnregister(h));
+  KIND_IS(XPAR_MEMORY_HOST, ctx, h, n * sizeof *h);
+  /* inside a mapping, at its edges, across them */
+  XT_OK(xpar_map(ctx, h, n * sizeof *h, XPAR_MAP_TO));
+  KIND_IS(XPAR_MEMORY_MAPPED, ctx, h, n * sizeof *h);
+  KIND_IS(XPAR_MEMORY_MAPPED, ctx, h + n - 1, sizeof *h);
+  KIND_IS(XPAR_MEMORY_HOST, ctx, h + n, sizeof *h);
+  KIND_IS(XPAR_MEMORY_HOST, ctx, h - 1, sizeof *h);
+  xpar_memory_kind k = XPAR_MEMORY_KIND_COUNT_;
+  STATUS(XPAR_ERR_INVALID_ARGUMENT, xpar_memory_query(ctx, h + n - 1, 2 * sizeof *h, &k));
+  STATUS(XPAR_ERR_INVALID_ARGUMENT, xpar_memory_query(ctx, h - 1, 2 * sizeof *h, &k));
+  assert_true(k == XPAR_MEMORY_KIND_COUNT_);
+  /* another context does not see the mapping */
+  xpar_context *other = ctx_with(XPAR_BACKEND_AUTO);
+  KIND_IS(XPAR_MEMORY_HOST, other, h, n * sizeof *h);
+  xpar_context_destroy(other);
+  XT_OK(xpar_unmap(ctx, h, XPAR_UNMAP_RELEASE));
+  /* offload disabled: xpar asks nothing, and takes everything for host memory */
+  XT_OK(xpar_context_set_offload(ctx, XPAR_OFFLOAD_DISABLED));
+  KIND_IS(XPAR_MEMORY_HOST, ctx, dev, 8);
+  xpar_context_destroy(ctx);
+  cudaFreeHost(pinned);
+  cudaFree(dev);
+  cudaFree(managed);
+  free(all);
+#endif
+}
+
 #if defined(XT_HAVE_CUDART)
 /* ---- raw device and managed pointers on every backend ---------------------------------------- */
 static void raw_pointers_one(int managed, xpar_backend b) {
@@ -818,6 +899,7 @@ int main(int argc, char **argv) {
   xt_init("test_mapping", argc, argv);
   const struct CMUnitTest tests[] = {
       T("map_refused/cpu", map_refused),
+      T("memory_query/cpu", memory_query_host),
       T("threads_own_contexts/cpu", threads_own_contexts_cpu),
       T("threads_shared_context/cpu", threads_shared_context_cpu),
       T("map_to_then_ops/cuda", map_to_then_ops),
@@ -826,6 +908,7 @@ int main(int argc, char **argv) {
       T("mapped_subranges/cuda", mapped_subranges),
       T("residency_after_auto/cuda", residency_after_auto),
       T("mapping_errors/cuda", mapping_errors),
+      T("memory_query/cuda", memory_query_cuda),
       T("raw_device_ptr_backend_auto/cuda", raw_device_auto),
       T("raw_device_ptr_backend_cpu_serial/cuda", raw_device_cpu_serial),
       T("raw_device_ptr_backend_cpu/cuda", raw_device_cpu),

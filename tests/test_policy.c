@@ -178,8 +178,10 @@ static xpar_status fake_set_stream(struct xpar__cuda_state *st, void *stream) {
   return XPAR_OK;
 }
 static int fake_kind_queries; /* pointer_kind calls: what the driver was asked */
+static xpar_status fake_kind_status; /* XPAR_OK, or what the driver's answer is */
 static xpar_status fake_pointer_kind(const void *p, xpar__ptr_kind *out) {
   fake_kind_queries++;
+  if (fake_kind_status != XPAR_OK) return xpar__fail(fake_kind_status, "fake driver: query failed");
   const int i = fake_find_block(p);
   *out = i < 0 ? XPAR__PTR_HOST_PAGEABLE : blocks[i].pinned ? XPAR__PTR_HOST_PINNED : XPAR__PTR_DEVICE;
   return XPAR_OK;
@@ -583,6 +585,45 @@ static void synchronous_result_in_device_memory(void **state) {
   assert_int_equal(*res, pattern_sum(n));
   fake_release(res);
   fake_release(wide);
+  xpar_context_destroy(ctx);
+}
+
+/* xpar_memory_query asks the driver every time (never the page cache), and a
+ * query between two calls leaves the second a repeat. */
+static void memory_query_asks_the_driver(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 100;
+  int32_t host[100];
+  fill_pattern(host, n);
+  int32_t *dev = fake_register(64, 0), *pinned = fake_register(64, 1);
+  xpar_memory_kind k = XPAR_MEMORY_KIND_COUNT_;
+  const struct {
+    const void *p;
+    xpar_memory_kind want;
+  } cases[] = {{host, XPAR_MEMORY_HOST}, {dev, XPAR_MEMORY_DEVICE}, {dev + 15, XPAR_MEMORY_DEVICE},
+               {pinned, XPAR_MEMORY_PINNED}};
+  int32_t r = 0;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, &r), XPAR_OK);
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, &r), XPAR_OK);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int queries = fake_kind_queries;
+    assert_int_equal(xpar_memory_query(ctx, cases[i].p, 4, &k), XPAR_OK);
+    assert_int_equal(k, cases[i].want);
+    assert_int_equal(fake_kind_queries, queries + 1);
+  }
+  const unsigned long repeats = ctx->repeat_calls;
+  assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, &r), XPAR_OK);
+  assert_int_equal(r, pattern_sum(n));
+  assert_true(ctx->repeat_calls == repeats + 1);
+  /* a driver failure is the query's status, and the kind is not written */
+  k = XPAR_MEMORY_KIND_COUNT_;
+  fake_kind_status = XPAR_ERR_DEVICE;
+  assert_int_equal(xpar_memory_query(ctx, host, 4, &k), XPAR_ERR_DEVICE);
+  fake_kind_status = XPAR_OK;
+  assert_int_equal(k, XPAR_MEMORY_KIND_COUNT_);
+  fake_release(dev);
+  fake_release(pinned);
   xpar_context_destroy(ctx);
 }
 
@@ -1227,6 +1268,7 @@ int main(void) {
       cmocka_unit_test(gpu_failure_falls_back_or_fails),
       cmocka_unit_test(nowait_into_device_memory),
       cmocka_unit_test(synchronous_result_in_device_memory),
+      cmocka_unit_test(memory_query_asks_the_driver),
       cmocka_unit_test(kernels_through_the_policy),
       cmocka_unit_test(fast_path_matches_general_path),
       cmocka_unit_test(result_inside_a_mapping),

@@ -130,7 +130,10 @@ static const char *kind_name(unsigned kind) {
  * not use are 0, so records compare field by field.
  */
 typedef struct record {
-  int32_t status;  /* this rank's xpar_status before the exchange */
+  int16_t status;  /* this rank's xpar_status before the exchange (all fit) */
+  uint8_t writes_through_xpar; /* reduce, wide sum, dot: its result is device memory or
+                                  mapped, written by one more xpar call (write_result) */
+  uint8_t unused;
   uint8_t call;    /* call_kind */
   uint8_t dtype;   /* meaningful when status is XPAR_OK (a valid dtype fits) */
   uint8_t op;      /* xpar_reduction (reduce, scan) */
@@ -155,7 +158,7 @@ typedef struct exchange {
 /* Note why this rank failed locally (before the exchange), from the detail
  * already set: xpar's (local xpar call) or the component's (its own checks). */
 static void note_local_failure(exchange *x, xpar_status st, const char *what, const char *why) {
-  x->mine.status = (int32_t)st;
+  x->mine.status = (int16_t)st;
   snprintf(x->local_detail, sizeof x->local_detail, "%s%s%s", what, *what ? ": " : "", why);
 }
 
@@ -255,23 +258,54 @@ static scalar fold_ranks(const exchange *x, int count, xpar_dtype dtype, xpar_re
   return acc;
 }
 
-/* ---- reduce, wide sum, dot ------------------------------------------------------ */
-
 /*
- * The common path of the three allreduce-style calls: `local` has run (or
- * failed) into x->mine; exchange, then fold every partial in rank order in
- * `acc_dtype` with `op` and write *result.
+ * After the local work that follows the exchange (a scan's xpar_scan_init, a
+ * result written through xpar): every rank learns whether any failed.  MAXLOC
+ * over (size - rank if failed else 0, status) picks the lowest failing rank
+ * and carries its status; integer-only, so its order does not matter.
  */
-static xpar_status finish_allreduce(exchange *x, MPI_Comm comm, xpar_dtype acc_dtype,
-                                    xpar_reduction op, void *result) {
-  xpar_status st = exchange_run(x, comm);
-  if (st == XPAR_OK) {
-    scalar total = fold_ranks(x, x->size, acc_dtype, op);
-    memcpy(result, total.bytes, xpar_dtype_size(acc_dtype));
+static xpar_status agree_after(const exchange *x, MPI_Comm comm, xpar_status local,
+                               const char *local_detail) {
+  struct {
+    int failed_key, status;
+  } mine = {local != XPAR_OK ? x->size - x->rank : 0, (int)local}, worst;
+  xpar_status st = xpar__mpi_check(
+      MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm), "MPI_Allreduce");
+  if (st != XPAR_OK) return st;
+  if (worst.failed_key == 0) return XPAR_OK;
+  const int failed_rank = x->size - worst.failed_key;
+  if (x->mine.call != CALL_SCAN) {
+    if (local != XPAR_OK)
+      return xpar__mpi_fail(local, "%s: rank %d of %d failed: %s: writing the result, after the "
+                            "exchange: %s; the ranks whose writes succeeded hold the result",
+                            x->fn, x->rank, x->size, xpar_status_name(local), local_detail);
+    return xpar__mpi_fail((xpar_status)worst.status, "%s: rank %d of %d failed writing its "
+                          "result, after the exchange: %s (%s); this rank's result was written",
+                          x->fn, failed_rank, x->size,
+                          xpar_status_name((xpar_status)worst.status),
+                          xpar_status_string((xpar_status)worst.status));
   }
-  exchange_release(x);
-  return st;
+  /* A shadow mismatch is the one failure whose outputs were written (xpar.h:
+   * the primary tier's result). */
+  if (local != XPAR_OK)
+    return xpar__mpi_fail(local, "%s: rank %d of %d failed: %s: local xpar_scan_init, after the "
+                          "exchange: %s; this rank's output %s, ranks whose scans succeeded "
+                          "wrote theirs", x->fn, x->rank, x->size, xpar_status_name(local),
+                          local_detail,
+                          local == XPAR_ERR_SHADOW_MISMATCH
+                              ? "holds the primary tier's result"
+                              : "is as xpar left it on failure");
+  return xpar__mpi_fail((xpar_status)worst.status, "%s: rank %d of %d failed in its local scan, "
+                        "after the exchange: %s (%s); this rank's output was written, rank %d's "
+                        "%s", x->fn, failed_rank, x->size,
+                        xpar_status_name((xpar_status)worst.status),
+                        xpar_status_string((xpar_status)worst.status), failed_rank,
+                        worst.status == XPAR_ERR_SHADOW_MISMATCH
+                            ? "holds its primary tier's result"
+                            : "was not");
 }
+
+/* ---- reduce, wide sum, dot ------------------------------------------------------ */
 
 /* Record this rank's local outcome in x->mine (status; on failure the detail
  * the local xpar call left). */
@@ -279,12 +313,78 @@ static void take_local(exchange *x, xpar_status st, const char *local_call) {
   if (st != XPAR_OK) note_local_failure(x, st, local_call, xpar_last_error_detail());
 }
 
-/* A result pointer is checked here, before the local call, as xpar would:
- * the local call writes into the component's own scalar. */
-static int check_result(exchange *x, const void *result) {
-  if (result) return 1;
-  note_local_failure(x, XPAR_ERR_NULL_POINTER, "", "result is NULL");
-  return 0;
+/*
+ * A result pointer is checked here, before the local call (which writes into
+ * the component's own scalar), as xpar would check it, so that a bad one
+ * fails the call on every rank with nothing written: NULL; a range that
+ * straddles a mapping's edge; device memory not aligned to its type.  Whether
+ * write_result goes through xpar rides in the record.
+ */
+static int check_result(exchange *x, xpar_context *ctx, xpar_dtype acc_dtype,
+                        const void *result) {
+  if (!result) {
+    note_local_failure(x, XPAR_ERR_NULL_POINTER, "", "result is NULL");
+    return 0;
+  }
+  const size_t bytes = xpar_dtype_size(acc_dtype);
+  if (!ctx || bytes == 0) return 1; /* no context, a bad dtype: the local call reports them */
+  xpar_memory_kind kind = XPAR_MEMORY_HOST;
+  const xpar_status st = xpar_memory_query(ctx, result, bytes, &kind);
+  if (st != XPAR_OK) {
+    note_local_failure(x, st, "result", xpar_last_error_detail());
+    return 0;
+  }
+  x->mine.writes_through_xpar = kind == XPAR_MEMORY_DEVICE || kind == XPAR_MEMORY_MAPPED;
+  if (kind == XPAR_MEMORY_DEVICE && (uintptr_t)result % bytes != 0) {
+    char why[128];
+    snprintf(why, sizeof why, "result (%p) is device memory not aligned to its %zu-byte type",
+             result, bytes);
+    note_local_failure(x, XPAR_ERR_INVALID_ARGUMENT, "", why);
+    return 0;
+  }
+  return 1;
+}
+
+/*
+ * Write the agreed total to *result as xpar_reduce writes its result: host
+ * memory (pageable, pinned, managed) directly; device memory, and host memory
+ * inside a mapping (whose host copy xpar brings up to date and then holds as
+ * the valid one), through xpar itself -- a SUM of one unsigned integer of the
+ * total's size, which is the total's bits exactly (0 + x).  After
+ * check_result only a device error can fail that write.
+ */
+static xpar_status write_result(const exchange *x, xpar_context *ctx, xpar_dtype acc_dtype,
+                                const scalar *total, void *result) {
+  const size_t bytes = xpar_dtype_size(acc_dtype);
+  if (!x->mine.writes_through_xpar) {
+    memcpy(result, total->bytes, bytes);
+    return XPAR_OK;
+  }
+  return xpar_reduce(ctx, bytes == 4 ? XPAR_UINT32 : XPAR_UINT64, XPAR_SUM, total->bytes, 1,
+                     result);
+}
+
+/*
+ * The common path of the three allreduce-style calls: `local` has run (or
+ * failed) into x->mine; exchange, then fold every partial in rank order in
+ * `acc_dtype` with `op` and write *result.
+ */
+static xpar_status finish_allreduce(exchange *x, xpar_context *ctx, MPI_Comm comm,
+                                    xpar_dtype acc_dtype, xpar_reduction op, void *result) {
+  xpar_status st = exchange_run(x, comm);
+  if (st == XPAR_OK) {
+    const scalar total = fold_ranks(x, x->size, acc_dtype, op);
+    st = write_result(x, ctx, acc_dtype, &total, result);
+    /* A write through xpar can fail (a device error) on its rank alone: then
+     * the ranks agree, as after a scan, so that every rank returns an error.
+     * Every rank sees the same records, so all of them agree or none. */
+    int any_through_xpar = 0;
+    for (int r = 0; r < x->size; r++) any_through_xpar |= x->all[r].writes_through_xpar;
+    if (any_through_xpar)
+      st = agree_after(x, comm, st, st != XPAR_OK ? xpar_last_error_detail() : "");
+  }
+  exchange_release(x);
+  return st;
 }
 
 XPAR_MPI_API xpar_status xpar_mpi_reduce(xpar_context *ctx, MPI_Comm comm, xpar_dtype dtype,
@@ -295,9 +395,9 @@ XPAR_MPI_API xpar_status xpar_mpi_reduce(xpar_context *ctx, MPI_Comm comm, xpar_
   if (st != XPAR_OK) return st;
   x.mine.dtype = (uint8_t)dtype;
   x.mine.op = (uint8_t)op;
-  if (check_result(&x, result))
+  if (check_result(&x, ctx, dtype, result))
     take_local(&x, xpar_reduce(ctx, dtype, op, in, n_local, &x.mine.value), "local xpar_reduce");
-  return finish_allreduce(&x, comm, dtype, op, result);
+  return finish_allreduce(&x, ctx, comm, dtype, op, result);
 }
 
 XPAR_MPI_API xpar_status xpar_mpi_reduce_sum_wide(xpar_context *ctx, MPI_Comm comm,
@@ -307,10 +407,10 @@ XPAR_MPI_API xpar_status xpar_mpi_reduce_sum_wide(xpar_context *ctx, MPI_Comm co
   xpar_status st = exchange_begin(&x, "xpar_mpi_reduce_sum_wide", CALL_SUM_WIDE, comm);
   if (st != XPAR_OK) return st;
   x.mine.dtype = (uint8_t)dtype;
-  if (check_result(&x, result))
+  if (check_result(&x, ctx, wide_dtype(dtype), result))
     take_local(&x, xpar_reduce_sum_wide(ctx, dtype, in, n_local, &x.mine.value),
                "local xpar_reduce_sum_wide");
-  return finish_allreduce(&x, comm, wide_dtype(dtype), XPAR_SUM, result);
+  return finish_allreduce(&x, ctx, comm, wide_dtype(dtype), XPAR_SUM, result);
 }
 
 XPAR_MPI_API xpar_status xpar_mpi_dot(xpar_context *ctx, MPI_Comm comm, xpar_dtype dtype,
@@ -320,9 +420,9 @@ XPAR_MPI_API xpar_status xpar_mpi_dot(xpar_context *ctx, MPI_Comm comm, xpar_dty
   xpar_status st = exchange_begin(&x, "xpar_mpi_dot", CALL_DOT, comm);
   if (st != XPAR_OK) return st;
   x.mine.dtype = (uint8_t)dtype;
-  if (check_result(&x, result))
+  if (check_result(&x, ctx, dtype, result))
     take_local(&x, xpar_dot(ctx, dtype, x_in, y_in, n_local, &x.mine.value), "local xpar_dot");
-  return finish_allreduce(&x, comm, dtype, XPAR_SUM, result);
+  return finish_allreduce(&x, ctx, comm, dtype, XPAR_SUM, result);
 }
 
 /* ---- scan ------------------------------------------------------------------------- */
@@ -369,41 +469,6 @@ static xpar_status check_scan_args(xpar_context *ctx, xpar_dtype dtype, xpar_red
   return XPAR_OK;
 }
 
-/*
- * After the local scans: every rank learns whether any failed.  MAXLOC over
- * (size - rank if failed else 0, status) picks the lowest failing rank and
- * carries its status; integer-only, so its order does not matter.
- */
-static xpar_status agree_after_scan(const exchange *x, MPI_Comm comm, xpar_status local,
-                                    const char *local_detail) {
-  struct {
-    int failed_key, status;
-  } mine = {local != XPAR_OK ? x->size - x->rank : 0, (int)local}, worst;
-  xpar_status st = xpar__mpi_check(
-      MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm), "MPI_Allreduce");
-  if (st != XPAR_OK) return st;
-  if (worst.failed_key == 0) return XPAR_OK;
-  const int failed_rank = x->size - worst.failed_key;
-  /* A shadow mismatch is the one failure whose outputs were written (xpar.h:
-   * the primary tier's result). */
-  if (local != XPAR_OK)
-    return xpar__mpi_fail(local, "%s: rank %d of %d failed: %s: local xpar_scan_init, after the "
-                          "exchange: %s; this rank's output %s, ranks whose scans succeeded "
-                          "wrote theirs", x->fn, x->rank, x->size, xpar_status_name(local),
-                          local_detail,
-                          local == XPAR_ERR_SHADOW_MISMATCH
-                              ? "holds the primary tier's result"
-                              : "is as xpar left it on failure");
-  return xpar__mpi_fail((xpar_status)worst.status, "%s: rank %d of %d failed in its local scan, "
-                        "after the exchange: %s (%s); this rank's output was written, rank %d's "
-                        "%s", x->fn, failed_rank, x->size,
-                        xpar_status_name((xpar_status)worst.status),
-                        xpar_status_string((xpar_status)worst.status), failed_rank,
-                        worst.status == XPAR_ERR_SHADOW_MISMATCH
-                            ? "holds its primary tier's result"
-                            : "was not");
-}
-
 XPAR_MPI_API xpar_status xpar_mpi_scan(xpar_context *ctx, MPI_Comm comm, xpar_dtype dtype,
                                        xpar_reduction op, xpar_scan_kind kind, const void *in,
                                        void *out, size_t n_local) {
@@ -434,5 +499,5 @@ XPAR_MPI_API xpar_status xpar_mpi_scan(xpar_context *ctx, MPI_Comm comm, xpar_dt
   const xpar_status local = xpar_scan_init(ctx, dtype, op, kind, carry.bytes, in, out, n_local);
   char local_detail[384] = "";
   if (local != XPAR_OK) snprintf(local_detail, sizeof local_detail, "%s", xpar_last_error_detail());
-  return agree_after_scan(&x, comm, local, local_detail);
+  return agree_after(&x, comm, local, local_detail);
 }

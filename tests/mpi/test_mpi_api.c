@@ -10,6 +10,9 @@
  *    XPAR_ERR_INVALID_ARGUMENT naming the odd rank;
  *  - a local failure that is not an argument (offload mandatory without a
  *    GPU), before the exchange and, for the last rank's scan, after it;
+ *  - with a GPU, a result one rank places where it can only be refused
+ *    (device memory not aligned to its type, a range across a mapping's
+ *    edge): every rank errs, the device block and the mapping unwritten;
  *  - communicators that cannot be used (MPI_COMM_NULL, a zero handle, an
  *    intercommunicator) are refused at once;
  *  - placement: xpar_mpi_local_device and xpar_mpi_context_create (node-local
@@ -334,6 +337,72 @@ static void test_runtime_failure(void **state) {
   xpar_context_destroy(mandatory);
 }
 
+/* A result the call can only refuse, on one rank, where a GPU is usable: device
+ * memory not aligned to its type, and a host range straddling a mapping's edge.
+ * Every rank errs, and nothing is written (the device block read back too). */
+static void test_bad_result_memory(void **state) {
+  xpar_context *ctx = (xpar_context *)*state;
+#ifdef XT_HAVE_CUDART
+  if (!mpt_all(xt_gpu_usable())) skip();
+  enum { BLOCK = 32 };
+  static const struct {
+    const char *name, *needle;
+  } kinds[2] = {{"misaligned-device-result", "not aligned"},
+                {"result-straddles-a-mapping", "straddles"}};
+  int bad[3];
+  const int nbad = bad_ranks(bad);
+  for (int f = 0; f < FN_SCAN; f++)
+    for (int k = 0; k < 2; k++)
+      for (int bi = 0; bi < nbad; bi++) {
+        mpt_case c;
+        mpt_case_begin(&c, "%s/%s/bad-rank=%d/p=%d", fn_names[f], kinds[k].name, bad[bi],
+                       mpt_size);
+        bufs b;
+        bufs_make(&b, c.label);
+        args a = valid_args((fn)f, ctx, &b);
+        const int me_bad = mpt_rank == bad[bi];
+        unsigned char *dev = NULL, poison[BLOCK], back[BLOCK];
+        memset(poison, 0xA5, sizeof poison);
+        unsigned char mapped[BLOCK];
+        memcpy(mapped, poison, sizeof mapped);
+        int is_mapped = 0;
+        if (me_bad && k == 0) {
+          if (cudaMalloc((void **)&dev, BLOCK) != cudaSuccess ||
+              cudaMemcpy(dev, poison, BLOCK, cudaMemcpyHostToDevice) != cudaSuccess)
+            mpt_fail(&c, "cudaMalloc / cudaMemcpy failed");
+          a.result = dev + 2;
+        } else if (me_bad) {
+          /* the result's last bytes lie past the mapping's end */
+          is_mapped = xpar_map(ctx, mapped, 16, XPAR_MAP_TO) == XPAR_OK;
+          if (!is_mapped) mpt_fail(&c, "xpar_map failed: %s", xpar_last_error_detail());
+          a.result = mapped + 14;
+        }
+        xpar_status st = call(&a, MPI_COMM_WORLD);
+        mpt_expect_status(&c, "status", st, XPAR_ERR_INVALID_ARGUMENT);
+        char needle[96];
+        snprintf(needle, sizeof needle, "rank %d of %d failed", bad[bi], mpt_size);
+        mpt_expect_detail(&c, "detail names the failing rank", needle);
+        if (me_bad) mpt_expect_detail(&c, "own detail says why", kinds[k].needle);
+        if (dev) {
+          if (cudaMemcpy(back, dev, BLOCK, cudaMemcpyDeviceToHost) != cudaSuccess)
+            mpt_fail(&c, "cudaMemcpy back failed");
+          mpt_expect_bytes(&c, "the device block", back, poison, BLOCK);
+          cudaFree(dev);
+        }
+        if (is_mapped) {
+          xpar_unmap(ctx, mapped, XPAR_UNMAP_FROM);
+          mpt_expect_bytes(&c, "the mapped block", mapped, poison, BLOCK);
+        }
+        if (!me_bad) expect_nothing_written(&c, &b);
+        mpt_case_end(&c);
+        bufs_free(&b);
+      }
+#else
+  (void)ctx;
+  skip();
+#endif
+}
+
 /* Communicators that cannot take part are refused at once, on the rank that
  * passes them (here: every rank), before any communication. */
 static void test_unusable_comm(void **state) {
@@ -510,6 +579,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_two_bad_ranks, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_mismatch, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_runtime_failure, setup_ctx, teardown_ctx),
+      cmocka_unit_test_setup_teardown(test_bad_result_memory, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_unusable_comm, setup_ctx, teardown_ctx),
       cmocka_unit_test(test_placement),
   };

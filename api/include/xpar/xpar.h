@@ -780,6 +780,28 @@ XPAR_API xpar_status xpar_unmap(xpar_context *ctx, void *host, xpar_unmap_kind k
  */
 XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host, void **out);
 
+/** What xpar_memory_query finds at an address. */
+typedef enum xpar_memory_kind {
+  XPAR_MEMORY_HOST = 0,    /* ordinary (pageable) host memory */
+  XPAR_MEMORY_PINNED = 1,  /* page-locked host memory (cudaMallocHost, cudaHostRegister) */
+  XPAR_MEMORY_DEVICE = 2,  /* device memory (cudaMalloc, cudaMallocAsync): not for the host */
+  XPAR_MEMORY_MANAGED = 3, /* managed memory (cudaMallocManaged) */
+  XPAR_MEMORY_MAPPED = 4,  /* host memory inside one of the context's xpar_map mappings */
+  XPAR_MEMORY_KIND_COUNT_
+} xpar_memory_kind;
+
+/**
+ * What [ptr, ptr + bytes) is, as the context's next call would classify it
+ * (the rules above): inside one of its mappings, MAPPED; else, with a usable
+ * GPU and offload not disabled, the driver's answer, asked now (never a cached
+ * one); else HOST, asking nothing.  For code beside xpar that must treat a
+ * pointer as xpar will, e.g. xpar_mpi writing a result in device memory.
+ * XPAR_ERR_INVALID_ARGUMENT for a range that straddles a mapping's edge
+ * (bytes 0 is taken as 1); a failing driver query returns its status.
+ */
+XPAR_API xpar_status xpar_memory_query(xpar_context *ctx, const void *ptr, size_t bytes,
+                                       xpar_memory_kind *out);
+
 /* ------------------------------------------------------------------------ */
 /* Asynchronous ("nowait") variants                                          */
 /* ------------------------------------------------------------------------ */

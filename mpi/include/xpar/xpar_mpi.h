@@ -33,9 +33,15 @@
  *     into its carry -> xpar_scan_init(carry) on its slice -> one
  *     MPI_Allreduce of a status word, so that a rank whose local scan failed
  *     is known to all.
+ * The result of a reduce, wide sum or dot may lie where xpar_reduce's may: a
+ * host variable (pageable, pinned, managed, or inside a mapping, whose host
+ * copy is written as by xpar_reduce) or device memory (cudaMalloc, aligned to
+ * its type), which is written on the device through the same context (one
+ * more xpar call: a one-element reduce, the total's bits exactly).
  * xpar_last_decision(ctx) afterwards describes the last local call: the
- * local reduce, dot or wide sum, or for a scan the local xpar_scan_init (the
- * local reduce before it is not recorded separately).
+ * local reduce, dot or wide sum (or that one-element write, for a result in
+ * device memory or inside a mapping), or for a scan the local xpar_scan_init
+ * (the local reduce before it is not recorded separately).
  *
  * Determinism.  Integer results are exact (sums, scans and dots wrap modulo
  * 2^bits exactly as in xpar, whatever the rank count).  For floats the
@@ -73,8 +79,13 @@
  *    XPAR_ERR_INVALID_ARGUMENT on every rank, with a detail naming the first
  *    rank that differs from rank 0 and both values.
  *  - nothing is written when any rank fails before the exchange (arguments,
- *    the local reduce): not the result, not any output, on no rank.  The one
- *    exception is a scan whose local xpar_scan_init fails after the exchange
+ *    among them a result that straddles a mapping's edge or lies in device
+ *    memory not aligned to its type; the local reduce): not the result, not
+ *    any output, on no rank.  The exceptions come after the exchange: a
+ *    result in device memory or inside a mapping whose write fails on a rank
+ *    (a device error; the ranks then agree as after a scan, every rank
+ *    returns an error, and the others have written their results); and a
+ *    scan whose local xpar_scan_init fails after the exchange
  *    (any failure of the local call there: out of device memory, a device
  *    error, or a setting of that rank's context -- mandatory offload without
  *    a GPU -- that its earlier local work did not meet; the last rank has no
@@ -156,7 +167,8 @@ XPAR_MPI_API const char *xpar_mpi_last_error_detail(void);
  * @param in       this rank's slice (anywhere xpar accepts data); may be NULL
  *                 when n_local is 0
  * @param n_local  this rank's slice length (may differ between ranks; 0 ok)
- * @param result   a host scalar of dtype, written on every rank on success
+ * @param result   a scalar of dtype (host, or device memory aligned to its
+ *                 type: see "How it runs"), written on every rank on success
  *                 (the identity when every slice is empty)
  * @return XPAR_OK on every rank, or an error on every rank (see "Errors");
  *         the local statuses are xpar_reduce's.
@@ -168,8 +180,8 @@ XPAR_MPI_API xpar_status xpar_mpi_reduce(xpar_context *ctx, MPI_Comm comm, xpar_
 /**
  * Distributed wide sum: as xpar_reduce_sum_wide over the concatenation of the
  * slices (int32 -> int64, uint32 -> uint64, float -> double; 64-bit types in
- * their own type).  *result, a host scalar of the accumulator type, is
- * written on every rank.  The partials are combined in the accumulator type.
+ * their own type).  *result, a scalar of the accumulator type (host or
+ * device memory, as xpar_mpi_reduce's), is written on every rank.  The partials are combined in the accumulator type.
  * Collective on comm; parameters and statuses as xpar_mpi_reduce.
  */
 XPAR_MPI_API xpar_status xpar_mpi_reduce_sum_wide(xpar_context *ctx, MPI_Comm comm,
@@ -178,7 +190,7 @@ XPAR_MPI_API xpar_status xpar_mpi_reduce_sum_wide(xpar_context *ctx, MPI_Comm co
 
 /**
  * Distributed dot product: *result = sum over the concatenated slices of
- * x[i] * y[i] (a host scalar of dtype), on every rank.  x and y of a rank
+ * x[i] * y[i] (a scalar of dtype, host or device memory), on every rank.  x and y of a rank
  * have the same length n_local.  Collective on comm; parameters and statuses
  * as xpar_mpi_reduce (the local call is xpar_dot).
  */
