@@ -39,8 +39,9 @@ static xpar_status memory_query_entered(xpar_context *ctx, const void *ptr, size
   XPAR__RETURN_IF((uintptr_t)ptr > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
                   "ptr + bytes overflows the address space");
   xpar__operand w;
-  /* exact: the driver is asked even for a page the cache holds as pageable */
-  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, 1, &w));
+  /* The driver is asked even for a page the cache holds as pageable, and a
+   * new page is not stored (that would end the context's repeats). */
+  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, XPAR__CLASSIFY_QUERY, &w));
   switch (w.loc) {
     case XPAR__LOC_HOST_PINNED: *out = XPAR_MEMORY_PINNED; break;
     case XPAR__LOC_MAPPED: *out = XPAR_MEMORY_MAPPED; break;

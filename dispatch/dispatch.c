@@ -33,6 +33,10 @@ typedef struct plan {
 
 /* ---- operands ------------------------------------------------------------- */
 
+static int classify_mode(const plan *p) {
+  return p->exact ? XPAR__CLASSIFY_EXACT : XPAR__CLASSIFY_CACHED;
+}
+
 static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size_t bytes, int role) {
   for (int i = 0; i < p->count; i++)
     if (p->ops[i].where.ptr == ptr) { /* exact aliasing: one operand, both roles */
@@ -49,7 +53,7 @@ static xpar_status add_operand(xpar_context *ctx, plan *p, const void *ptr, size
     o->where.kind_hinted = 0;
     return XPAR_OK;
   }
-  return xpar__classify(ctx, ptr, bytes, p->exact, &o->where);
+  return xpar__classify(ctx, ptr, bytes, classify_mode(p), &o->where);
 }
 
 /* The call's thresholds and their sources: the op's for its dtype, or the
@@ -88,10 +92,10 @@ static xpar_status add_result(xpar_context *ctx, const xpar__call *c, plan *p, v
                               size_t bytes, size_t align) {
   xpar__operand w;
   if (c->nowait) {
-    XPAR__FORWARD(xpar__classify(ctx, result, bytes, p->exact, &w));
+    XPAR__FORWARD(xpar__classify(ctx, result, bytes, classify_mode(p), &w));
   } else {
     if (p->host_result_map || ctx->offload == XPAR_OFFLOAD_DISABLED) return XPAR_OK;
-    if (xpar__classify(ctx, result, bytes, 0, &w) != XPAR_OK) {
+    if (xpar__classify(ctx, result, bytes, XPAR__CLASSIFY_CACHED, &w) != XPAR_OK) {
       xpar__clear_error();
       return XPAR_OK;
     }

@@ -31,21 +31,23 @@ int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes
   return 0;
 }
 
-static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int exact,
+static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int mode,
                                        xpar__ptr_kind *out, int *hinted) {
-  if (!exact && xpar__page_cache_lookup(&ctx->page_cache, p)) {
+  if (mode == XPAR__CLASSIFY_CACHED && xpar__page_cache_lookup(&ctx->page_cache, p)) {
     *out = XPAR__PTR_HOST_PAGEABLE;
     *hinted = 1;
     return XPAR_OK;
   }
   XPAR__FORWARD(xpar__gpu_backend()->pointer_kind(p, out));
   /* Only pageable answers are cached (page_cache.h): freed pinned memory can
-   * come back as device memory, and managed ranges as device ranges. */
-  if (*out == XPAR__PTR_HOST_PAGEABLE) xpar__page_cache_store(&ctx->page_cache, p);
+   * come back as device memory, and managed ranges as device ranges.  A new
+   * page ends the repeats (dispatch.h), which a query must not do. */
+  if (*out == XPAR__PTR_HOST_PAGEABLE && mode != XPAR__CLASSIFY_QUERY)
+    xpar__page_cache_store(&ctx->page_cache, p);
   return XPAR_OK;
 }
 
-xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int exact,
+xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int mode,
                            xpar__operand *out) {
   out->ptr = ptr;
   out->bytes = bytes;
@@ -69,7 +71,7 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
    * memory: no CUDA call is made at all. */
   if (ctx->offload == XPAR_OFFLOAD_DISABLED || !xpar__gpu_usable(ctx, NULL)) return XPAR_OK;
   xpar__ptr_kind kind;
-  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, exact, &kind, &out->kind_hinted));
+  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, mode, &kind, &out->kind_hinted));
   switch (kind) {
     case XPAR__PTR_HOST_PINNED: out->loc = XPAR__LOC_HOST_PINNED; break;
     case XPAR__PTR_DEVICE: out->loc = XPAR__LOC_DEVICE; break;

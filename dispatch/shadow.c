@@ -53,7 +53,7 @@ static void corrupt(xpar_dtype t, unsigned char *p) {
 static xpar_status read_operand(xpar_context *ctx, const void *ptr, size_t bytes, void *dst) {
   if (!bytes) return XPAR_OK;
   xpar__operand w;
-  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, 0, &w));
+  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, XPAR__CLASSIFY_CACHED, &w));
   const void *src = ptr;
   int on_device = 0;
   switch (w.loc) {
@@ -81,7 +81,7 @@ static xpar_status read_operand(xpar_context *ctx, const void *ptr, size_t bytes
 /* Write back one element of a planted fault where the application sees it. */
 static xpar_status write_element(xpar_context *ctx, void *ptr, size_t bytes, const void *src) {
   xpar__operand w;
-  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, 0, &w));
+  XPAR__FORWARD(xpar__classify(ctx, ptr, bytes, XPAR__CLASSIFY_CACHED, &w));
   if (w.loc == XPAR__LOC_HOST_PAGEABLE || w.loc == XPAR__LOC_HOST_PINNED ||
       (w.loc == XPAR__LOC_MAPPED && (w.map->valid & XPAR__VALID_HOST) &&
        !(w.map->valid & XPAR__VALID_DEVICE))) {

@@ -293,11 +293,16 @@ typedef struct xpar__operand {
  *  can serve (xpar__classify refuses it). */
 int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes,
                           xpar__mapping **out);
-/** Classify ptr (an array of `bytes`) for ctx.  With `exact`, a host page's
- *  pinned/pageable kind is asked of the CUDA runtime even when cached;
- *  without, the cached kind may be stale (page_cache.h says when that is
- *  fine). */
-xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int exact,
+/** How xpar__classify may use the page cache (page_cache.h). */
+enum {
+  XPAR__CLASSIFY_CACHED = 0, /* a cached pageable page is taken (may be stale:
+                                page_cache.h says when that is fine) */
+  XPAR__CLASSIFY_EXACT = 1,  /* the runtime is asked even for a cached page */
+  XPAR__CLASSIFY_QUERY = 2   /* asked, and nothing stored: xpar_memory_query,
+                                which must not end the context's repeats */
+};
+/** Classify ptr (an array of `bytes`) for ctx; `mode` an XPAR__CLASSIFY_*. */
+xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int mode,
                            xpar__operand *out);
 /** Make the host (or device) copy of a mapping valid, copying if needed;
  *  adds the bytes moved to *moved. */

@@ -612,10 +612,16 @@ static void memory_query_asks_the_driver(void **state) {
     assert_int_equal(k, cases[i].want);
     assert_int_equal(fake_kind_queries, queries + 1);
   }
+  /* a page no call has classified: asked, not stored (a new page would end the repeats) */
+  int32_t *fresh = malloc(8192);
+  assert_non_null(fresh);
+  assert_int_equal(xpar_memory_query(ctx, fresh + 1024, 4, &k), XPAR_OK);
+  assert_int_equal(k, XPAR_MEMORY_HOST);
   const unsigned long repeats = ctx->repeat_calls;
   assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, host, n, &r), XPAR_OK);
   assert_int_equal(r, pattern_sum(n));
   assert_true(ctx->repeat_calls == repeats + 1);
+  free(fresh);
   /* a driver failure is the query's status, and the kind is not written */
   k = XPAR_MEMORY_KIND_COUNT_;
   fake_kind_status = XPAR_ERR_DEVICE;

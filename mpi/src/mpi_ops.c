@@ -3,7 +3,9 @@
  * MPI_Allgather of a 16-byte record per rank (status, what was called, the
  * partial) -> every rank checks the records and folds the partials in rank
  * order itself.  The scan then runs xpar_scan_init with its carry and agrees
- * on the outcome with one MPI_Allreduce of a status word.
+ * on the outcome with one MPI_Allreduce of a status word; so do the ranks of
+ * a reduce, wide sum or dot when any of them writes its result through xpar
+ * (device memory, or inside a mapping: the records say so).
  *
  * Nothing but the records crosses ranks, and they live in host memory: an
  * application pointer (host or device) is never given to MPI.
@@ -330,10 +332,14 @@ static int check_result(exchange *x, xpar_context *ctx, xpar_dtype acc_dtype,
   if (!ctx || bytes == 0) return 1; /* no context, a bad dtype: the local call reports them */
   xpar_memory_kind kind = XPAR_MEMORY_HOST;
   const xpar_status st = xpar_memory_query(ctx, result, bytes, &kind);
-  if (st != XPAR_OK) {
+  if (st == XPAR_ERR_INVALID_ARGUMENT || st == XPAR_ERR_SIZE_OVERFLOW) {
     note_local_failure(x, st, "result", xpar_last_error_detail());
     return 0;
   }
+  /* Any other failure (the driver's, a busy context): a host result, as
+   * xpar_reduce takes a result it cannot classify; the local call reports
+   * what is its to report. */
+  if (st != XPAR_OK) kind = XPAR_MEMORY_HOST;
   x->mine.writes_through_xpar = kind == XPAR_MEMORY_DEVICE || kind == XPAR_MEMORY_MAPPED;
   if (kind == XPAR_MEMORY_DEVICE && (uintptr_t)result % bytes != 0) {
     char why[128];
@@ -351,7 +357,8 @@ static int check_result(exchange *x, xpar_context *ctx, xpar_dtype acc_dtype,
  * inside a mapping (whose host copy xpar brings up to date and then holds as
  * the valid one), through xpar itself -- a SUM of one unsigned integer of the
  * total's size, which is the total's bits exactly (0 + x).  After
- * check_result only a device error can fail that write.
+ * check_result only a device error or host memory running out can fail that
+ * write.
  */
 static xpar_status write_result(const exchange *x, xpar_context *ctx, xpar_dtype acc_dtype,
                                 const scalar *total, void *result) {

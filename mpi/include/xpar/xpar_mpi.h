@@ -26,7 +26,10 @@
  * to MPI, so any MPI library works, CUDA-aware or not.
  *   reduce / wide sum / dot: local xpar call -> one MPI_Allgather of a
  *     16-byte record per rank (the local status, what was called, the
- *     partial) -> every rank folds the partials itself, in rank order.
+ *     partial) -> every rank folds the partials itself, in rank order; when
+ *     any rank's result lies in device memory or inside a mapping (see
+ *     below), one MPI_Allreduce of a status word after the writes, as for a
+ *     scan.
  *   scan: every rank but the last reduces its slice with xpar_reduce (its
  *     total: the last rank's total is needed by nobody) -> the same
  *     MPI_Allgather -> rank r folds the totals of ranks 0..r-1 in rank order
@@ -83,7 +86,8 @@
  *    memory not aligned to its type; the local reduce): not the result, not
  *    any output, on no rank.  The exceptions come after the exchange: a
  *    result in device memory or inside a mapping whose write fails on a rank
- *    (a device error; the ranks then agree as after a scan, every rank
+ *    (a device error, host memory running out; the ranks then agree as after
+ *    a scan, every rank
  *    returns an error, and the others have written their results); and a
  *    scan whose local xpar_scan_init fails after the exchange
  *    (any failure of the local call there: out of device memory, a device
