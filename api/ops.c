@@ -173,6 +173,8 @@ XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, x
   CHECK(xpar__check_array("in", in, n, bytes, dtype));
   CHECK(xpar__check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
+  if (with_init && n > 0)
+    CHECK(xpar__check_host_scalar(ctx, "init", init, xpar__dtype_size(dtype)));
   /* Copied here, so that no layer below (nor queued GPU work) holds a pointer
    * to the caller's scalar.  n = 0 reads nothing: init may be NULL then. */
   if (with_init && n > 0) {
@@ -218,6 +220,7 @@ XPAR__HOT_INLINE xpar_status axpy_entered(xpar_context *ctx, xpar_dtype dtype, c
   CHECK(xpar__check_array("x", x, n, bytes, dtype));
   CHECK(xpar__check_array("y", y, n, bytes, dtype));
   CHECK(check_alias("x", x, "y", y, bytes));
+  if (n > 0) CHECK(xpar__check_host_scalar(ctx, "alpha", alpha, xpar__dtype_size(dtype)));
   return xpar__dispatch(ctx, &c);
 }
 
@@ -267,6 +270,7 @@ XPAR__HOT_INLINE xpar_status fill_entered(xpar_context *ctx, xpar_dtype dtype, c
   CHECK(n > 0 && !value ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
                         : XPAR_OK);
   CHECK(xpar__check_array("out", out, n, bytes, dtype));
+  if (n > 0) CHECK(xpar__check_host_scalar(ctx, "value", value, xpar__dtype_size(dtype)));
   return xpar__dispatch(ctx, &c);
 }
 

@@ -739,6 +739,7 @@ static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mappin
   r->y = c->y;
   r->out = c->out;
   r->result = c->result;
+  r->scalar = c->scalar;
   r->has_maps = 0;
   for (int i = 0; i < 3; i++) {
     r->maps[i] = maps[i];

@@ -82,7 +82,8 @@ static inline const xpar__repeat *xpar__repeat_of(const xpar_context *ctx, const
   const xpar__repeat *r = &ctx->repeats[c->op];
   if (r->settings_generation != ctx->settings_generation ||
       r->page_generation != ctx->page_cache.generation || r->n != c->n || r->x != c->x ||
-      r->y != c->y || r->out != c->out || r->result != c->result || r->dtype != c->dtype ||
+      r->y != c->y || r->out != c->out || r->result != c->result || r->scalar != c->scalar ||
+      r->dtype != c->dtype ||
       r->red != c->red || r->kind != c->kind || r->wide != c->wide || r->has_init != c->has_init)
     return NULL;
   if (r->has_maps)
@@ -94,9 +95,10 @@ static inline const xpar__repeat *xpar__repeat_of(const xpar_context *ctx, const
 
 /** api/'s first step for a built-in op, before checking its arguments: a
  *  call that repeats its op's last call on the CPU runs at once (1, *st its
- *  status).  The arguments the repeat compares are the ones that call
- *  passed its checks with; api/ still checks what a repeat does not compare
- *  (a fill value's or an alpha's pointer; a scan's init is copied into c).
+ *  status).  The arguments the repeat compares (an alpha's or fill value's
+ *  pointer among them) are the ones that call passed its checks with; a
+ *  NULL alpha or value is never repeated, and a scan with an init never
+ *  (its value is copied into c after its checks).
  *  Not with shadow mode on (every call is compared: shadow.c), queued work,
  *  a nowait call, or the fast path switched off (tests). */
 static inline int xpar__dispatch_repeat(xpar_context *ctx, const xpar__call *c, xpar_status *st) {

@@ -81,6 +81,18 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
   return XPAR_OK;
 }
 
+xpar_status xpar__check_host_scalar(xpar_context *ctx, const char *name, const void *p,
+                                    size_t size) {
+  xpar__operand w;
+  if (xpar__classify(ctx, p, size, XPAR__CLASSIFY_CACHED, &w) != XPAR_OK) {
+    xpar__clear_error();
+    return XPAR_OK;
+  }
+  XPAR__RETURN_IF(w.loc == XPAR__LOC_DEVICE, XPAR_ERR_INVALID_ARGUMENT,
+                  "%s (%p) is device memory; pass a host scalar", name, p);
+  return XPAR_OK;
+}
+
 xpar_status xpar__mapping_sync_host(xpar_context *ctx, xpar__mapping *m, size_t *moved) {
   if (m->valid & XPAR__VALID_HOST) return XPAR_OK;
   XPAR__FORWARD(xpar__gpu_backend()->copy(ctx->cuda, m->host, m->device, m->bytes,

@@ -106,6 +106,7 @@ typedef struct xpar__repeat {
   int wide, has_init;
   size_t n;
   const void *x, *y, *out, *result;
+  const void *scalar;     /* axpy's alpha, fill's value: checked host memory then */
   unsigned pinned;        /* bit i: array i (x, y, out; 3: result) is pinned memory */
   int has_maps;           /* some array lies in a mapping:               */
   xpar__mapping *maps[3]; /* x's, y's and out's mapping (NULL: none)     */
@@ -293,6 +294,13 @@ typedef struct xpar__operand {
  *  can serve (xpar__classify refuses it). */
 int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes,
                           xpar__mapping **out);
+/** A scalar the call reads on the host (axpy's alpha, fill's value, a scan's
+ *  init: `name` in the detail): XPAR_ERR_INVALID_ARGUMENT when ctx's calls
+ *  would classify it as device memory, which the host read would fault on.
+ *  A pointer the driver cannot classify is taken for host memory, as a
+ *  synchronous result is. */
+xpar_status xpar__check_host_scalar(xpar_context *ctx, const char *name, const void *p,
+                                    size_t size);
 /** How xpar__classify may use the page cache (page_cache.h). */
 enum {
   XPAR__CLASSIFY_CACHED = 0, /* a cached pageable page is taken (may be stale:

@@ -989,6 +989,93 @@ static void test_device_results(void) {
          failures - before);
 }
 
+/* A scalar input in device memory (axpy's alpha, fill's value, a scan's init):
+ * the host would fault reading it, so every backend refuses it, writing
+ * nothing, synchronous and nowait, first call and after a repeat of the same
+ * call with a host scalar. */
+static void test_device_scalars(void) {
+  const int before = failures;
+  static const xpar_backend backends[] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CPU,
+                                          XPAR_BACKEND_CPU_SERIAL, XPAR_BACKEND_CUDA,
+                                          XPAR_BACKEND_CUDA_SERIAL};
+  const size_t n = 100;
+  int32_t hx[100], hy[100], back[100];
+  host_pattern(hx, n, (unsigned)seed + 17);
+  int32_t *dx = NULL, *dy = NULL, *dscalar = NULL;
+  CK(cudaMalloc(&dx, n * 4));
+  CK(cudaMalloc(&dy, n * 4));
+  CK(cudaMalloc(&dscalar, 16));
+  CK(cudaMemcpy(dx, hx, n * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemset(dscalar, 0, 16));
+  CK(cudaDeviceSynchronize());
+  for (xpar_backend b : backends)
+    for (int nowait = 0; nowait < 2; nowait++) {
+      xpar_context *ctx;
+      XK(xpar_context_create(&ctx));
+      XK(xpar_context_set_backend(ctx, b));
+      char what[96];
+      snprintf(what, sizeof what, "backend %d%s", (int)b, nowait ? ", nowait" : "");
+      /* outputs: host arrays for the synchronous calls, device ones for nowait */
+      int32_t *y = nowait ? dy : hy;
+      auto poison = [&]() {
+        for (size_t i = 0; i < n; i++) hy[i] = 0x3C3C3C3C;
+        CK(cudaMemset(dy, 0x3C, n * 4));
+        CK(cudaDeviceSynchronize());
+      };
+      auto untouched = [&](const char *call) {
+        XK(xpar_wait(ctx));
+        if (nowait) CK(cudaMemcpy(back, dy, n * 4, cudaMemcpyDeviceToHost));
+        const int32_t *got = nowait ? back : hy;
+        for (size_t i = 0; i < n; i++)
+          if (got[i] != 0x3C3C3C3C) {
+            FAIL("%s: %s wrote element %zu", what, call, i);
+            break;
+          }
+      };
+      auto refused = [&](const char *call, xpar_status st) {
+        if (st != XPAR_ERR_INVALID_ARGUMENT)
+          FAIL("%s: %s with a device scalar returned %s", what, call, xpar_status_name(st));
+        else if (!strstr(xpar_last_error_detail(), "device memory"))
+          FAIL("%s: %s: the detail does not say why: \"%s\"", what, call,
+               xpar_last_error_detail());
+        untouched(call);
+      };
+      const int32_t two = 2, seven = 7;
+      for (int warm = 0; warm < 2; warm++) {
+        /* warm: the same call with a host scalar first, twice (a repeat on the CPU tiers) */
+        if (warm) {
+          for (int i = 0; i < 2; i++) {
+            XK(nowait ? xpar_axpy_nowait(ctx, XPAR_INT32, &two, hx, y, n)
+                      : xpar_axpy(ctx, XPAR_INT32, &two, hx, y, n));
+            XK(nowait ? xpar_fill_nowait(ctx, XPAR_INT32, &seven, y, n)
+                      : xpar_fill(ctx, XPAR_INT32, &seven, y, n));
+          }
+          XK(xpar_wait(ctx));
+        }
+        poison();
+        refused("axpy", nowait ? xpar_axpy_nowait(ctx, XPAR_INT32, dscalar, hx, y, n)
+                               : xpar_axpy(ctx, XPAR_INT32, dscalar, hx, y, n));
+        poison();
+        refused("fill", nowait ? xpar_fill_nowait(ctx, XPAR_INT32, dscalar, y, n)
+                               : xpar_fill(ctx, XPAR_INT32, dscalar, y, n));
+        poison();
+        refused("scan_init",
+                nowait ? xpar_scan_init_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE,
+                                               dscalar, dx, y, n)
+                       : xpar_scan_init(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, dscalar,
+                                        dx, y, n));
+      }
+      /* n = 0 reads no scalar: accepted */
+      XK(xpar_axpy(ctx, XPAR_INT32, dscalar, hx, hy, 0));
+      xpar_context_destroy(ctx);
+    }
+  CK(cudaFree(dx));
+  CK(cudaFree(dy));
+  CK(cudaFree(dscalar));
+  printf("device scalars: %s (%d failures)\n", failures == before ? "ok" : "FAILED",
+         failures - before);
+}
+
 int main(void) {
   const char *s = getenv("XPAR_TEST_SEED");
   seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
@@ -1007,6 +1094,7 @@ int main(void) {
   test_thread_contexts();
   test_done_signal();
   test_device_results();
+  test_device_scalars();
   printf("test_embed_gpu: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;
 }

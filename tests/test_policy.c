@@ -633,6 +633,45 @@ static void memory_query_asks_the_driver(void **state) {
   xpar_context_destroy(ctx);
 }
 
+/* A scalar input in device memory (alpha, a fill value, a scan's init) is
+ * refused before anything reads it, also after a repeat of the same call with
+ * a host scalar (the repeat compares the scalar's pointer). */
+static void device_scalars_refused(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const size_t n = 100;
+  int32_t x[100], y[100];
+  fill_pattern(x, n);
+  int32_t *dev = fake_register(16, 0);
+  const int32_t two = 2;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(xpar_axpy(ctx, XPAR_INT32, &two, x, y, n), XPAR_OK);
+  assert_true(ctx->repeat_calls >= 1);
+  const int queries = fake_kind_queries;
+  for (size_t i = 0; i < n; i++) y[i] = 0x3C3C3C3C;
+  assert_int_equal(xpar_axpy(ctx, XPAR_INT32, dev, x, y, n), XPAR_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(xpar_last_error_detail(), "alpha"));
+  assert_non_null(strstr(xpar_last_error_detail(), "device memory"));
+  assert_true(fake_kind_queries > queries);
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, dev, y, n), XPAR_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(xpar_last_error_detail(), "value"));
+  assert_int_equal(
+      xpar_scan_init(ctx, XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, dev, x, y, n),
+      XPAR_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(xpar_last_error_detail(), "init"));
+  assert_int_equal(xpar_axpy_nowait(ctx, XPAR_INT32, dev, x, y, n), XPAR_ERR_INVALID_ARGUMENT);
+  for (size_t i = 0; i < n; i++) assert_int_equal(y[i], 0x3C3C3C3C);
+  /* a pinned scalar, and n = 0 (no scalar read), are fine */
+  int32_t *pinned = fake_register(4, 1);
+  *pinned = 3;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, pinned, y, n), XPAR_OK);
+  for (size_t i = 0; i < n; i++) assert_int_equal(y[i], 3);
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, dev, y, 0), XPAR_OK);
+  fake_release(pinned);
+  fake_release(dev);
+  xpar_context_destroy(ctx);
+}
+
 /* ---- application kernels and operators --------------------------------------- */
 
 /* Stands for a GPU variant: the fake backend never calls it. */
@@ -1059,8 +1098,11 @@ static void repeats_follow_what_changes(void **state) {
    * pageable threshold) leaves the repeat standing: the next add is one. */
   set_thr(ctx, XPAR_OP_FILL, XPAR_THRESHOLD_GPU_PAGEABLE_DATA, 0);
   set_thr(ctx, XPAR_OP_FILL, XPAR_THRESHOLD_GPU_PINNED_DATA, 0);
-  rp_add(ctx, 256);
   const int32_t seven = 7;
+  /* The fill value's page is classified by its first fill (a device scalar is
+   * refused): a new page, which ends the repeats (xpar.h); classified here first. */
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &seven, rp.other, 256), XPAR_OK);
+  rp_add(ctx, 256);
   ops = fake_ops;
   assert_int_equal(xpar_fill(ctx, XPAR_INT32, &seven, rp.other, 256), XPAR_OK);
   expect(ctx, "fill on the GPU", XPAR_TIER_CUDA, ops, 1, NULL);
@@ -1275,6 +1317,7 @@ int main(void) {
       cmocka_unit_test(nowait_into_device_memory),
       cmocka_unit_test(synchronous_result_in_device_memory),
       cmocka_unit_test(memory_query_asks_the_driver),
+      cmocka_unit_test(device_scalars_refused),
       cmocka_unit_test(kernels_through_the_policy),
       cmocka_unit_test(fast_path_matches_general_path),
       cmocka_unit_test(result_inside_a_mapping),

@@ -664,7 +664,8 @@ XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reducti
  * Scan with an initial value (a carry-in), as CUB's ExclusiveScan / InclusiveScanInit.
  * inclusive: out[i] = init op in[0] op ... op in[i]
  * exclusive: out[0] = init, out[i] = init op in[0] op ... op in[i-1]
- * *init is a host scalar of dtype (may be NULL only when n = 0).  Everything else as
+ * *init is a host scalar of dtype (may be NULL only when n = 0; in device memory:
+ * XPAR_ERR_INVALID_ARGUMENT, nothing written).  Everything else as
  * xpar_scan (in place allowed, other overlap refused, statuses, tiers, nowait rules).
  * This is the local step of a distributed scan: each rank reduces its part, the
  * ranks exchange one scalar each, and each scans its part from the fold of the
@@ -683,7 +684,8 @@ XPAR_API xpar_status xpar_scan_init(xpar_context *ctx, xpar_dtype dtype, xpar_re
                                     xpar_scan_kind kind, const void *init, const void *in,
                                     void *out, size_t n);
 
-/** y[i] = alpha * x[i] + y[i]; *alpha is a host scalar of dtype.  x == y is
+/** y[i] = alpha * x[i] + y[i]; *alpha is a host scalar of dtype (in device memory:
+ *  XPAR_ERR_INVALID_ARGUMENT, nothing written).  x == y is
  *  allowed; any other overlap is XPAR_ERR_OVERLAP. */
 XPAR_API xpar_status xpar_axpy(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                const void *x, void *y, size_t n);
@@ -692,7 +694,8 @@ XPAR_API xpar_status xpar_axpy(xpar_context *ctx, xpar_dtype dtype, const void *
 XPAR_API xpar_status xpar_add(xpar_context *ctx, xpar_dtype dtype, const void *x,
                               const void *y, void *z, size_t n);
 
-/** out[i] = *value (a host scalar of dtype). */
+/** out[i] = *value (a host scalar of dtype; in device memory:
+ *  XPAR_ERR_INVALID_ARGUMENT, nothing written). */
 XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *value,
                                void *out, size_t n);
 
@@ -720,12 +723,13 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  *    every pointer is host memory: passing a device pointer then is an error
  *    xpar cannot detect.
  * A call that repeats its op's last call run on the CPU -- the same arrays,
- * n, dtype and variant, with no other kind of call on the context since
- * (a setter, xpar_map, a profile...), no new page classified in between, and
- * its mapped arrays in the same state -- is not checked, classified or
- * decided again: it runs with that call's decision (its pinned arrays are
- * still asked, its fill value, alpha or init still checked).  Its decision
- * record is the one a fresh call would get.
+ * n, dtype and variant, alpha or fill value at the same address, with no
+ * other kind of call on the context since (a setter, xpar_map, a
+ * profile...), no new page classified in between, and its mapped arrays in
+ * the same state -- is not checked, classified or decided again: it runs with
+ * that call's decision (its pinned arrays are still asked; a scan with an
+ * init is never a repeat).  Its decision record is the one a fresh call
+ * would get.
  * An array must lie inside one mapping or outside all of them
  * (XPAR_ERR_INVALID_ARGUMENT for one that straddles a mapping's edge).
  * A device pointer is never dereferenced on the host: when a call on one must
