@@ -173,11 +173,11 @@ XPAR__HOT_INLINE xpar_status scan_entered(xpar_context *ctx, xpar_dtype dtype, x
   CHECK(xpar__check_array("in", in, n, bytes, dtype));
   CHECK(xpar__check_array("out", out, n, bytes, dtype));
   CHECK(check_alias("in", in, "out", out, bytes));
-  if (with_init && n > 0)
-    CHECK(xpar__check_host_scalar(ctx, "init", init, xpar__dtype_size(dtype)));
-  /* Copied here, so that no layer below (nor queued GPU work) holds a pointer
-   * to the caller's scalar.  n = 0 reads nothing: init may be NULL then. */
+  /* Copied here (once checked to be host memory), so that no layer below (nor
+   * queued GPU work) holds a pointer to the caller's scalar.  n = 0 reads
+   * nothing: init may be NULL then. */
   if (with_init && n > 0) {
+    CHECK(xpar__check_host_scalar(ctx, "init", init, xpar__dtype_size(dtype)));
     memcpy(c.init.bytes, init, xpar__dtype_size(dtype));
     c.has_init = 1;
   }
