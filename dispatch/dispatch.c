@@ -850,7 +850,13 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
    * repeat's record then says what this call's says (a hint where the cache
    * answered).  One that stored a pageable answer (and moved the
    * generation) is remembered at its next call. */
-  if (page_generation == ctx->page_cache.generation && !result_managed)
+  /* A repeat does not check its alpha or fill value again (api/ did, once): one
+   * that is not a page the cache holds as pageable (pinned memory, freed, can
+   * come back as device memory) leaves the call unremembered. */
+  const int scalar_stays = !c->scalar || off == XPAR_OFFLOAD_DISABLED ||
+                           !xpar__gpu_usable(ctx, NULL) ||
+                           xpar__page_cache_lookup(&ctx->page_cache, c->scalar);
+  if (page_generation == ctx->page_cache.generation && !result_managed && scalar_stays)
     remember_repeat(ctx, c, maps, pinned | (result_pinned ? 8u : 0u), tier, &ex);
   *st = run_fast(ctx, c, tier, &ex, maps[2]);
   return 1;
