@@ -94,12 +94,9 @@ static xpar_status add_result(xpar_context *ctx, const xpar__call *c, plan *p, v
   if (c->nowait) {
     XPAR__FORWARD(xpar__classify(ctx, result, bytes, classify_mode(p), &w));
   } else {
-    if (p->host_result_map || ctx->offload == XPAR_OFFLOAD_DISABLED) return XPAR_OK;
-    if (xpar__classify(ctx, result, bytes, XPAR__CLASSIFY_CACHED, &w) != XPAR_OK) {
-      xpar__clear_error();
-      return XPAR_OK;
-    }
-    if (w.loc != XPAR__LOC_DEVICE) return XPAR_OK;
+    /* A result inside a mapping (p->host_result_map) is classified MAPPED, and
+     * with offload disabled every pointer is host memory: neither is device. */
+    if (!xpar__classified_device(ctx, result, bytes, &w)) return XPAR_OK;
     XPAR__RETURN_IF((uintptr_t)result % align != 0, XPAR_ERR_INVALID_ARGUMENT,
                     "result (%p) is device memory not aligned to its %zu-byte type", result,
                     align);

@@ -81,14 +81,19 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
   return XPAR_OK;
 }
 
+int xpar__classified_device(xpar_context *ctx, const void *p, size_t bytes,
+                            xpar__operand *w) {
+  if (xpar__classify(ctx, p, bytes, XPAR__CLASSIFY_CACHED, w) != XPAR_OK) {
+    xpar__clear_error();
+    return 0;
+  }
+  return w->loc == XPAR__LOC_DEVICE;
+}
+
 xpar_status xpar__check_host_scalar(xpar_context *ctx, const char *name, const void *p,
                                     size_t size) {
   xpar__operand w;
-  if (xpar__classify(ctx, p, size, XPAR__CLASSIFY_CACHED, &w) != XPAR_OK) {
-    xpar__clear_error();
-    return XPAR_OK;
-  }
-  XPAR__RETURN_IF(w.loc == XPAR__LOC_DEVICE, XPAR_ERR_INVALID_ARGUMENT,
+  XPAR__RETURN_IF(xpar__classified_device(ctx, p, size, &w), XPAR_ERR_INVALID_ARGUMENT,
                   "%s (%p) is device memory; pass a host scalar", name, p);
   return XPAR_OK;
 }

@@ -294,11 +294,15 @@ typedef struct xpar__operand {
  *  can serve (xpar__classify refuses it). */
 int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes,
                           xpar__mapping **out);
+/** 1 when ctx's calls classify [p, +bytes) as device memory (*w the operand);
+ *  0 otherwise, a pointer the driver cannot classify included (taken for host
+ *  memory: its error cleared).  A synchronous result's and an input scalar's
+ *  question. */
+int xpar__classified_device(xpar_context *ctx, const void *p, size_t bytes,
+                            xpar__operand *w);
 /** A scalar the call reads on the host (axpy's alpha, fill's value, a scan's
- *  init: `name` in the detail): XPAR_ERR_INVALID_ARGUMENT when ctx's calls
- *  would classify it as device memory, which the host read would fault on.
- *  A pointer the driver cannot classify is taken for host memory, as a
- *  synchronous result is. */
+ *  init: `name` in the detail): XPAR_ERR_INVALID_ARGUMENT when it is device
+ *  memory (xpar__classified_device), which the host read would fault on. */
 xpar_status xpar__check_host_scalar(xpar_context *ctx, const char *name, const void *p,
                                     size_t size);
 /** How xpar__classify may use the page cache (page_cache.h). */
