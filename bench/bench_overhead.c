@@ -10,6 +10,12 @@
  * compiler the array may have changed.  Each variant is timed in batches of
  * back-to-back calls; the variants take turns batch by batch (so a slow
  * stretch of the machine hits all of them), and the median batch counts.
+ *
+ * A second table times y += x and y += alpha * x through xpar, with no
+ * repeats (two array pairs alternating) and repeated (a repeat skips the
+ * checks, xpar.h), and inline.  What the axpy's host-scalar check costs (one
+ * page-cache look-up for alpha) is the axpy's extra time over the add without
+ * repeats less its extra time with them (the kernels' difference).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,24 +46,96 @@ BENCH_NOIPA BENCH_NOVEC_FN static int32_t sum_scalar(const int32_t *x, size_t n)
   return (int32_t)s;
 }
 
+BENCH_NOIPA static void add_inline(const int32_t *x, int32_t *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = (int32_t)((uint32_t)y[i] + (uint32_t)x[i]);
+}
+
+BENCH_NOIPA static void axpy_inline(int32_t alpha, const int32_t *x, int32_t *y, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    y[i] = (int32_t)((uint32_t)alpha * (uint32_t)x[i] + (uint32_t)y[i]);
+}
+
 #define BARRIER(p) __asm__ volatile("" : : "r"(p) : "memory")
 
 /* V_AUTO_FRESH alternates two arrays and two results, so that no call repeats
  * the one before it (xpar.h: a repeat skips the checks, the classification and
  * the decision): what a call costs that is not a repeat. */
-enum { V_AUTO, V_AUTO_FRESH, V_SERIAL, V_VEC, V_SCALAR, V_COUNT };
-static const char *const v_names[V_COUNT] = {"xpar AUTO (xpar_reduce)", "xpar AUTO, no repeats",
-                                             "xpar serial tier", "inline loop, vectorized",
-                                             "inline loop, scalar"};
+enum {
+  V_AUTO,
+  V_AUTO_FRESH,
+  V_SERIAL,
+  V_VEC,
+  V_SCALAR,
+  V_ADD_FRESH,
+  V_AXPY_FRESH,
+  V_ADD_REPEAT,
+  V_AXPY_REPEAT,
+  V_ADD_INLINE,
+  V_AXPY_INLINE,
+  V_COUNT,
+  V_REDUCE_COUNT = V_ADD_FRESH
+};
+static const char *const v_names[V_COUNT] = {
+    "xpar AUTO (xpar_reduce)", "xpar AUTO, no repeats", "xpar serial tier",
+    "inline loop, vectorized", "inline loop, scalar",   "xpar_add y += x, no repeats",
+    "xpar_axpy, no repeats",   "xpar_add, repeated",    "xpar_axpy, repeated",
+    "inline y += x",           "inline y += alpha * x"};
+
+/* The elementwise variants' arrays: two (x, y) pairs, alternated. */
+typedef struct {
+  const int32_t *x[2];
+  int32_t *y[2];
+  int32_t alpha;
+} elementwise_arrays;
 
 static volatile int32_t sink;
 
 /* One batch of `calls` calls of variant v; seconds per call, 0 on failure. */
 static double batch(int v, xpar_context *ctx_auto, xpar_context *ctx_serial, const int32_t *x,
-                    const int32_t *x2, size_t n, int calls) {
+                    const int32_t *x2, elementwise_arrays *e, size_t n, int calls) {
   int32_t r = 0, r2 = 0;
   double t0 = bench_now_s();
   switch (v) {
+    case V_ADD_FRESH:
+      for (int i = 0; i < calls; ++i) {
+        const int odd = i & 1;
+        if (xpar_add(ctx_auto, XPAR_INT32, e->x[odd], e->y[odd], e->y[odd], n) != XPAR_OK)
+          return 0;
+        BARRIER(e);
+      }
+      break;
+    case V_AXPY_FRESH:
+      for (int i = 0; i < calls; ++i) {
+        const int odd = i & 1;
+        if (xpar_axpy(ctx_auto, XPAR_INT32, &e->alpha, e->x[odd], e->y[odd], n) != XPAR_OK)
+          return 0;
+        BARRIER(e);
+      }
+      break;
+    case V_ADD_REPEAT:
+      for (int i = 0; i < calls; ++i) {
+        if (xpar_add(ctx_auto, XPAR_INT32, e->x[0], e->y[0], e->y[0], n) != XPAR_OK) return 0;
+        BARRIER(e);
+      }
+      break;
+    case V_AXPY_REPEAT:
+      for (int i = 0; i < calls; ++i) {
+        if (xpar_axpy(ctx_auto, XPAR_INT32, &e->alpha, e->x[0], e->y[0], n) != XPAR_OK) return 0;
+        BARRIER(e);
+      }
+      break;
+    case V_ADD_INLINE:
+      for (int i = 0; i < calls; ++i) {
+        add_inline(e->x[i & 1], e->y[i & 1], n);
+        BARRIER(e);
+      }
+      break;
+    case V_AXPY_INLINE:
+      for (int i = 0; i < calls; ++i) {
+        axpy_inline(e->alpha, e->x[i & 1], e->y[i & 1], n);
+        BARRIER(e);
+      }
+      break;
     case V_AUTO_FRESH:
       for (int i = 0; i < calls; ++i) {
         const int odd = i & 1;
@@ -127,7 +205,10 @@ int bench_cmd_overhead(int argc, char **argv) {
   }
   int32_t *x = malloc((size_t)n * sizeof *x), *x2 = malloc((size_t)n * sizeof *x2);
   double *t = malloc((size_t)(V_COUNT * batches) * sizeof *t);
-  if (!x || !x2 || !t) return 1;
+  int32_t *ew = malloc((size_t)(4 * n) * sizeof *ew);
+  if (!x || !x2 || !t || !ew) return 1;
+  elementwise_arrays e = {{ew, ew + n}, {ew + 2 * n, ew + 3 * n}, 3};
+  bench_fill_random(XPAR_INT32, ew, (size_t)(4 * n), 43);
   bench_fill_random(XPAR_INT32, x, (size_t)n, 42);
   memcpy(x2, x, (size_t)n * sizeof *x);
   xpar_context *ctx_auto, *ctx_serial;
@@ -146,14 +227,29 @@ int bench_cmd_overhead(int argc, char **argv) {
     fprintf(stderr, "xpar-bench overhead: the four sums disagree\n");
     return 1;
   }
+  /* the elementwise pair likewise: xpar's axpy and add against the inline loops */
+  {
+    int32_t *want = malloc((size_t)n * sizeof *want);
+    if (!want) return 1;
+    memcpy(want, e.y[0], (size_t)n * sizeof *want);
+    axpy_inline(e.alpha, e.x[0], want, (size_t)n);
+    add_inline(e.x[0], want, (size_t)n);
+    if (xpar_axpy(ctx_auto, XPAR_INT32, &e.alpha, e.x[0], e.y[0], (size_t)n) != XPAR_OK ||
+        xpar_add(ctx_auto, XPAR_INT32, e.x[0], e.y[0], e.y[0], (size_t)n) != XPAR_OK ||
+        memcmp(want, e.y[0], (size_t)n * sizeof *want) != 0) {
+      fprintf(stderr, "xpar-bench overhead: xpar's axpy / add disagree with the inline loops\n");
+      return 1;
+    }
+    free(want);
+  }
   xpar_decision d;
   xpar_last_decision(ctx_auto, &d);
 
   for (int v = 0; v < V_COUNT; ++v)
-    batch(v, ctx_auto, ctx_serial, x, x2, (size_t)n, (int)calls);
+    batch(v, ctx_auto, ctx_serial, x, x2, &e, (size_t)n, (int)calls);
   for (long b = 0; b < batches; ++b)
     for (int v = 0; v < V_COUNT; ++v) {
-      t[v * batches + b] = batch(v, ctx_auto, ctx_serial, x, x2, (size_t)n, (int)calls);
+      t[v * batches + b] = batch(v, ctx_auto, ctx_serial, x, x2, &e, (size_t)n, (int)calls);
       if (t[v * batches + b] == 0) {
         fprintf(stderr, "xpar-bench overhead: %s failed: %s\n", v_names[v],
                 xpar_last_error_detail());
@@ -170,7 +266,7 @@ int bench_cmd_overhead(int argc, char **argv) {
          "median ns per call\n# AUTO ran %s: %s\n",
          n, batches, calls, xpar_tier_name(d.tier), d.reason);
   printf("%-26s %10s %10s %12s %12s\n", "variant", "ns/call", "min", "/ vectorized", "/ scalar");
-  for (int v = 0; v < V_COUNT; ++v)
+  for (int v = 0; v < V_REDUCE_COUNT; ++v)
     printf("%-26s %10.2f %10.2f %12.2f %12.2f\n", v_names[v], med[v] * 1e9, lo[v] * 1e9,
            med[v] / med[V_VEC], med[v] / med[V_SCALAR]);
   double r_vec = med[V_AUTO] / med[V_VEC], r_sc = med[V_AUTO] / med[V_SCALAR];
@@ -179,8 +275,23 @@ int bench_cmd_overhead(int argc, char **argv) {
          med[V_AUTO] * 1e9, r_vec, med[V_VEC] * 1e9, r_sc, med[V_SCALAR] * 1e9,
          r_vec <= 1.5 ? "met (vectorized)" : r_sc <= 1.5 ? "met against the scalar loop only"
                                                          : "NOT met");
+  printf("\n# elementwise, %ld int32 on host data (no repeats: two array pairs alternating), "
+         "median ns per call\n%-30s %10s %10s %12s\n",
+         n, "variant", "ns/call", "min", "/ inline");
+  for (int v = V_ADD_FRESH; v < V_COUNT; ++v) {
+    const int inline_v =
+        v == V_ADD_FRESH || v == V_ADD_REPEAT || v == V_ADD_INLINE ? V_ADD_INLINE : V_AXPY_INLINE;
+    printf("%-30s %10.2f %10.2f %12.2f\n", v_names[v], med[v] * 1e9, lo[v] * 1e9,
+           med[v] / med[inline_v]);
+  }
+  const double extra_fresh = (med[V_AXPY_FRESH] - med[V_ADD_FRESH]) * 1e9,
+               extra_repeat = (med[V_AXPY_REPEAT] - med[V_ADD_REPEAT]) * 1e9;
+  printf("xpar_axpy over xpar_add: %+.1f ns without repeats, %+.1f ns repeated: the alpha's "
+         "host-scalar check %+.1f ns per call that is not a repeat\n",
+         extra_fresh, extra_repeat, extra_fresh - extra_repeat);
   xpar_context_destroy(ctx_auto);
   xpar_context_destroy(ctx_serial);
+  free(ew);
   free(x);
   free(x2);
   free(t);
