@@ -15,7 +15,10 @@
  *                  summing from shared memory (few load instructions, deep queue).
  * Every sum (uint32, wrapping) is checked against CUB's.
  *
- *   nvcc -O3 -arch=sm_90 -std=c++17 -o rc bench/cub/experiments/read_ceiling.cu && ./rc
+ * Session 26 adds the bulk copies with an L2 evict-first policy (the read
+ * data is never used again) and 2^31 (8 GiB, an 8-byte reduce of 2^30).
+ *
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -o rc bench/cub/experiments/read_ceiling.cu && ./rc [ROUNDS] [MAX_EXP]
  */
 #include <cub/device/device_reduce.cuh>
 #include <cuda_runtime.h>
@@ -93,7 +96,7 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)
 
 /* Bulk copies of STAGE bytes into STAGES shared-memory stages; tile t of the
  * grid-stride sequence goes to stage t % STAGES. */
-template <int STAGES, int STAGE>
+template <int STAGES, int STAGE, bool EVICT_FIRST = false>
 __global__ void __launch_bounds__(256) bulk(const uint4 *in, size_t nv, unsigned *out) {
   extern __shared__ __align__(128) uint4 buf[];
   __shared__ __align__(8) unsigned long long bar[STAGES];
@@ -105,11 +108,20 @@ __global__ void __launch_bounds__(256) bulk(const uint4 *in, size_t nv, unsigned
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   }
   __syncthreads();
+  unsigned long long policy = 0;
+  if (EVICT_FIRST) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   auto issue = [&](size_t tile, int s) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(&bar[s])),
                  "r"(STAGE)
                  : "memory");
-    asm volatile(
+    if (EVICT_FIRST)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], "
+          "%4;" ::"r"(smem_addr(buf + s * tile_v)),
+          "l"(in + tile * tile_v), "r"(STAGE), "r"(smem_addr(&bar[s])), "l"(policy)
+          : "memory");
+    else
+      asm volatile(
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
             smem_addr(buf + s * tile_v)),
         "l"(in + tile * tile_v), "r"(STAGE), "r"(smem_addr(&bar[s]))
@@ -158,7 +170,8 @@ int main(int argc, char **argv) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::printf("read_ceiling: %d SMs, seed %u, median of %d (events), interleaved\n", sms, seed, rounds);
-  for (int e : {28, 29, 30}) {
+  const int max_e = argc > 2 ? std::atoi(argv[2]) : 30; /* 31: 8 GiB, an 8-byte 2^30 */
+  for (int e = 28; e <= max_e; e++) {
     const size_t n = (size_t)1 << e, nv = n / 4;
     unsigned *in = nullptr, *res = nullptr;
     CK(cudaMalloc(&in, n * 4));
@@ -166,7 +179,7 @@ int main(int argc, char **argv) {
     fill<<<sms * 8, 256>>>(in, n, seed);
     void *tmp = nullptr;
     size_t tmp_bytes = 0;
-    CK(cub::DeviceReduce::Sum(nullptr, tmp_bytes, in, res, (int)std::min(n, (size_t)INT32_MAX)));
+    CK(cub::DeviceReduce::Sum(nullptr, tmp_bytes, in, res, (long long)n));
     CK(cudaMalloc(&tmp, tmp_bytes));
     struct Variant {
       std::string name;
@@ -178,7 +191,7 @@ int main(int argc, char **argv) {
     std::vector<Variant> vs;
     vs.push_back({"cub DeviceReduce::Sum", [&](unsigned *o) {
                     size_t tb = tmp_bytes;
-                    CK(cub::DeviceReduce::Sum(tmp, tb, in, o, (int)n));
+                    CK(cub::DeviceReduce::Sum(tmp, tb, in, o, (long long)n));
                   }});
     auto add = [&](std::string name, auto kernel, int grid, size_t smem) {
       if (smem > 0) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -196,6 +209,8 @@ int main(int argc, char **argv) {
     add("bulk 4 x 16K x 2/SM", bulk<4, 16384>, sms * 2, 4 * 16384);
     add("bulk 8 x 16K x 1/SM", bulk<8, 16384>, sms, 8 * 16384);
     add("bulk 3 x 16K x 4/SM", bulk<3, 16384>, sms * 4, 3 * 16384);
+    add("bulk 4 x 16K x 2/SM evict1st", bulk<4, 16384, true>, sms * 2, 4 * 16384);
+    add("bulk 4 x 32K x 1/SM evict1st", bulk<4, 32768, true>, sms, 4 * 32768);
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
