@@ -64,9 +64,15 @@ constexpr unsigned reduce_max_blocks_per_sm = 8;
  * (16/8/4 loads in flight, 4 or 8 blocks/SM, grid-stride or one contiguous range per
  * block) read at 0.997-1.006 x CUB, the bulk engine at 1.017-1.021
  * (bench/cub/experiments/read_ceiling.cu, H100, session 7: 2^29 3117-3121 GB/s against
- * CUB's 3057, 2^30 3129-3136 against 3075); at 2^28 (1 GiB) the load path's 1.03 stays.
+ * CUB's 3057, 2^30 3129-3136 against 3075).  Since session 26 the copies carry an L2
+ * evict-first policy (every byte is read once), and the bulk kernel starts at 1 GiB: there
+ * read_ceiling.cu read 1.054 x CUB with the policy, 1.032 without, the load kernel 1.028
+ * (call 2); through the library (call 3, this tree and the one before alternated twice on
+ * one H100) the 1 GiB rows went from 1.024-1.042 to 1.046-1.074 x CUB, 2-4 GiB gained
+ * 0-1 %, and 8 GiB (an 8-byte 2^30) stayed at 1.018-1.025, the read ceiling of every
+ * kernel tried (read_ceiling.cu at 8 GiB: 1.017-1.018 with or without the policy).
  */
-constexpr size_t reduce_bulk_min_bytes = (size_t)1 << 31;
+constexpr size_t reduce_bulk_min_bytes = (size_t)1 << 30;
 constexpr unsigned reduce_bulk_block = 256;
 constexpr unsigned reduce_bulk_stages = 4;
 constexpr unsigned reduce_bulk_stage_bytes = 16384;

@@ -241,7 +241,7 @@ xpar_status (*g_scan)(const xpar__exec *, xpar_dtype, xpar_reduction, xpar_scan_
 bool g_reduces_only = false;
 
 /* The library's reduce, reduce_sum_wide and dot with the bulk-copy kernel at every size
- * (the library picks it from 2 GiB up: launch_shape.cuh), so the check's sizes, heads
+ * (the library picks it from 1 GiB up: launch_shape.cuh), so the check's sizes, heads
  * and tails run through its tiles, its remainder and its stages. */
 const auto reduce_bulk = xpar_cuda::reduce_entry<xpar_cuda::ReducePath::bulk>;
 const auto reduce_sum_wide_bulk = xpar_cuda::reduce_sum_wide_entry<xpar_cuda::ReducePath::bulk>;
