@@ -19,15 +19,16 @@ xpar_status xpar__ctx_busy(void);
 xpar_status xpar__check_array_refused(const char *name, const void *p, size_t n, size_t bytes,
                                       xpar_dtype dtype);
 
-/** An array argument: non-NULL for n > 0, aligned to its dtype, inside the
- *  address space (xpar_launch checks kernel arrays with it too).  The passing
+/** An array argument: non-NULL, aligned to its dtype and inside the address
+ *  space where n > 0; anything where n = 0, which reads and writes no element
+ *  (xpar_launch checks kernel arrays with it too).  The passing
  *  case is inline -- a few instructions per array, where the out-of-line call
  *  was a fifth of a 128-element add's dispatch -- and only a refusal leaves
  *  the line to find which check failed and say so. */
 static inline xpar_status xpar__check_array(const char *name, const void *p, size_t n,
                                             size_t bytes, xpar_dtype dtype) {
   const uintptr_t a = (uintptr_t)p;
-  if ((p || n == 0) && !(a & (xpar__dtype_size(dtype) - 1)) && a <= UINTPTR_MAX - bytes)
+  if (n == 0 || (p && !(a & (xpar__dtype_size(dtype) - 1)) && a <= UINTPTR_MAX - bytes))
     return XPAR_OK;
   return xpar__check_array_refused(name, p, n, bytes, dtype);
 }

@@ -227,7 +227,7 @@ static xpar_status check_operator(const xpar_operator *op, int scan) {
   return XPAR_OK;
 }
 
-/* An operator's array: n elements of `size` bytes aligned to `align`. */
+/* An operator's array: n elements of `size` bytes aligned to `align` (n = 0: any pointer). */
 static xpar_status check_op_array(const xpar_operator *op, const char *what, const void *p,
                                   size_t n, size_t size, size_t align, size_t *bytes) {
   XPAR__RETURN_IF(n > SIZE_MAX / size, XPAR_ERR_SIZE_OVERFLOW,
@@ -236,6 +236,7 @@ static xpar_status check_op_array(const xpar_operator *op, const char *what, con
   *bytes = n * size;
   XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "operator %s: %s is NULL (n = %zu)",
                   op->name, what, n);
+  if (n == 0) return XPAR_OK; /* no element is read or written (xpar.h) */
   XPAR__RETURN_IF((uintptr_t)p & (align - 1), XPAR_ERR_INVALID_ARGUMENT,
                   "operator %s: %s (%p) is not aligned to %zu bytes", op->name, what, p, align);
   XPAR__RETURN_IF(p && (uintptr_t)p > UINTPTR_MAX - *bytes, XPAR_ERR_SIZE_OVERFLOW,

@@ -11,7 +11,7 @@ XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size) {
 static xpar_status load_entered(xpar_context *ctx, const char *path, int *applied) {
   XPAR__RETURN_IF(!path, XPAR_ERR_NULL_POINTER, "path is NULL");
   int ok = 0;
-  XPAR__FORWARD(xpar__profile_load(ctx, path, &ok));
+  XPAR__FORWARD(xpar__profile_load(ctx, path, 1, &ok));
   if (applied) *applied = ok;
   return XPAR_OK;
 }

@@ -208,16 +208,17 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
                                  const xpar__policy_facts *f, xpar__decision_raw *d,
                                  xpar_tier *tier) {
   const int forced_cpu = ctx->backend == XPAR_BACKEND_CPU || ctx->backend == XPAR_BACKEND_CPU_SERIAL;
+  const char *what = k->kind == XPAR__KERNEL_LAUNCH ? "kernel" : "operator";
   if (!k->has_gpu) {
     XPAR__RETURN_IF(ctx->offload == XPAR_OFFLOAD_MANDATORY, XPAR_ERR_NOT_SUPPORTED,
-                    "kernel %s has no GPU variant in this build (its source was not compiled "
+                    "%s %s has no GPU variant in this build (its source was not compiled "
                     "by nvcc), and offload is mandatory",
-                    k->name);
+                    what, k->name);
     XPAR__RETURN_IF(ctx->backend == XPAR_BACKEND_CUDA || ctx->backend == XPAR_BACKEND_CUDA_SERIAL,
                     XPAR_ERR_NOT_SUPPORTED,
-                    "kernel %s has no GPU variant in this build (its source was not compiled "
+                    "%s %s has no GPU variant in this build (its source was not compiled "
                     "by nvcc), and the backend is %s",
-                    k->name, xpar__backend_name(ctx->backend));
+                    what, k->name, xpar__backend_name(ctx->backend));
     d->gpu_rule = forced_cpu || ctx->offload == XPAR_OFFLOAD_DISABLED ? XPAR__GPU_NOT_CONSIDERED
                                                                        : XPAR__GPU_NO_GPU_VARIANT;
     *tier = xpar__policy_cpu_tier(f, d);
@@ -225,11 +226,11 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
   }
   if (!k->has_cpu) {
     XPAR__RETURN_IF(forced_cpu || ctx->offload == XPAR_OFFLOAD_DISABLED, XPAR_ERR_NOT_SUPPORTED,
-                    "kernel %s has no CPU variant, and the %s", k->name,
+                    "%s %s has no CPU variant, and the %s", what, k->name,
                     forced_cpu ? "backend is a CPU one" : "offload is disabled");
     const char *why = NULL;
     XPAR__RETURN_IF(!xpar__gpu_usable(ctx, &why), XPAR_ERR_NO_DEVICE,
-                    "kernel %s has no CPU variant, and the GPU is not usable: %s", k->name,
+                    "%s %s has no CPU variant, and the GPU is not usable: %s", what, k->name,
                     why ? why : "unknown");
     d->gpu_rule = XPAR__GPU_NO_CPU_VARIANT;
     *tier = xpar__policy_gpu_tier(f);

@@ -14,16 +14,18 @@
 #define POW2(x) ((size_t)1 << (x))
 
 /* No kernel of an application has been measured by xpar: the defaults are
- * the 4-byte elementwise add's (thresholds.c), the nearest built-in op to a
- * body that reads and writes a few arrays once per index.  A kernel doing
+ * the elementwise add's of the 2026-11-22 calibration (OpenMP 2^15, device
+ * data 2^19), the nearest built-in op to a body that reads and writes a few
+ * arrays once per index (the add's own have moved since: thresholds.c), and
+ * data valid only on the device stays there (0).  A kernel doing
  * more work per index crosses to the GPU earlier: set its thresholds
  * (XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD or xpar_context_set_kernel_threshold). */
 static const xpar__provenance kernel_defaults_from = {
     .machine = "H100 80GB HBM3, 16-core host",
     .date = "2026-11-22",
-    .run = "not measured for kernels: the 4-byte add's defaults, "
+    .run = "not measured for kernels: the elementwise add's of the 2026-11-22 calibration, "
            "bench/results/h100-2026-11-22/calibrate.txt",
-    .brief = "not measured for kernels: the 4-byte add's"};
+    .brief = "not measured for kernels: the add's of 2026-11-22"};
 static const size_t kernel_defaults[XPAR_THRESHOLD_COUNT_] = {
     [XPAR_THRESHOLD_OPENMP] = POW2(15),
     [XPAR_THRESHOLD_GPU_DEVICE_DATA] = POW2(19),
@@ -90,9 +92,13 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
     e.thresholds[t] = kernel_defaults[t];
     e.sources[t] = XPAR__SRC_DEFAULT;
   }
-  /* Precedence, lowest first: defaults, the profile, the environment (then the API). */
-  xpar__kernel_apply_profile(ctx, name, &e);
+  /* Precedence, lowest first: defaults, the creation's profile, the environment, a
+   * profile xpar_profile_load() applied since (then the API). */
+  xpar__kernel_apply_profile(ctx->profile_kernels, ctx->n_profile_kernels, name,
+                             XPAR__PROFILE_BELOW_ENV, &e);
   XPAR__FORWARD(apply_env(name, &e));
+  xpar__kernel_apply_profile(ctx->profile_kernels, ctx->n_profile_kernels, name,
+                             XPAR__PROFILE_OVER_ENV, &e);
   if (ctx->n_kernels == ctx->cap_kernels) {
     size_t cap = ctx->cap_kernels ? 2 * ctx->cap_kernels : 8;
     xpar__kernel_entry *grown = realloc(ctx->kernels, cap * sizeof *grown);
@@ -105,12 +111,13 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
   return XPAR_OK;
 }
 
-void xpar__kernel_apply_profile(const xpar_context *ctx, const char *name, xpar__kernel_entry *e) {
-  for (size_t i = 0; i < ctx->n_profile_kernels; i++) {
-    const xpar__profile_kernel *pk = &ctx->profile_kernels[i];
+void xpar__kernel_apply_profile(const xpar__profile_kernel *list, size_t count, const char *name,
+                                int level, xpar__kernel_entry *e) {
+  for (size_t i = 0; i < count; i++) {
+    const xpar__profile_kernel *pk = &list[i];
     if (strcmp(pk->name, name) != 0) continue;
     for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
-      if (pk->have[k]) {
+      if (pk->have[k] && (level == XPAR__PROFILE_NOT_NAMED || pk->have[k] == level)) {
         e->thresholds[k] = pk->thresholds[k];
         e->sources[k] = XPAR__SRC_PROFILE;
       }

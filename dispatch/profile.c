@@ -98,7 +98,7 @@ static xpar_status parse_kernel_line(const char *path, int lineno, const char *n
   XPAR__RETURN_IF((*list)[i].have[k], XPAR_ERR_PROFILE, "%s:%d: kernel %.60s %s given twice",
                   path, lineno, name, kind);
   (*list)[i].thresholds[k] = n;
-  (*list)[i].have[k] = 1;
+  (*list)[i].have[k] = XPAR__PROFILE_BELOW_ENV; /* xpar__profile_load says which */
   return XPAR_OK;
 }
 
@@ -221,7 +221,41 @@ static xpar_status parse(const char *path, FILE *f, machine_id *key,
 /* One notice per process is enough: every context would repeat it. */
 static atomic_int notice_printed;
 
-xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied) {
+/* Merge a loaded profile's kernels into the context's list, taking over `from`:
+ * a kernel already listed keeps the values this profile does not name. */
+static xpar_status merge_profile_kernels(xpar_context *ctx, xpar__profile_kernel *from,
+                                         size_t count) {
+  xpar_status st = XPAR_OK;
+  size_t i = 0;
+  for (; i < count && st == XPAR_OK; i++) {
+    size_t j = 0;
+    while (j < ctx->n_profile_kernels && strcmp(ctx->profile_kernels[j].name, from[i].name) != 0)
+      j++;
+    if (j < ctx->n_profile_kernels) {
+      for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
+        if (from[i].have[k]) {
+          ctx->profile_kernels[j].thresholds[k] = from[i].thresholds[k];
+          ctx->profile_kernels[j].have[k] = from[i].have[k];
+        }
+      continue;
+    }
+    xpar__profile_kernel *grown =
+        realloc(ctx->profile_kernels, (ctx->n_profile_kernels + 1) * sizeof *grown);
+    if (!grown) {
+      st = xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "profile kernel table (%zu)",
+                      ctx->n_profile_kernels + 1);
+      break;
+    }
+    ctx->profile_kernels = grown;
+    grown[ctx->n_profile_kernels++] = from[i];
+    from[i].name = NULL; /* taken over */
+  }
+  xpar__profile_kernels_free(from, count);
+  return st;
+}
+
+xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int over_env,
+                               int *applied) {
   unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   size_t values[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   memset(have, 0, sizeof have);
@@ -259,15 +293,18 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied
           ctx->thresholds[o][t][k] = values[o][t][k];
           ctx->threshold_source[o][t][k] = XPAR__SRC_PROFILE;
         }
-  /* The kernels': kept by name for kernels the context meets later, and applied now to
-   * those it has met (replacing their values, as for the built-in ops). */
-  xpar__profile_kernels_free(ctx->profile_kernels, ctx->n_profile_kernels);
-  ctx->profile_kernels = kernels;
-  ctx->n_profile_kernels = n_kernels;
+  /* The kernels': applied now to those the context has met (replacing their values, as
+   * for the built-in ops), and kept by name for kernels it meets later -- a profile
+   * loaded after creation then over the environment, as it would have been had the
+   * kernel been met first. */
+  for (size_t i = 0; i < n_kernels; i++)
+    for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
+      if (over_env && kernels[i].have[k]) kernels[i].have[k] = XPAR__PROFILE_OVER_ENV;
   for (size_t i = 0; i < ctx->n_kernels; i++)
-    xpar__kernel_apply_profile(ctx, ctx->kernels[i].name, &ctx->kernels[i]);
+    xpar__kernel_apply_profile(kernels, n_kernels, ctx->kernels[i].name, XPAR__PROFILE_NOT_NAMED,
+                               &ctx->kernels[i]);
   *applied = 1;
-  return XPAR_OK;
+  return merge_profile_kernels(ctx, kernels, n_kernels);
 }
 
 xpar_status xpar__profile_default_path(char *buf, size_t size) {
@@ -323,7 +360,7 @@ xpar_status xpar__profile_load_default(xpar_context *ctx) {
   if (env) {
     XPAR__RETURN_IF(!env[0], XPAR_ERR_INVALID_ENV, "XPAR_PROFILE is empty; expected a file path");
     if (access(env, F_OK) != 0 && errno == ENOENT) return profile_not_written_yet(env);
-    return xpar__profile_load(ctx, env, &applied); /* other failures to open: load() says why */
+    return xpar__profile_load(ctx, env, 0, &applied); /* other failures to open: load() says why */
   }
   char path[4096];
   if (xpar__profile_default_path(path, sizeof path) != XPAR_OK) {
@@ -331,7 +368,7 @@ xpar_status xpar__profile_load_default(xpar_context *ctx) {
     return XPAR_OK;
   }
   if (access(path, F_OK) != 0) return XPAR_OK;
-  return xpar__profile_load(ctx, path, &applied);
+  return xpar__profile_load(ctx, path, 0, &applied);
 }
 
 /* mkdir -p of path's parent directory. */
@@ -361,7 +398,7 @@ static void print_count(FILE *f, size_t v) {
 static void kernel_line(FILE *f, int *lines, const char *name, int k, size_t v) {
   if (!(*lines)++)
     fprintf(f, "# kernel <name> <threshold> <elements|never>: the application's kernels and "
-               "operators (their built-in defaults: the 4-byte add's)\n");
+               "operators (their built-in defaults: an earlier calibration's add)\n");
   fprintf(f, "kernel %s %s ", name, xpar__threshold_key((xpar_threshold)k));
   print_count(f, v);
 }

@@ -29,6 +29,15 @@
 static long long planted_index = -1;
 void xpar__shadow_plant_fault(long long index);
 void xpar__shadow_plant_fault(long long index) { planted_index = index; }
+/* Tests only: the nth shadow buffer allocation from now (1: the next) fails,
+ * as malloc would; 0 = nothing planted. */
+static int planted_alloc_countdown;
+void xpar__shadow_plant_alloc_failure(int nth);
+void xpar__shadow_plant_alloc_failure(int nth) { planted_alloc_countdown = nth; }
+static void *shadow_alloc(size_t bytes) {
+  if (planted_alloc_countdown > 0 && --planted_alloc_countdown == 0) return NULL;
+  return malloc(bytes);
+}
 
 static void corrupt(xpar_dtype t, unsigned char *p) {
   if (t == XPAR_FLOAT) {
@@ -280,20 +289,40 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   void *xs = NULL, *ys = NULL, *outs = NULL, *prim = NULL;
   xpar_status st = XPAR_OK;
 
-  /* Inputs before the primary call can overwrite them (axpy's y, in place). */
+  /* Inputs before the primary call can overwrite them: axpy's y (in place),
+   * and axpy's alpha or fill's value where it lies inside the output. */
+  xpar__scalar scalar_in;
+  memset(&scalar_in, 0, sizeof scalar_in);
+  if (c->scalar && c->n > 0) memcpy(scalar_in.bytes, c->scalar, size); /* n = 0: unread */
   const void *y_in = c->op == XPAR_OP_AXPY ? c->out : c->y;
+  xpar_status prep = XPAR_OK;
   if (bytes) {
-    if (c->x) st = (xs = malloc(bytes)) ? read_operand(ctx, c->x, bytes, xs)
-                                         : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "shadow copy");
-    if (st == XPAR_OK && y_in)
-      st = (ys = malloc(bytes)) ? read_operand(ctx, y_in, bytes, ys)
-                                : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "shadow copy");
-    if (st == XPAR_OK && has_array_out)
-      st = (outs = malloc(bytes)) && (prim = malloc(bytes))
-               ? XPAR_OK
-               : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "shadow output (%zu bytes)", bytes);
+    if (c->x)
+      prep = (xs = shadow_alloc(bytes))
+                 ? read_operand(ctx, c->x, bytes, xs)
+                 : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
+                              "no memory for the shadow's copy of the input (%zu bytes)", bytes);
+    if (prep == XPAR_OK && y_in)
+      prep = (ys = shadow_alloc(bytes))
+                 ? read_operand(ctx, y_in, bytes, ys)
+                 : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
+                              "no memory for the shadow's copy of the second input (%zu bytes)",
+                              bytes);
+    if (prep == XPAR_OK && has_array_out)
+      prep = (outs = shadow_alloc(bytes)) && (prim = shadow_alloc(bytes))
+                 ? XPAR_OK
+                 : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
+                              "no memory for the shadow's output buffers (2 x %zu bytes)", bytes);
   }
-  if (st != XPAR_OK) goto done;
+  /* A shadow that cannot be prepared is the shadow's failure, not the
+   * application's (xpar.h): the primary call runs, the record says why the
+   * shadow did not. */
+  char prep_failure[sizeof ctx->shadow_detail];
+  if (prep != XPAR_OK) {
+    snprintf(prep_failure, sizeof prep_failure, "%s: %s", xpar__status_name(prep),
+             xpar__error_detail());
+    xpar__clear_error();
+  }
 
   /* The primary call, logged once below with the shadow's outcome. */
   const int verbose = ctx->verbose;
@@ -304,6 +333,15 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   if (c->nowait) {
     st = xpar__gpu_drain(ctx);
     if (st != XPAR_OK) goto done;
+  }
+  xpar__decision_raw *d = &ctx->last;
+  d->shadow_tier = tier;
+  d->shadow_detail = ctx->shadow_detail;
+  if (prep != XPAR_OK) {
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s", prep_failure);
+    d->shadow_state = XPAR__SHADOW_NOT_RUN;
+    if (verbose) xpar__decision_log(d);
+    goto done;
   }
 
   xpar__scalar prim_result, shadow_result;
@@ -327,14 +365,13 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
     if (st != XPAR_OK) goto done;
   }
 
-  /* The shadow call: same call, its own buffers (axpy starts from the old y). */
+  /* The shadow call: same call, its own buffers (axpy starts from the old y)
+   * and the scalar as it was before the primary call. */
   xpar__call sc = *c;
   sc.nowait = 0;
+  if (c->scalar && c->n > 0) sc.scalar = scalar_in.bytes;
   if (c->op == XPAR_OP_AXPY && bytes) memcpy(outs, ys, bytes);
   const void *sy = c->op == XPAR_OP_AXPY ? NULL : ys;
-  xpar__decision_raw *d = &ctx->last;
-  d->shadow_tier = tier;
-  d->shadow_detail = ctx->shadow_detail;
   ctx->shadow_detail[0] = '\0';
   const char *why_not = NULL;
   xpar_status ss;

@@ -128,10 +128,15 @@ typedef struct xpar__kernel_entry {
 /* A kernel's thresholds from the loaded profile ("kernel <name> <kind> <n>"
  * lines), by name: applied to the kernel's entry when the context meets it,
  * and written back by xpar_profile_save. */
+/* A profile's value for a kernel threshold, and where it stands against the
+ * environment when the context first meets the kernel: a profile loaded at
+ * creation lies below XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD, one loaded with
+ * xpar_profile_load() afterwards replaces whatever set the value (xpar.h). */
+enum { XPAR__PROFILE_NOT_NAMED = 0, XPAR__PROFILE_BELOW_ENV = 1, XPAR__PROFILE_OVER_ENV = 2 };
 typedef struct xpar__profile_kernel {
   char *name; /* malloc'd: any length */
   size_t thresholds[XPAR_THRESHOLD_COUNT_];
-  unsigned char have[XPAR_THRESHOLD_COUNT_];
+  unsigned char have[XPAR_THRESHOLD_COUNT_]; /* XPAR__PROFILE_* */
 } xpar__profile_kernel;
 
 struct xpar_context {
@@ -236,8 +241,11 @@ const char *xpar__provenance_brief(const xpar__provenance *p);
  *  first use; XPAR_ERR_INVALID_ENV or XPAR_ERR_OUT_OF_MEMORY. */
 xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char *name,
                                   xpar__kernel_entry **out);
-/* Apply the profile's thresholds of kernel `name` (if any) to entry e. */
-void xpar__kernel_apply_profile(const xpar_context *ctx, const char *name, xpar__kernel_entry *e);
+/* Apply a profile's thresholds of kernel `name` (if any) in list[0..count) to
+ * entry e: those of precedence `level` (XPAR__PROFILE_*), or all named ones for
+ * XPAR__PROFILE_NOT_NAMED. */
+void xpar__kernel_apply_profile(const xpar__profile_kernel *list, size_t count, const char *name,
+                                int level, xpar__kernel_entry *e);
 /** Where the built-in kernel defaults were measured (decision records). */
 const xpar__provenance *xpar__kernel_default_from(void);
 void xpar__kernels_release(xpar_context *ctx);
@@ -333,8 +341,10 @@ xpar_status xpar__mapping_device_ptr(xpar_context *ctx, const void *host, void *
 xpar_status xpar__profile_load_default(xpar_context *ctx);
 /** The default profile path ($XDG_CACHE_HOME/xpar/profile.txt, ...). */
 xpar_status xpar__profile_default_path(char *buf, size_t size);
-/** Load `path` into ctx; *applied: 0 when written on another machine. */
-xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int *applied);
+/** Load `path` into ctx; *applied: 0 when written on another machine.
+ *  over_env: xpar_profile_load() (its kernel values replace the environment's
+ *  when a kernel is met later), else the profile of context creation. */
+xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int over_env, int *applied);
 /** Write ctx's profile and API thresholds to `path` (atomically). */
 xpar_status xpar__profile_save(xpar_context *ctx, const char *path);
 /** Free a loaded profile's kernel list (names included). */

@@ -189,9 +189,10 @@ static void null_pointers(void **state) {
   ACCEPTED(xpar_dot(c, D, NULL, NULL, 0, g_res));
 }
 
-/* The header: "n = 0 is valid for every operation; array pointers (and axpy's
- * alpha, fill's value) may then be NULL.  A reduce or dot still writes its
- * result (the identity), so `result` must be valid even for n = 0." */
+/* The header: "n = 0 is valid for every operation and reads and writes no
+ * element: array pointers (and axpy's alpha, fill's value, a scan's init) are
+ * then not checked and may be NULL or unaligned.  A reduce or dot still writes
+ * its result (the identity), so `result` must be valid even for n = 0." */
 static void n0_null_scalars(void **state) {
   (void)state;
   xpar_context *c = g_ctx;
@@ -206,6 +207,20 @@ static void n0_null_scalars(void **state) {
   ACCEPTED(xpar_scan_init(c, D, XPAR_MAX, XPAR_EXCLUSIVE, &alpha, g_in, g_out, 0));
   xt_check_bytes("scan_init with n = 0", "output array", g_out, g_snap[2], sizeof g_out);
   xt_check_bytes("scan_init with n = 0", "input", g_in, g_snap[0], sizeof g_in);
+  /* n = 0 reads and writes no element: unaligned arrays are not refused either
+   * (and nothing is written through them). */
+  const void *odd_in = (const char *)g_in + 1;
+  void *odd_out = (char *)g_out + 3;
+  arm();
+  ACCEPTED(xpar_reduce(c, D, XPAR_SUM, odd_in, 0, g_res));
+  ACCEPTED(xpar_dot(c, D, odd_in, odd_in, 0, g_res));
+  ACCEPTED(xpar_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, odd_in, odd_out, 0));
+  ACCEPTED(xpar_scan_init(c, D, XPAR_SUM, XPAR_EXCLUSIVE, &alpha, odd_in, odd_out, 0));
+  ACCEPTED(xpar_axpy(c, D, &alpha, odd_in, odd_out, 0));
+  ACCEPTED(xpar_add(c, D, odd_in, odd_in, odd_out, 0));
+  ACCEPTED(xpar_fill(c, D, &alpha, odd_out, 0));
+  xt_check_bytes("n = 0 with unaligned arrays", "output array", g_out, g_snap[2], sizeof g_out);
+  xt_check_bytes("n = 0 with unaligned arrays", "input", g_in, g_snap[0], sizeof g_in);
   REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce(c, D, XPAR_SUM, NULL, 0, NULL));
   REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce(c, D, XPAR_MIN, g_in, 0, NULL));
   REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_sum_wide(c, D, NULL, 0, NULL));

@@ -331,6 +331,37 @@ static void t_thread_count_cap_teams(void **state) {
   xpar_context_destroy(ctx);
 }
 
+/* An operator's OpenMP regions have the context's team whatever n, as the
+ * kernels' and the built-in ops' (README: libgomp's pool is never resized);
+ * fewer elements than threads leave threads idle. */
+static void t_operator_team(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  xt_check_status("operator team", "set_backend", xpar_context_set_backend(ctx, XPAR_BACKEND_CPU),
+                  XPAR_OK);
+  xt_check_status("operator team", "set_operator_threshold",
+                  xpar_context_set_operator_threshold(ctx, &xk_team_max_cpu_only,
+                                                      XPAR_THRESHOLD_OPENMP, 0),
+                  XPAR_OK);
+  xpar_context_set_num_threads(ctx, 6);
+  const int32_t want = xt_have_openmp() ? 6 : 1;
+  int32_t in[16] = {0}, out[16];
+  for (size_t n = 1; n <= 16; n++) {
+    char label[64];
+    snprintf(label, sizeof label, "operator team n=%zu", n);
+    int32_t r = -1;
+    xt_check_status(label, "reduce", xpar_reduce_op(ctx, &xk_team_max_cpu_only, in, n, &r),
+                    XPAR_OK);
+    if (r != want) xt_failf(label, "the reduce ran in a team of %d, expected %d", (int)r, (int)want);
+    xt_check_status(label, "scan",
+                    xpar_scan_op(ctx, &xk_team_max_cpu_only, XPAR_INCLUSIVE, in, out, n), XPAR_OK);
+    /* the scan's first pass runs in a team only where it has more than one part */
+    if (n > 1 && out[n - 1] != want)
+      xt_failf(label, "the scan ran in a team of %d, expected %d", (int)out[n - 1], (int)want);
+  }
+  xpar_context_destroy(ctx);
+}
+
 static void t_thresholds(void **state) {
   (void)state;
   uint32_t a = 7, x[N], y[N];
@@ -478,6 +509,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(t_bad_input),        cmocka_unit_test(t_no_gpu_variant),
       cmocka_unit_test(t_no_cpu_variant),   cmocka_unit_test(t_thresholds),
       cmocka_unit_test(t_thread_count_cap), cmocka_unit_test(t_thread_count_cap_teams),
+      cmocka_unit_test(t_operator_team),
       cmocka_unit_test(t_print_cpu_serial), cmocka_unit_test(t_print_cuda_serial),
       cmocka_unit_test(t_verbose),
   };

@@ -78,6 +78,22 @@ static void run_case(void **state, case_t c) {
   xpar_context *ctx = operator_context(st);
   const xpar_operator *op = case_ops[c];
   const char *tier = xt_tier_name(st->tier);
+  if (c == C_ARGMIN || c == C_ARGMAX) {
+    /* n = 0 reads and writes no element (xpar.h): unaligned arrays are
+     * accepted, the reduce writes the identity, the scan nothing. */
+    char label[120];
+    snprintf(label, sizeof label, "%s/%s/n=0 unaligned", case_names[c], tier);
+    unsigned char bytes[64], before[64];
+    memset(bytes, 0x3C, sizeof bytes);
+    memcpy(before, bytes, sizeof bytes);
+    xk_arg r;
+    memset(&r, 0x5A, sizeof r);
+    xt_check_status(label, "reduce", xpar_reduce_op(ctx, op, bytes + 1, 0, &r), XPAR_OK);
+    check_arg(label, "reduce", 0, r, ref_arg(NULL, 0, 0, c == C_ARGMAX));
+    xt_check_status(label, "scan", xpar_scan_op(ctx, op, XPAR_INCLUSIVE, bytes + 1, bytes + 3, 0),
+                    XPAR_OK);
+    xt_check_bytes(label, "the unaligned arrays", bytes, before, sizeof bytes);
+  }
   for (int si = 0; si < XT_NSIZES; si++) {
     const size_t n = xt_sizes[si];
     if (n > xt_tier_max_n(st->tier)) continue;

@@ -128,7 +128,8 @@ static size_t kernel_threshold(xpar_context *ctx, const xpar_kernel *k, xpar_thr
 
 /* Kernel thresholds round-trip by kernel name: a kernel the loading context has met
  * (replaced), one it meets only after loading, one it never meets (written back by its
- * own save); the environment still overrides the profile. */
+ * own save); the environment overrides the profile of creation, xpar_profile_load()
+ * the environment. */
 static void kernel_round_trip(void **state) {
   (void)state;
   xpar_context *a, *b;
@@ -174,6 +175,31 @@ static void kernel_round_trip(void **state) {
   assert_int_equal(kernel_threshold(b, &xk_poly_f64, XPAR_THRESHOLD_OPENMP), 32);
   unsetenv("XPAR_KERNEL_XK_POLY_F64_OPENMP_THRESHOLD");
   unsetenv("XPAR_PROFILE");
+  xpar_context_destroy(b);
+
+  /* xpar_profile_load() after creation replaces what the environment set (xpar.h),
+   * for a kernel met before the load and one met only after it alike; a second load
+   * that does not name a kernel keeps what the first one said for it. */
+  xpar_context *c;
+  assert_int_equal(xpar_context_create(&c), XPAR_OK);
+  assert_int_equal(xpar_context_set_kernel_threshold(c, &xk_gather_i64, XPAR_THRESHOLD_OPENMP, 77),
+                   XPAR_OK);
+  char first[1024], path3[1024]; /* path_in_dir's buffer is reused */
+  snprintf(first, sizeof first, "%s", path_in_dir("kernels/profile.txt"));
+  snprintf(path3, sizeof path3, "%s", path_in_dir("kernels/profile3.txt"));
+  assert_int_equal(xpar_profile_save(c, path3), XPAR_OK);
+  xpar_context_destroy(c);
+  setenv("XPAR_KERNEL_XK_POLY_F64_OPENMP_THRESHOLD", "999", 1);
+  setenv("XPAR_KERNEL_XK_AXPY_U32_OPENMP_THRESHOLD", "999", 1);
+  assert_int_equal(xpar_context_create(&b), XPAR_OK);
+  assert_int_equal(kernel_threshold(b, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP), 999); /* met */
+  assert_int_equal(xpar_profile_load(b, first, &applied), XPAR_OK);
+  assert_int_equal(xpar_profile_load(b, path3, &applied), XPAR_OK);
+  assert_int_equal(kernel_threshold(b, &xk_axpy_u32, XPAR_THRESHOLD_OPENMP), 4321);
+  assert_int_equal(kernel_threshold(b, &xk_poly_f64, XPAR_THRESHOLD_OPENMP), 99); /* met now */
+  assert_int_equal(kernel_threshold(b, &xk_gather_i64, XPAR_THRESHOLD_OPENMP), 77);
+  unsetenv("XPAR_KERNEL_XK_POLY_F64_OPENMP_THRESHOLD");
+  unsetenv("XPAR_KERNEL_XK_AXPY_U32_OPENMP_THRESHOLD");
   xpar_context_destroy(b);
   xpar_context_destroy(a);
 }

@@ -13,6 +13,15 @@
  *  overflow  sums and scans whose partial sums overflow: the OpenMP tier's
  *            NaN against the serial order's inf is a match (xpar.h allows it);
  *            a planted error on finite data is still caught
+ *  scalars_in_output  axpy's alpha, fill's value and a scan's init inside the
+ *            call's own output: the shadow uses the values from before the
+ *            call, as the primary does, so every dtype is a match and the
+ *            output is an unshadowed context's, bit for bit
+ *  alloc_failure  the shadow's buffers cannot be allocated (the test-only
+ *            hook, at each allocation of a dot, a scan and an axpy): the call
+ *            runs and succeeds with the unshadowed result, its own decision
+ *            record says why the shadow did not run (xpar.h: a shadow that
+ *            cannot run is the shadow's failure, not the application's)
  *  env       XPAR_SHADOW and XPAR_SHADOW_FAIL, valid and invalid values
  *  gpu       shadow cuda: "not run" without a GPU; with one, a match, and a
  *            mapped array's device copy stays the valid one
@@ -34,6 +43,7 @@
 #include "xpar/xpar.h"
 
 void xpar__shadow_plant_fault(long long index);
+void xpar__shadow_plant_alloc_failure(int nth);
 
 static uint64_t g_seed;
 static uint64_t next_rand(void) {
@@ -259,6 +269,120 @@ static void overflow(void **state) {
   xpar_context_destroy(ctx);
 }
 
+static const xpar_dtype all_dtypes[] = {XPAR_INT32, XPAR_INT64, XPAR_UINT32,
+                                        XPAR_UINT64, XPAR_FLOAT, XPAR_DOUBLE};
+
+/* The record of ctx's last call must say `what`. */
+static void expect_reason(xpar_context *ctx, const char *call, xpar_dtype t, const char *what) {
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  if (!strstr(d.reason, what))
+    fail_msg("%s %s: expected \"%s\" in the decision record: \"%s\"", call, xpar_dtype_name(t),
+             what, d.reason);
+}
+
+static void scalars_in_output(void **state) {
+  (void)state;
+  enum { M = 1001 };
+  const size_t at[] = {0, M / 2, M - 1};
+  xpar_context *shadowed = make(1, 0, 1), *plain = make(0, 0, 0);
+  for (size_t di = 0; di < sizeof all_dtypes / sizeof all_dtypes[0]; di++) {
+    const xpar_dtype t = all_dtypes[di];
+    const size_t size = xpar_dtype_size(t);
+    unsigned char *x = malloc(M * size), *y = malloc(M * size), *want = malloc(M * size);
+    unsigned char before[8];
+    for (size_t a = 0; a < 3; a++) {
+      const size_t k = at[a] * size;
+      /* axpy, alpha = &y[k] */
+      fill(t, x, M);
+      fill(t, y, M);
+      memcpy(want, y, M * size);
+      memcpy(before, y + k, size);
+      assert_int_equal(xpar_axpy(plain, t, before, x, want, M), XPAR_OK);
+      assert_int_equal(xpar_axpy(shadowed, t, y + k, x, y, M), XPAR_OK);
+      expect_reason(shadowed, "axpy, alpha inside y", t, "shadow cpu-serial: match");
+      assert_memory_equal(y, want, M * size);
+      /* fill, value = &y[k] */
+      fill(t, y, M);
+      memcpy(before, y + k, size);
+      assert_int_equal(xpar_fill(plain, t, before, want, M), XPAR_OK);
+      assert_int_equal(xpar_fill(shadowed, t, y + k, y, M), XPAR_OK);
+      expect_reason(shadowed, "fill, value inside out", t, "shadow cpu-serial: match");
+      assert_memory_equal(y, want, M * size);
+      /* inclusive scan with init = &y[k], out = y */
+      fill(t, y, M);
+      memcpy(before, y + k, size);
+      assert_int_equal(xpar_scan_init(plain, t, XPAR_SUM, XPAR_INCLUSIVE, before, x, want, M),
+                       XPAR_OK);
+      assert_int_equal(xpar_scan_init(shadowed, t, XPAR_SUM, XPAR_INCLUSIVE, y + k, x, y, M),
+                       XPAR_OK);
+      expect_reason(shadowed, "scan_init, init inside out", t, "shadow cpu-serial: match");
+      assert_memory_equal(y, want, M * size);
+    }
+    free(x);
+    free(y);
+    free(want);
+  }
+  xpar_context_destroy(shadowed);
+  xpar_context_destroy(plain);
+}
+
+static void alloc_failure(void **state) {
+  (void)state;
+  xpar_context *shadowed = make(1, 0, 1), *plain = make(0, 0, 0);
+  double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *out = malloc(N * sizeof *out),
+         *want = malloc(N * sizeof *want);
+  fill(XPAR_DOUBLE, x, N);
+  fill(XPAR_DOUBLE, y, N);
+  const char *not_run = "shadow cpu-serial: not run (ERR_OUT_OF_MEMORY: no memory for the shadow's";
+  /* dot: two input copies */
+  double r_want = 0;
+  assert_int_equal(xpar_dot(plain, XPAR_DOUBLE, x, y, N, &r_want), XPAR_OK);
+  for (int nth = 1; nth <= 2; nth++) {
+    double small = 0, r = -1;
+    /* a call before, whose record must not be the one read after */
+    assert_int_equal(xpar_reduce(shadowed, XPAR_DOUBLE, XPAR_SUM, x, 4, &small), XPAR_OK);
+    xpar__shadow_plant_alloc_failure(nth);
+    assert_int_equal(xpar_dot(shadowed, XPAR_DOUBLE, x, y, N, &r), XPAR_OK);
+    assert_memory_equal(&r, &r_want, sizeof r);
+    xpar_decision d;
+    assert_int_equal(xpar_last_decision(shadowed, &d), XPAR_OK);
+    assert_int_equal(d.op, XPAR_OP_DOT);
+    assert_int_equal(d.n, N);
+    assert_int_equal(d.shadow_mismatch, 0);
+    expect_reason(shadowed, nth == 1 ? "dot, x's copy" : "dot, y's copy", XPAR_DOUBLE, not_run);
+    /* the next call shadows again */
+    assert_int_equal(xpar_dot(shadowed, XPAR_DOUBLE, x, y, N, &r), XPAR_OK);
+    expect_reason(shadowed, "dot after", XPAR_DOUBLE, "shadow cpu-serial: match");
+  }
+  /* scan: the input's copy, then the two output buffers */
+  assert_int_equal(xpar_scan(plain, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, x, want, N), XPAR_OK);
+  for (int nth = 1; nth <= 3; nth++) {
+    memset(out, 0xff, N * sizeof *out);
+    xpar__shadow_plant_alloc_failure(nth);
+    assert_int_equal(xpar_scan(shadowed, XPAR_DOUBLE, XPAR_SUM, XPAR_INCLUSIVE, x, out, N),
+                     XPAR_OK);
+    assert_memory_equal(out, want, N * sizeof *out);
+    expect_reason(shadowed, "scan", XPAR_DOUBLE, not_run);
+  }
+  /* axpy in place of y: y's copy */
+  const double alpha = 0.5;
+  memcpy(want, y, N * sizeof *y);
+  memcpy(out, y, N * sizeof *y);
+  assert_int_equal(xpar_axpy(plain, XPAR_DOUBLE, &alpha, x, want, N), XPAR_OK);
+  xpar__shadow_plant_alloc_failure(2);
+  assert_int_equal(xpar_axpy(shadowed, XPAR_DOUBLE, &alpha, x, out, N), XPAR_OK);
+  assert_memory_equal(out, want, N * sizeof *out);
+  expect_reason(shadowed, "axpy", XPAR_DOUBLE, not_run);
+  xpar__shadow_plant_alloc_failure(0);
+  free(x);
+  free(y);
+  free(out);
+  free(want);
+  xpar_context_destroy(shadowed);
+  xpar_context_destroy(plain);
+}
+
 static void env(void **state) {
   (void)state;
   xpar_context *ctx = NULL;
@@ -359,7 +483,9 @@ int main(void) {
   printf("[xpar-test] test_shadow: seed %llu (rerun with XPAR_TEST_SEED=%llu)\n",
          (unsigned long long)g_seed, (unsigned long long)g_seed);
   const struct CMUnitTest tests[] = {cmocka_unit_test(quiet), cmocka_unit_test(planted),
-                                     cmocka_unit_test(overflow), cmocka_unit_test(env),
+                                     cmocka_unit_test(overflow),
+                                     cmocka_unit_test(scalars_in_output),
+                                     cmocka_unit_test(alloc_failure), cmocka_unit_test(env),
                                      cmocka_unit_test(gpu)};
   return cmocka_run_group_tests_name("shadow", tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@ XPAR_KERNEL_DECLARE(xk_poly_f64);
 XPAR_KERNEL_DECLARE(xk_print);
 XPAR_KERNEL_DECLARE(xk_square_cpu_only);
 XPAR_KERNEL_DECLARE(xk_team_size_cpu_only);
+XPAR_OPERATOR_DECLARE(xk_team_max_cpu_only);
 #ifdef __cplusplus
 extern "C"
 #endif

@@ -25,6 +25,21 @@ XPAR_KERNEL(xk_team_size_cpu_only, i) {
 #endif
 }
 
+/* The largest team any index of a reduce or scan ran in (1 without OpenMP):
+ * the operators' team, which must not shrink with n. */
+static int32_t team_zero(void) { return 0; }
+static int32_t team_max(int32_t a, int32_t b) { return a > b ? a : b; }
+static int32_t team_here(const int32_t *in, size_t i) {
+  (void)in;
+  (void)i;
+#if defined(_OPENMP)
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+XPAR_OPERATOR(xk_team_max_cpu_only, int32_t, int32_t, team_zero, team_max, team_here);
+
 /* The OpenMP runtime's default team for the calling thread (its nthreads ICV,
  * what OMP_NUM_THREADS sets), as an application may raise it; returns the one
  * before, or 0 without OpenMP (nothing changed). */

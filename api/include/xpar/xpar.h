@@ -10,8 +10,9 @@
  *    wrong.  The detail message is thread-local.  The one exception is
  *    XPAR_ERR_SHADOW_MISMATCH (shadow mode, asked for): the call completed
  *    and its outputs hold the primary tier's result.
- *  - n = 0 is valid for every operation; array pointers (and axpy's alpha,
- *    fill's value, a scan's init) may then be NULL.  A reduce or dot still
+ *  - n = 0 is valid for every operation and reads and writes no element:
+ *    array pointers (and axpy's alpha, fill's value, a scan's init) are then
+ *    not checked and may be NULL or unaligned.  A reduce or dot still
  *    writes its result (the identity), so `result` must be valid even for
  *    n = 0.
  *  - Arrays are passed as plain pointers: host memory (pageable or pinned),
@@ -20,7 +21,9 @@
  *    "Where data lives" below); device pointers are never dereferenced on the
  *    host.
  *  - Arrays must be aligned to their element size (XPAR_ERR_INVALID_ARGUMENT
- *    otherwise); any element offset inside an array is fine.
+ *    otherwise); any element offset inside an array is fine.  Host scalars
+ *    (a synchronous result, axpy's alpha, fill's value, a scan's init) need
+ *    no alignment: xpar copies them.
  *  - Integer sums, scans, axpy and dot wrap modulo 2^bits, identically on
  *    every backend (no signed-overflow undefined behaviour anywhere).
  *  - Floats are accumulated in their own type, except for
@@ -185,7 +188,10 @@ typedef enum xpar_op {
  *   CPU          CPU: serial below its threshold, else OpenMP
  *   CPU_SERIAL   CPU, one thread, strict element order
  *   CUDA         GPU
- *   CUDA_SERIAL  GPU kernels with grid = block = 1 */
+ *   CUDA_SERIAL  GPU kernels with grid = block = 1
+ *  Without a usable GPU (or with offload disabled) CUDA and CUDA_SERIAL run on
+ *  the CPU (CPU, resp. CPU_SERIAL) and the decision record says why, unless
+ *  offload is MANDATORY: then XPAR_ERR_NO_DEVICE. */
 #define XPAR_BACKEND_MAP(X)    \
   X(AUTO, "auto")              \
   X(CPU, "cpu")                \
@@ -380,8 +386,10 @@ XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on);
 XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out);
 
 /**
- * Shadow mode (overrides XPAR_SHADOW and XPAR_SHADOW_FAIL): every operation
- * also runs on `tier` (XPAR_TIER_NONE turns shadow mode off), on copies of its
+ * Shadow mode (overrides XPAR_SHADOW and XPAR_SHADOW_FAIL): every built-in
+ * operation of this header also runs on `tier` (XPAR_TIER_NONE turns shadow
+ * mode off; xpar_launch's kernels and xpar_reduce_op's operators run once:
+ * xpar cannot know which of their results should agree how), on copies of its
  * inputs taken before the call and into buffers of its own, and the two
  * results are compared: integers, min and max, axpy, add and fill bit for
  * bit; float sums, dots and sum scans bit for bit in reproducible mode, else
@@ -396,8 +404,12 @@ XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int 
  * stderr with the first differing index and both values, and, with
  * `fail_on_mismatch`, returned as XPAR_ERR_SHADOW_MISMATCH -- a status whose
  * outputs HAVE been written (the primary's result).  nowait calls complete
- * before they return in shadow mode.  A shadow tier that cannot run (cuda
- * without a usable GPU) is noted in the decision record; the call succeeds.
+ * before they return in shadow mode.  A shadow that cannot run (cuda
+ * without a usable GPU; no memory for its copies, or a failure of its own) is
+ * noted in the decision record ("shadow <tier>: not run (why)"); the call
+ * succeeds with the primary's result.  The scalars a call reads (axpy's
+ * alpha, fill's value, a scan's init) are also taken before the call, so one
+ * inside the call's own output is no mismatch.
  * Off, shadow mode costs one branch per call.
  * @return XPAR_OK, XPAR_ERR_NULL_CONTEXT, XPAR_ERR_INVALID_ENUM (tier)
  */

@@ -176,7 +176,8 @@ typedef struct xpar_kernel {
  * XPAR_ERR_NOT_SUPPORTED (the kernel has no variant for the side the policy
  * demands: a GPU backend or mandatory offload for a kernel built without
  * CUDA, the CPU for one without a CPU variant; AUTO picks the side that
- * exists and the decision record says why), XPAR_ERR_NO_DEVICE, device
+ * exists and the decision record says why), XPAR_ERR_NO_DEVICE (no usable
+ * GPU where offload is mandatory, or for a kernel without a CPU variant), device
  * errors as the built-in operations.  On any failure before the kernel ran
  * nothing is written.  A kernel that faults on the GPU reports
  * XPAR_ERR_DEVICE_STICKY, as any CUDA kernel would.
@@ -194,8 +195,10 @@ XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *ke
  * Thresholds per kernel, as xpar_context_set_threshold per op: n at or above
  * `which` switches to the faster-for-large-n side.  A kernel's thresholds,
  * lowest precedence first: the built-in kernel defaults (dispatch/kernel.c,
- * with their provenance: they are the elementwise add's, a kernel's cost is
- * the application's), the calibration profile ("kernel <name> <kind> <n>"
+ * with their provenance: OpenMP from 2^15 elements, the GPU from 2^19 for
+ * device data, never for host data, always for data valid only on the
+ * device -- the elementwise add's of an earlier calibration, as a kernel's
+ * cost is the application's), the calibration profile ("kernel <name> <kind> <n>"
  * lines, by kernel name: docs/profile.md; xpar_profile_save writes the ones
  * set by this function or a profile), XPAR_ALL_<KIND>_THRESHOLD,
  * XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD (NAME: the kernel's name in upper case,
@@ -549,7 +552,7 @@ inline const void *kernel_handle(const void *global_fn) {
 #if defined(_OPENMP)
 #define XPAR__OPERATOR_PARTS_(nt) \
   ((nt) > 0 ? (nt) : omp_get_max_threads())
-#define XPAR__OPERATOR_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(xpar_parts_)")
+#define XPAR__OPERATOR_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(xpar_team_)")
 #else
 #define XPAR__OPERATOR_PARTS_(nt) 1
 #define XPAR__OPERATOR_PARALLEL_FOR_
@@ -565,7 +568,9 @@ inline const void *kernel_handle(const void *global_fn) {
 #endif
 /* The OpenMP tier cuts [0, n) into at most 256 contiguous parts, one per
  * thread, and combines their results in part order: the operator need not be
- * commutative.  The scan is two passes (reduce each part, then scan each
+ * commutative.  The team has the context's size whatever n (fewer parts than
+ * threads leave threads idle), as xpar's own regions, so that libgomp's pool
+ * is never resized.  The scan is two passes (reduce each part, then scan each
  * part from the combined results of the parts before it). */
 #define XPAR_OPERATOR(name, Acc, In, identity, combine, transform)                         \
   static Acc name##__xpar_range(const In *in, size_t lo, size_t hi) {                      \
@@ -586,16 +591,20 @@ inline const void *kernel_handle(const void *global_fn) {
       }                                                                                    \
     }                                                                                      \
   }                                                                                        \
-  static int name##__xpar_parts(size_t n, int num_threads) {                               \
-    int p = num_threads == 1 ? 1 : XPAR__OPERATOR_PARTS_(num_threads);                     \
-    if (p > XPAR__KERNEL_MAX_THREADS_) p = XPAR__KERNEL_MAX_THREADS_;                      \
-    if ((size_t)p > n) p = n ? (int)n : 1;                                                 \
-    return p < 1 ? 1 : p;                                                                  \
+  static int name##__xpar_team(int num_threads) {                                          \
+    int t = num_threads == 1 ? 1 : XPAR__OPERATOR_PARTS_(num_threads);                     \
+    if (t > XPAR__KERNEL_MAX_THREADS_) t = XPAR__KERNEL_MAX_THREADS_;                      \
+    return t < 1 ? 1 : t;                                                                  \
+  }                                                                                        \
+  static int name##__xpar_parts(size_t n, int team) {                                      \
+    return (size_t)team > n ? (n ? (int)n : 1) : team;                                     \
   }                                                                                        \
   static void name##__xpar_cpu_reduce(size_t n, const void *in_, void *result,             \
                                       int num_threads) {                                   \
     const In *in = (const In *)in_;                                                        \
-    const int xpar_parts_ = name##__xpar_parts(n, num_threads);                            \
+    const int xpar_team_ = name##__xpar_team(num_threads);                                 \
+    const int xpar_parts_ = name##__xpar_parts(n, xpar_team_);                             \
+    (void)xpar_team_;                                                                      \
     Acc part[XPAR__KERNEL_MAX_THREADS_];                                                   \
     XPAR__OPERATOR_PARALLEL_FOR_                                                           \
     for (int p = 0; p < xpar_parts_; p++)                                                  \
@@ -609,7 +618,9 @@ inline const void *kernel_handle(const void *global_fn) {
                                     int num_threads) {                                     \
     const In *in = (const In *)in_;                                                        \
     Acc *out = (Acc *)out_;                                                                \
-    const int xpar_parts_ = name##__xpar_parts(n, num_threads);                            \
+    const int xpar_team_ = name##__xpar_team(num_threads);                                 \
+    const int xpar_parts_ = name##__xpar_parts(n, xpar_team_);                             \
+    (void)xpar_team_;                                                                      \
     if (xpar_parts_ == 1) {                                                                \
       name##__xpar_scan_range(in, out, 0, n, identity(), exclusive);                       \
       return;                                                                              \
