@@ -328,7 +328,8 @@ XPAR_API xpar_status xpar_scan_op_nowait(xpar_context *ctx, const xpar_operator 
 }
 
 static xpar_status operator_threshold_entered(xpar_context *ctx, const xpar_operator *op,
-                                             xpar_threshold which, size_t n) {
+                                             xpar_threshold which, const size_t *set,
+                                             size_t *get) {
   XPAR__RETURN_IF(!op, XPAR_ERR_NULL_POINTER, "operator is NULL");
   XPAR__RETURN_IF(op->abi != XPAR_KERNEL_ABI || !op->name, XPAR_ERR_INVALID_ARGUMENT,
                   "operator object at %p is not one of this xpar (layout version %u)",
@@ -337,13 +338,24 @@ static xpar_status operator_threshold_entered(xpar_context *ctx, const xpar_oper
                   "unknown threshold %d", (int)which);
   xpar__kernel_entry *e;
   XPAR__FORWARD(xpar__kernel_entry_of(ctx, op, op->name, &e));
-  e->thresholds[which] = n;
-  e->sources[which] = XPAR__SRC_API;
+  if (set) {
+    e->thresholds[which] = *set;
+    e->sources[which] = XPAR__SRC_API;
+  } else {
+    *get = e->thresholds[which];
+  }
   return XPAR_OK;
 }
 
 XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
                                                          const xpar_operator *op,
                                                          xpar_threshold which, size_t n) {
-  XPAR__THROUGH_CONTEXT(ctx, operator_threshold_entered(ctx, op, which, n));
+  XPAR__THROUGH_CONTEXT(ctx, operator_threshold_entered(ctx, op, which, &n, NULL));
+}
+
+XPAR_API xpar_status xpar_context_get_operator_threshold(xpar_context *ctx,
+                                                         const xpar_operator *op,
+                                                         xpar_threshold which, size_t *out) {
+  XPAR__THROUGH_CONTEXT(ctx, out ? operator_threshold_entered(ctx, op, which, NULL, out)
+                                 : xpar__fail(XPAR_ERR_NULL_POINTER, "out is NULL"));
 }

@@ -343,6 +343,25 @@ static void t_operator_team(void **state) {
                   xpar_context_set_operator_threshold(ctx, &xk_team_max_cpu_only,
                                                       XPAR_THRESHOLD_OPENMP, 0),
                   XPAR_OK);
+  /* the getter reads what the setter set, and the defaults it did not touch */
+  size_t got = 1;
+  xt_check_status("operator team", "get_operator_threshold",
+                  xpar_context_get_operator_threshold(ctx, &xk_team_max_cpu_only,
+                                                      XPAR_THRESHOLD_OPENMP, &got),
+                  XPAR_OK);
+  if (got != 0) xt_failf("operator team", "openmp threshold read back as %zu, set 0", got);
+  xt_check_status("operator team", "get_operator_threshold",
+                  xpar_context_get_operator_threshold(ctx, &xk_team_max_cpu_only,
+                                                      XPAR_THRESHOLD_GPU_DEVICE_DATA, &got),
+                  XPAR_OK);
+  if (got != (size_t)1 << 19) xt_failf("operator team", "gpu default read as %zu", got);
+  xt_check_status("operator team", "get_operator_threshold NULL out",
+                  xpar_context_get_operator_threshold(ctx, &xk_team_max_cpu_only,
+                                                      XPAR_THRESHOLD_OPENMP, NULL),
+                  XPAR_ERR_NULL_POINTER);
+  xt_check_status("operator team", "get_operator_threshold NULL op",
+                  xpar_context_get_operator_threshold(ctx, NULL, XPAR_THRESHOLD_OPENMP, &got),
+                  XPAR_ERR_NULL_POINTER);
   xpar_context_set_num_threads(ctx, 6);
   const int32_t want = xt_have_openmp() ? 6 : 1;
   int32_t in[16] = {0}, out[16];

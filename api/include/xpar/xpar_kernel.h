@@ -372,10 +372,14 @@ XPAR_API xpar_status xpar_scan_op_nowait(xpar_context *ctx, const xpar_operator 
                                          xpar_scan_kind kind, const void *in, void *out,
                                          size_t n);
 
-/** An operator's thresholds, as xpar_context_set_kernel_threshold. */
+/** An operator's thresholds, as xpar_context_set_kernel_threshold and
+ *  xpar_context_get_kernel_threshold. */
 XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
                                                          const xpar_operator *op,
                                                          xpar_threshold which, size_t n);
+XPAR_API xpar_status xpar_context_get_operator_threshold(xpar_context *ctx,
+                                                         const xpar_operator *op,
+                                                         xpar_threshold which, size_t *out);
 #ifdef __cplusplus
 }
 #endif
