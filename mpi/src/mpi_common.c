@@ -22,12 +22,12 @@ void xpar__mpi_clear_error(void) { detail[0] = '\0'; }
 
 XPAR_MPI_API const char *xpar_mpi_last_error_detail(void) { return detail; }
 
-xpar_status xpar__mpi_check(int mpi_rc, const char *what) {
+xpar_status xpar__mpi_check(int mpi_rc, const char *fn, const char *what) {
   if (mpi_rc == MPI_SUCCESS) return XPAR_OK;
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(mpi_rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "?");
-  return xpar__mpi_fail(XPAR_ERR_IO, "%s failed: MPI error %d (%s)", what, mpi_rc, text);
+  return xpar__mpi_fail(XPAR_ERR_IO, "%s: %s failed: MPI error %d (%s)", fn, what, mpi_rc, text);
 }
 
 /* A handle whose bytes are all zero is never a valid communicator: a NULL
@@ -54,14 +54,14 @@ xpar_status xpar__mpi_check_comm(const char *fn, MPI_Comm comm, int *rank, int *
   if (comm == MPI_COMM_NULL)
     return xpar__mpi_fail(XPAR_ERR_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", fn);
   int inter = 0;
-  xpar_status st = xpar__mpi_check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  xpar_status st = xpar__mpi_check(MPI_Comm_test_inter(comm, &inter), fn, "MPI_Comm_test_inter");
   if (st != XPAR_OK) return st;
   if (inter)
     return xpar__mpi_fail(XPAR_ERR_INVALID_ARGUMENT,
                           "%s: comm is an intercommunicator; only intracommunicators are "
                           "supported (MPI_Intercomm_merge makes one)",
                           fn);
-  st = xpar__mpi_check(MPI_Comm_rank(comm, rank), "MPI_Comm_rank");
-  if (st == XPAR_OK) st = xpar__mpi_check(MPI_Comm_size(comm, size), "MPI_Comm_size");
+  st = xpar__mpi_check(MPI_Comm_rank(comm, rank), fn, "MPI_Comm_rank");
+  if (st == XPAR_OK) st = xpar__mpi_check(MPI_Comm_size(comm, size), fn, "MPI_Comm_size");
   return st;
 }

@@ -14,22 +14,23 @@
  * each probing device 0 would put eight contexts on it).  A rank with
  * XPAR_DEVICE set asks itself: the query then describes that device.
  */
-static xpar_status choose_device(MPI_Comm comm, int rank, int *device) {
+static xpar_status choose_device(const char *fn, MPI_Comm comm, int rank, int *device) {
   MPI_Comm node = MPI_COMM_NULL;
   xpar_status st = xpar__mpi_check(
-      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+      MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node), fn,
       "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
   if (st != XPAR_OK) return st;
   int node_rank = 0;
   int facts[2] = {0, 0}; /* usable, device count: the node's first rank's view */
   xpar_device_info info;
-  st = xpar__mpi_check(MPI_Comm_rank(node, &node_rank), "MPI_Comm_rank (node communicator)");
+  st = xpar__mpi_check(MPI_Comm_rank(node, &node_rank), fn, "MPI_Comm_rank (node communicator)");
   if (st == XPAR_OK && node_rank == 0 && xpar_device_query(&info) == XPAR_OK) {
     facts[0] = info.usable;
     facts[1] = info.device_count;
   }
   if (st == XPAR_OK)
-    st = xpar__mpi_check(MPI_Bcast(facts, 2, MPI_INT, 0, node), "MPI_Bcast (node communicator)");
+    st = xpar__mpi_check(MPI_Bcast(facts, 2, MPI_INT, 0, node), fn,
+                         "MPI_Bcast (node communicator)");
   MPI_Comm_free(&node);
   if (st != XPAR_OK) return st;
   if (getenv("XPAR_DEVICE")) {
@@ -47,7 +48,7 @@ XPAR_MPI_API xpar_status xpar_mpi_local_device(MPI_Comm comm, int *device) {
   xpar_status st = xpar__mpi_check_comm("xpar_mpi_local_device", comm, &rank, &size);
   if (st != XPAR_OK) return st;
   /* The split is made even when `device` is NULL: the other ranks are in it. */
-  st = choose_device(comm, rank, &chosen);
+  st = choose_device("xpar_mpi_local_device", comm, rank, &chosen);
   if (st != XPAR_OK) return st;
   if (!device) return xpar__mpi_fail(XPAR_ERR_NULL_POINTER, "xpar_mpi_local_device: device is NULL");
   *device = chosen;
@@ -60,7 +61,7 @@ XPAR_MPI_API xpar_status xpar_mpi_context_create(MPI_Comm comm, xpar_context **o
   int rank = 0, size = 0, device = -1;
   xpar_status st = xpar__mpi_check_comm("xpar_mpi_context_create", comm, &rank, &size);
   if (st != XPAR_OK) return st;
-  st = choose_device(comm, rank, &device);
+  st = choose_device("xpar_mpi_context_create", comm, rank, &device);
   if (st != XPAR_OK) return st;
   if (!out) return xpar__mpi_fail(XPAR_ERR_NULL_POINTER, "xpar_mpi_context_create: out is NULL");
   xpar_context *ctx = NULL;

@@ -32,6 +32,6 @@ xpar_status xpar__mpi_check_comm(const char *fn, MPI_Comm comm, int *rank, int *
 
 /** Convert an MPI error code from `what` (an MPI call) into XPAR_ERR_IO with
  *  MPI's error string; MPI_SUCCESS -> XPAR_OK. */
-xpar_status xpar__mpi_check(int mpi_rc, const char *what);
+xpar_status xpar__mpi_check(int mpi_rc, const char *fn, const char *what);
 
 #endif /* XPAR_MPI_INTERNAL_H */

@@ -186,7 +186,7 @@ static xpar_status exchange_run(exchange *x, MPI_Comm comm) {
                           x->rank, x->size, (size_t)x->size * sizeof(record));
   xpar_status st = xpar__mpi_check(MPI_Allgather(&x->mine, (int)sizeof(record), MPI_BYTE, x->all,
                                                  (int)sizeof(record), MPI_BYTE, comm),
-                                   "MPI_Allgather");
+                                   x->fn, "MPI_Allgather (the exchange; nothing was written)");
   if (st != XPAR_OK) return st;
 
   int first_failed = -1, failed = 0;
@@ -272,7 +272,8 @@ static xpar_status agree_after(const exchange *x, MPI_Comm comm, xpar_status loc
     int failed_key, status;
   } mine = {local != XPAR_OK ? x->size - x->rank : 0, (int)local}, worst;
   xpar_status st = xpar__mpi_check(
-      MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm), "MPI_Allreduce");
+      MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm), x->fn,
+      "MPI_Allreduce (the agreement after the local writes: this rank's output is written)");
   if (st != XPAR_OK) return st;
   if (worst.failed_key == 0) return XPAR_OK;
   const int failed_rank = x->size - worst.failed_key;
@@ -459,7 +460,8 @@ static xpar_status check_scan_args(xpar_context *ctx, xpar_dtype dtype, xpar_red
   static const char *const names[2] = {"in", "out"};
   for (int i = 0; i < 2; i++) {
     const uintptr_t p = (uintptr_t)arrays[i];
-    if (n > 0 && !p)
+    if (n == 0) break; /* no element is read or written: any pointer (xpar.h) */
+    if (!p)
       return xpar__mpi_fail(XPAR_ERR_NULL_POINTER, "%s is NULL (n_local = %zu)", names[i], n);
     if (p & (size - 1))
       return xpar__mpi_fail(XPAR_ERR_INVALID_ARGUMENT, "%s (%p) is not aligned to its %zu-byte "

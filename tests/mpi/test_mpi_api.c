@@ -15,6 +15,7 @@
  *    edge): every rank errs, the device block and the mapping unwritten;
  *  - communicators that cannot be used (MPI_COMM_NULL, a zero handle, an
  *    intercommunicator) are refused at once;
+ *  - empty slices through unaligned pointers on every other rank: accepted;
  *  - placement: xpar_mpi_local_device and xpar_mpi_context_create (node-local
  *    rank modulo the device count; XPAR_DEVICE wins; xpar_context_set_device
  *    afterwards overrides), checked through a mapping's device pointer when
@@ -560,6 +561,45 @@ static void test_placement(void **state) {
   mpt_case_end(&c);
 }
 
+/* xpar.h: n = 0 reads and writes no element, so its pointers are not checked.
+ * Every other rank (the first, the third, ...) passes an empty slice through
+ * unaligned pointers to each function; the others pass 5 elements: every rank
+ * succeeds, with the sum of the non-empty slices. */
+static void test_empty_slices_unaligned(void **state) {
+  xpar_context *ctx = (xpar_context *)*state;
+  const int empty = mpt_rank % 2 == 0;
+  for (int f = 0; f < NFNS; f++) {
+    mpt_case c;
+    mpt_case_begin(&c, "%s/empty-slices-unaligned/p=%d", fn_names[f], mpt_size);
+    bufs b;
+    bufs_make(&b, c.label);
+    args a = valid_args((fn)f, ctx, &b);
+    if (empty) {
+      a.n = 0;
+      a.in = (const char *)a.in + 1;
+      a.y = (const char *)a.y + 2;
+      a.out = (char *)a.out + 3;
+    }
+    mpt_expect_status(&c, "status", call(&a, MPI_COMM_WORLD), XPAR_OK);
+    /* the total the non-empty slices give, from plain MPI */
+    const int32_t *in = (const int32_t *)b.in.p, *y = (const int32_t *)b.y.p;
+    long long mine = 0, total = 0;
+    for (int i = 0; i < N_LOCAL && !empty; i++)
+      mine += f == FN_DOT ? (long long)in[i] * y[i] : in[i];
+    MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (f == FN_REDUCE || f == FN_DOT) {
+      const int32_t want = (int32_t)(uint32_t)(unsigned long long)total;
+      mpt_expect_bytes(&c, "result", b.result.p, &want, sizeof want);
+    } else if (f == FN_SUM_WIDE) {
+      const int64_t want = (int64_t)total;
+      mpt_expect_bytes(&c, "wide result", b.result.p, &want, sizeof want);
+    }
+    if (f == FN_SCAN && empty) mpt_expect_untouched(&c, "scan output", &b.out);
+    mpt_case_end(&c);
+    bufs_free(&b);
+  }
+}
+
 static int setup_ctx(void **state) {
   xpar_context *ctx = NULL;
   if (xpar_context_create(&ctx) != XPAR_OK) return -1;
@@ -582,6 +622,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_runtime_failure, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_bad_result_memory, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_unusable_comm, setup_ctx, teardown_ctx),
+      cmocka_unit_test_setup_teardown(test_empty_slices_unaligned, setup_ctx, teardown_ctx),
       cmocka_unit_test(test_placement),
   };
   const int failed = cmocka_run_group_tests_name("mpi_api", tests, NULL, NULL);

@@ -80,7 +80,10 @@
  *    failed: ERR_NULL_POINTER: local xpar_reduce: in is NULL (n = 5)").
  *  - ranks that disagree on the function, dtype, op or kind get
  *    XPAR_ERR_INVALID_ARGUMENT on every rank, with a detail naming the first
- *    rank that differs from rank 0 and both values.
+ *    rank that differs from rank 0 and both values.  A rank's own failure
+ *    (the rule above) comes first: where one rank passes an unknown dtype,
+ *    op or kind (XPAR_ERR_INVALID_ENUM), or a NULL array, that is what every
+ *    rank returns, whatever the others passed.
  *  - nothing is written when any rank fails before the exchange (arguments,
  *    among them a result that straddles a mapping's edge or lies in device
  *    memory not aligned to its type; the local reduce): not the result, not
@@ -107,8 +110,11 @@
  *      XPAR_ERR_NULL_POINTER      comm is a zero (NULL) handle
  *  - XPAR_ERR_IO: an MPI call returned an error (only possible when the
  *    application set MPI_ERRORS_RETURN on comm; with MPI's default handler,
- *    MPI_ERRORS_ARE_FATAL, MPI aborts instead).  The detail has MPI's error
- *    string.
+ *    MPI_ERRORS_ARE_FATAL, MPI aborts instead).  The detail names the function,
+ *    the MPI call and MPI's error string.  Nothing is written when the exchange
+ *    itself fails; the one MPI call after it -- the MPI_Allreduce by which the
+ *    ranks agree after a scan's local writes or a result written through xpar
+ *    -- comes after this rank's output was written, and the detail says so.
  *  - the exchange needs 16 bytes of host memory per rank of comm (on the
  *    stack up to 64 ranks, malloc'd per call above): a rank that cannot get
  *    them returns XPAR_ERR_OUT_OF_MEMORY without taking part, and the others
@@ -168,8 +174,8 @@ XPAR_MPI_API const char *xpar_mpi_last_error_detail(void);
  * @param comm     any intracommunicator (MPI_COMM_WORLD, a split, a dup...)
  * @param dtype    element type; the same on every rank
  * @param op       XPAR_SUM, XPAR_MIN or XPAR_MAX; the same on every rank
- * @param in       this rank's slice (anywhere xpar accepts data); may be NULL
- *                 when n_local is 0
+ * @param in       this rank's slice (anywhere xpar accepts data); any pointer,
+ *                 NULL or unaligned, when n_local is 0 (nothing is read)
  * @param n_local  this rank's slice length (may differ between ranks; 0 ok)
  * @param result   a scalar of dtype (host, or device memory aligned to its
  *                 type: see "How it runs"), written on every rank on success
@@ -216,8 +222,9 @@ XPAR_MPI_API xpar_status xpar_mpi_dot(xpar_context *ctx, MPI_Comm comm, xpar_dty
  *
  * @param ctx, comm, dtype, op  as xpar_mpi_reduce
  * @param kind     XPAR_INCLUSIVE or XPAR_EXCLUSIVE; the same on every rank
- * @param in       this rank's input slice; NULL allowed when n_local is 0
- * @param out      this rank's output slice; NULL allowed when n_local is 0
+ * @param in       this rank's input slice; any pointer (NULL, unaligned) when
+ *                 n_local is 0
+ * @param out      this rank's output slice; likewise
  * @param n_local  this rank's slice length
  * @return XPAR_OK on every rank, or an error on every rank (see "Errors":
  *         argument errors are found before anything is written on any rank).
