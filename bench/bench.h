@@ -251,6 +251,12 @@ void bench_table_writer(bench_writer *w, FILE *f);
 void bench_csv_writer(bench_writer *w, FILE *f);
 /** mkdir -p; 1 on success (or if it exists). */
 int bench_mkdir_p(const char *dir);
+/** fopen(path, mode) for an output file; NULL after saying why on stderr
+ *  ("xpar-bench CMD: cannot write PATH: ..."). */
+FILE *bench_open_output(const char *cmd, const char *path, const char *mode);
+/** Closes an output file (NULL: nothing); 0 after saying why on stderr when
+ *  anything written to it failed (a full disk, /dev/full). */
+int bench_close_output(const char *cmd, const char *path, FILE *f);
 
 /* ---- crossover analysis and subcommands ----------------------------------- */
 
@@ -271,6 +277,14 @@ const char *bench_exp_str(int e, char *buf, size_t size);
 int bench_parse_long(const char *s, long lo, long hi, long *out);
 /** Whether the comma-separated list contains name. */
 int bench_list_has(const char *list, const char *name);
+/** Whether every comma-separated item of `list` is one of names[0..count);
+ *  otherwise says which is not, and the names, on stderr ("xpar-bench CMD:
+ *  OPT: unknown name ...") and returns 0. */
+int bench_list_valid(const char *cmd, const char *opt, const char *list,
+                     const char *const *names, int count);
+/** The ops' and dtypes' names, for bench_list_valid; their count. */
+int bench_op_names(const char **names, int max);
+int bench_dtype_names(const char **names, int max);
 
 int bench_cmd_crossover(int argc, char **argv);
 int bench_cmd_calibrate(int argc, char **argv);

@@ -418,10 +418,15 @@ static void usage(FILE *f) {
 }
 
 static int parse_range(const char *v, int *lo, int *hi) {
-  int a, b;
-  char tail;
-  if (sscanf(v, "%d:%d%c", &a, &b, &tail) != 2 || a < 0 || b > 34 || a > b) return 0;
-  *lo = a, *hi = b;
+  const char *colon = strchr(v, ':');
+  char first[24];
+  long a, b;
+  if (!colon || (size_t)(colon - v) >= sizeof first) return 0;
+  memcpy(first, v, (size_t)(colon - v));
+  first[colon - v] = '\0';
+  if (!bench_parse_long(first, 0, 34, &a) || !bench_parse_long(colon + 1, 0, 34, &b) || a > b)
+    return 0;
+  *lo = (int)a, *hi = (int)b;
   return 1;
 }
 
@@ -485,6 +490,13 @@ int bench_cmd_calibrate(int argc, char **argv) {
       usage(stderr);
       return 2;
     }
+  }
+  {
+    const char *names[16];
+    int n = bench_op_names(names, 16);
+    if (s.o.ops && !bench_list_valid("calibrate", "--ops", s.o.ops, names, n)) return 2;
+    n = bench_dtype_names(names, 16);
+    if (s.o.dtypes && !bench_list_valid("calibrate", "--dtypes", s.o.dtypes, names, n)) return 2;
   }
   char path[1024];
   const char *env_profile = getenv("XPAR_PROFILE");

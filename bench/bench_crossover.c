@@ -476,7 +476,8 @@ static void print_summary(FILE *f, const xo_state *x, const xo_sweep *sw, int n)
 static void usage(FILE *f) {
   fprintf(f,
           "usage: xpar-bench crossover [options]\n"
-          "  --quick            reduce+scan int32, host data, 2^7..2^22, fewer reps (~1 min)\n"
+          "  --quick            reduce+scan int32, host data, 2^7..2^22, fewer reps (~1 min);\n"
+          "                     --ops, --dtypes, --locations, --max-exp given too win\n"
           "  --ops LIST         comma-separated ops (default reduce,scan)\n"
           "  --dtypes LIST      comma-separated dtypes (default int32,float)\n"
           "  --locations LIST   host,device (default both; device needs a GPU)\n"
@@ -500,7 +501,7 @@ static int parse_opts(int argc, char **argv, xo_opts *o) {
                  .seed = (uint64_t)(bench_now_s() * 1e6), .prune = 20.0, .plot = 1,
                  .timing = {.min_reps = 5, .min_time_s = 0.020, .max_reps = 1000,
                             .long_call_s = 0.1, .long_reps = 3, .batch_s = 50e-6}};
-  int max_set = 0, time_set = 0;
+  int max_set = 0, time_set = 0, ops_set = 0, dtypes_set = 0, locations_set = 0;
   for (int i = 0; i < argc; ++i) {
     const char *a = argv[i];
     long v;
@@ -521,9 +522,9 @@ static int parse_opts(int argc, char **argv, xo_opts *o) {
       fprintf(stderr, "xpar-bench crossover: %s needs a value\n", a);
       return -1;
     }
-    if (strcmp(a, "--ops") == 0) o->ops = val;
-    else if (strcmp(a, "--dtypes") == 0) o->dtypes = val;
-    else if (strcmp(a, "--locations") == 0) o->locations = val;
+    if (strcmp(a, "--ops") == 0) o->ops = val, ops_set = 1;
+    else if (strcmp(a, "--dtypes") == 0) o->dtypes = val, dtypes_set = 1;
+    else if (strcmp(a, "--locations") == 0) o->locations = val, locations_set = 1;
     else if (strcmp(a, "--out-dir") == 0) o->out_dir = val;
     else if (strcmp(a, "--min-exp") == 0 && bench_parse_long(val, 0, BENCH_MAX_EXP, &v))
       o->min_exp = (int)v;
@@ -546,10 +547,11 @@ static int parse_opts(int argc, char **argv, xo_opts *o) {
     }
   }
   if (o->quick) {
-    /* what scripts/demo runs after the demo: ~1 minute on 2 cores */
-    o->ops = "reduce,scan";
-    o->dtypes = "int32";
-    o->locations = "host";
+    /* what scripts/demo runs after the demo: ~1 minute on 2 cores (options given
+     * explicitly win) */
+    if (!ops_set) o->ops = "reduce,scan";
+    if (!dtypes_set) o->dtypes = "int32";
+    if (!locations_set) o->locations = "host";
     if (!max_set) o->max_exp = 22;
     if (!time_set) o->timing.min_time_s = 0.040;
     o->timing.min_reps = 9;
@@ -559,6 +561,13 @@ static int parse_opts(int argc, char **argv, xo_opts *o) {
     fprintf(stderr, "xpar-bench crossover: --min-exp > --max-exp\n");
     return -1;
   }
+  const char *names[16];
+  int n = bench_op_names(names, 16);
+  if (!bench_list_valid("crossover", "--ops", o->ops, names, n)) return -1;
+  n = bench_dtype_names(names, 16);
+  if (!bench_list_valid("crossover", "--dtypes", o->dtypes, names, n)) return -1;
+  for (n = 0; n < BENCH_LOCATION_COUNT; ++n) names[n] = bench_location_name((bench_location)n);
+  if (!bench_list_valid("crossover", "--locations", o->locations, names, n)) return -1;
   return 1;
 }
 
@@ -630,11 +639,8 @@ int bench_cmd_crossover(int argc, char **argv) {
 
   char path[1024];
   snprintf(path, sizeof path, "%s/crossover.csv", x.o.out_dir);
-  x.csv = fopen(path, "w");
-  if (!x.csv) {
-    fprintf(stderr, "xpar-bench: cannot write %s: %s\n", path, strerror(errno));
-    return 1;
-  }
+  x.csv = bench_open_output("crossover", path, "w");
+  if (!x.csv) return 1;
   fprintf(x.csv, "op,dtype,location,n,exp,tier,status,median_us,min_us,max_us,samples,batch,"
                  "remeasured,auto_ran,best_tier,auto_over_best\n");
 
@@ -705,7 +711,8 @@ int bench_cmd_crossover(int argc, char **argv) {
       bench_case_free(&big);
     }
   }
-  fclose(x.csv);
+  snprintf(path, sizeof path, "%s/crossover.csv", x.o.out_dir);
+  if (!bench_close_output("crossover", path, x.csv)) failures++;
 
   /* overview chart and summary */
   char overview[1024] = "";
@@ -717,13 +724,16 @@ int bench_cmd_crossover(int argc, char **argv) {
   }
   if (!overview[0] && nsw > 0) snprintf(overview, sizeof overview, "%s", sw[0].plot_path);
   snprintf(path, sizeof path, "%s/summary.txt", x.o.out_dir);
-  FILE *f = fopen(path, "w");
+  FILE *f = bench_open_output("crossover", path, "w");
   if (f) {
     print_summary(f, &x, sw, nsw);
-    fclose(f);
+    if (!bench_close_output("crossover", path, f)) failures++;
+  } else {
+    failures++;
   }
   snprintf(path, sizeof path, "%s/summary.csv", x.o.out_dir);
-  f = fopen(path, "w");
+  f = bench_open_output("crossover", path, "w");
+  if (!f) failures++;
   if (f) {
     fprintf(f, "op,dtype,location,min_exp,max_exp,serial_openmp_exp,cpu_gpu_exp,"
                "auto_worst_ratio,auto_worst_exp,auto_sizes_over_1.10,auto_sizes,seconds\n");
@@ -732,7 +742,7 @@ int bench_cmd_crossover(int argc, char **argv) {
               xpar_dtype_name(sw[i].dtype), bench_location_name(sw[i].loc), sw[i].min_exp,
               sw[i].max_exp, sw[i].x_omp, sw[i].x_gpu, sw[i].auto_worst, sw[i].auto_worst_exp,
               sw[i].auto_misses, sw[i].auto_sizes, sw[i].seconds);
-    fclose(f);
+    if (!bench_close_output("crossover", path, f)) failures++;
   }
   printf("\n");
   print_summary(stdout, &x, sw, nsw);

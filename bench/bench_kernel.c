@@ -102,6 +102,8 @@ static int print_profile_lines(xpar_context *ctx, const char *out) {
   return ok;
 }
 
+static const char *const kernel_names[] = {"saxpy", "logistic64"};
+
 int bench_cmd_kernel(int argc, char **argv) {
   const char *kernels = "saxpy,logistic64", *out = NULL;
   size_t n_max = (size_t)1 << 24;
@@ -127,11 +129,13 @@ int bench_cmd_kernel(int argc, char **argv) {
       n_max = (size_t)v;
       ++i;
     } else {
-      fprintf(stderr, "xpar-bench kernel: bad option or value: %s\n", a);
+      fprintf(stderr, "xpar-bench kernel: bad option or value: %s%s%s\n", a,
+              i + 1 < argc ? " " : "", i + 1 < argc ? argv[i + 1] : "");
       usage(stderr);
       return 2;
     }
   }
+  if (!bench_list_valid("kernel", "--kernels", kernels, kernel_names, 2)) return 2;
   size_t avail = bench_mem_available();
   while (n_max > 16 && avail && 2.0 * (double)n_max * sizeof(float) > 0.5 * (double)avail)
     n_max /= 2;
@@ -159,7 +163,7 @@ int bench_cmd_kernel(int argc, char **argv) {
   }
   const float a = 1e-3f;
   for (int which = 0; ok && which < 2; which++) {
-    const char *short_name = which == 0 ? "saxpy" : "logistic64";
+    const char *short_name = kernel_names[which];
     if (!bench_list_has(kernels, short_name)) continue;
     fill(x, n_max, seed);
     fill(y, n_max, seed + 1);

@@ -78,6 +78,38 @@ int bench_list_has(const char *list, const char *name) {
   return 0;
 }
 
+int bench_list_valid(const char *cmd, const char *opt, const char *list,
+                     const char *const *names, int count) {
+  for (const char *p = list;;) {
+    const char *comma = strchr(p, ',');
+    const size_t l = comma ? (size_t)(comma - p) : strlen(p);
+    int found = 0;
+    for (int i = 0; i < count && !found; ++i)
+      found = strlen(names[i]) == l && strncmp(p, names[i], l) == 0;
+    if (!found) {
+      fprintf(stderr, "xpar-bench %s: %s: %s\"%.*s\"; the names are", cmd, opt,
+              l ? "unknown name " : "an empty name ", (int)l, p);
+      for (int i = 0; i < count; ++i) fprintf(stderr, "%s%s", i ? ", " : " ", names[i]);
+      fputc('\n', stderr);
+      return 0;
+    }
+    if (!comma) return 1;
+    p = comma + 1;
+  }
+}
+
+int bench_op_names(const char **names, int max) {
+  int n = 0;
+  for (const bench_op *op; n < max && (op = bench_op_at(n)) != NULL; ++n) names[n] = op->name;
+  return n;
+}
+
+int bench_dtype_names(const char **names, int max) {
+  int n = 0;
+  for (; n < max && n < XPAR_DTYPE_COUNT_; ++n) names[n] = xpar_dtype_name((xpar_dtype)n);
+  return n;
+}
+
 static int tier_selected(const sweep_opts *o, const bench_tier *t) {
   if (!o->tiers) return t->default_on;
   return bench_list_has(o->tiers, t->name);
@@ -134,10 +166,9 @@ static int cmd_sweep(int argc, char **argv) {
       if (!parse_int(v, 0, 4096, &x)) goto bad;
       o.threads = (int)x;
     } else if (strcmp(a, "--seed") == 0) {
-      char *end;
-      errno = 0;
-      o.seed = strtoull(v, &end, 0);
-      if (errno || *end) goto bad;
+      long seed;
+      if (!bench_parse_long(v, 0, __LONG_MAX__, &seed)) goto bad; /* as crossover and regret */
+      o.seed = (uint64_t)seed;
     } else if (strcmp(a, "--tiers") == 0) {
       o.tiers = v;
     } else if (strcmp(a, "--csv") == 0) {
@@ -154,8 +185,20 @@ static int cmd_sweep(int argc, char **argv) {
   }
   if (!o.op || o.dtype == XPAR_DTYPE_COUNT_ || o.min_exp > o.max_exp ||
       (o.with_init && o.op->op != XPAR_OP_SCAN)) {
+    fprintf(stderr, "xpar-bench sweep: %s\n",
+            !o.op                                  ? "--op is required"
+            : o.dtype == XPAR_DTYPE_COUNT_         ? "--dtype is required"
+            : o.min_exp > o.max_exp                ? "--min-exp is above --max-exp"
+                                                   : "--init applies to --op scan only");
     usage(stderr);
     return 2;
+  }
+  if (o.tiers) {
+    const char *tier_names[BENCH_MAX_TIERS];
+    int nt = 0;
+    for (int i = 0; i < bench_tier_count() && nt < BENCH_MAX_TIERS; ++i)
+      tier_names[nt++] = bench_tier_at(i)->name;
+    if (!bench_list_valid("sweep", "--tiers", o.tiers, tier_names, nt)) return 2;
   }
 
   /* ---- which tiers run ---- */
@@ -197,11 +240,8 @@ static int cmd_sweep(int argc, char **argv) {
   FILE *csv = NULL;
   bench_table_writer(&writers[nwriters++], stdout);
   if (o.csv) {
-    csv = fopen(o.csv, "w");
-    if (!csv) {
-      fprintf(stderr, "xpar-bench: cannot write %s: %s\n", o.csv, strerror(errno));
-      return 1;
-    }
+    csv = bench_open_output("sweep", o.csv, "w");
+    if (!csv) return 1;
     bench_csv_writer(&writers[nwriters++], csv);
   }
   static const char *const red_names[] = {"sum", "min", "max"};
@@ -304,7 +344,7 @@ static int cmd_sweep(int argc, char **argv) {
   }
   fprintf(stderr, "\r%60s\r", "");
   for (int w = 0; w < nwriters; ++w) writers[w].end(&writers[w]);
-  if (csv) fclose(csv);
+  if (!bench_close_output("sweep", o.csv, csv)) failures++;
   for (int i = 0; i < ntiers; ++i) bench_tier_close(&runs[i]);
   return failures ? 1 : 0;
 }
@@ -339,7 +379,17 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof commands[0]; ++i)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 2, argv + 2);
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      int rc = commands[i].fn(argc - 2, argv + 2);
+      /* a report that could not be written is no success (stdout on a full disk) */
+      if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "xpar-bench %s: writing the standard output failed: %s\n", argv[1],
+                strerror(errno));
+        if (rc == 0) rc = 1;
+      }
+      return rc;
+    }
+  if (argc >= 2) fprintf(stderr, "xpar-bench: unknown command \"%s\"\n", argv[1]);
   usage_all(stderr);
   return 2;
 }

@@ -111,11 +111,37 @@ void bench_csv_writer(bench_writer *w, FILE *f) {
   w->baseline_col = w->openmp_col = -1;
 }
 
+/* ---- output files ------------------------------------------------------------ */
+
+FILE *bench_open_output(const char *cmd, const char *path, const char *mode) {
+  FILE *f = fopen(path, mode);
+  if (!f) fprintf(stderr, "xpar-bench %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+  return f;
+}
+
+int bench_close_output(const char *cmd, const char *path, FILE *f) {
+  if (!f) return 1;
+  const int failed = fflush(f) != 0 || ferror(f);
+  const int err = errno;
+  if (fclose(f) != 0 || failed) {
+    fprintf(stderr, "xpar-bench %s: writing %s failed: %s\n", cmd, path,
+            strerror(failed ? err : errno));
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- directories ------------------------------------------------------------ */
 
 int bench_mkdir_p(const char *dir) {
   char d[1024];
-  if (snprintf(d, sizeof d, "%s", dir) >= (int)sizeof d) return 0;
+  /* the files go to dir/<name>: leave room for the longest name (crossover.csv) */
+  if (!dir[0] || strlen(dir) + 32 >= sizeof d) {
+    errno = ENAMETOOLONG;
+    if (!dir[0]) errno = ENOENT;
+    return 0;
+  }
+  snprintf(d, sizeof d, "%s", dir);
   for (char *p = d + 1; *p; ++p)
     if (*p == '/') {
       *p = '\0';

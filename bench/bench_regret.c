@@ -1100,7 +1100,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
                  .contender_rounds = 45, .confirm_rounds = 45, .plot = 1, .warm = 1,
                  .batch_s = 20e-6, .point_budget_s = 3.0,
                  .seed = (uint64_t)(bench_now_s() * 1e6)};
-  int max_set = 0, rounds_set = 0, contenders_set = 0, confirm_set = 0;
+  int max_set = 0, rounds_set = 0, contenders_set = 0, confirm_set = 0, budget_set = 0;
   for (int i = 0; i < argc; ++i) {
     const char *a = argv[i];
     long v;
@@ -1149,7 +1149,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
     else if (strcmp(a, "--batch-us") == 0 && bench_parse_long(val, 0, 1000000, &v))
       o->batch_s = (double)v * 1e-6;
     else if (strcmp(a, "--point-budget-ms") == 0 && bench_parse_long(val, 1, 10000000, &v))
-      o->point_budget_s = (double)v * 1e-3;
+      o->point_budget_s = (double)v * 1e-3, budget_set = 1;
     else if (strcmp(a, "--time-limit") == 0 && bench_parse_long(val, 1, 10000000, &v))
       o->time_limit_s = (double)v;
     else if (strcmp(a, "--threads") == 0 && bench_parse_long(val, 0, 4096, &v))
@@ -1167,12 +1167,21 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
     if (!rounds_set) o->rounds = 5;
     if (!contenders_set) o->contender_rounds = 0;
     if (!confirm_set) o->confirm_rounds = 0;
-    o->point_budget_s = 0.2;
+    if (!budget_set) o->point_budget_s = 0.2;
   }
   if (o->min_exp > o->max_exp) {
-    fprintf(stderr, "xpar-bench regret: --min-exp > --max-exp\n");
+    fprintf(stderr, "xpar-bench regret: --min-exp (%d) > --max-exp (%d%s)\n", o->min_exp,
+            o->max_exp, max_set ? "" : ", the default");
     return -1;
   }
+  const char *names[16];
+  int n = bench_op_names(names, 16);
+  if (!bench_list_valid("regret", "--ops", o->ops, names, n)) return -1;
+  n = bench_dtype_names(names, 16);
+  if (!bench_list_valid("regret", "--dtypes", o->dtypes, names, n)) return -1;
+  if (!bench_list_valid("regret", "--residencies", o->residencies, res_names, R_COUNT) ||
+      !bench_list_valid("regret", "--alts", o->alts, alt_names, A_COUNT))
+    return -1;
   return 1;
 }
 
@@ -1234,11 +1243,8 @@ int bench_cmd_regret(int argc, char **argv) {
 
   char path[1200];
   snprintf(path, sizeof path, "%s/regret.csv", s.o.out_dir);
-  s.csv = fopen(path, "w");
-  if (!s.csv) {
-    fprintf(stderr, "xpar-bench regret: cannot write %s: %s\n", path, strerror(errno));
-    return 1;
-  }
+  s.csv = bench_open_output("regret", path, "w");
+  if (!s.csv) return 1;
   fprintf(s.csv, "op,dtype,residency,n,exp,alt,status,median_us,p90_us,min_us,max_us,rounds,"
                  "batch,stalled_rounds,median_held,auto_ran,best_alt,auto_over_best,"
                  "auto_minus_best_us,pass,faults_per_call,preemptions_per_round,"
@@ -1367,7 +1373,8 @@ int bench_cmd_regret(int argc, char **argv) {
       bench_case_free(&ref);
     }
   }
-  fclose(s.csv);
+  snprintf(path, sizeof path, "%s/regret.csv", s.o.out_dir);
+  if (!bench_close_output("regret", path, s.csv)) failures++;
   bench_cub_release();
   for (int res = 0; res < R_COUNT; ++res)
     if (arr_state[res] != 0) free_arrays(res, &arrs[res]);
@@ -1382,7 +1389,8 @@ int bench_cmd_regret(int argc, char **argv) {
   }
   s.host_ns_end = host_speed_ns();
   snprintf(path, sizeof path, "%s/summary.csv", s.o.out_dir);
-  FILE *f = fopen(path, "w");
+  FILE *f = bench_open_output("regret", path, "w");
+  if (!f) failures++;
   if (f) {
     fprintf(f, "op,dtype,residency,points,geomean,worst,worst_exp,misses,stalls\n");
     for (int i = 0; i < nsw; ++i)
@@ -1390,14 +1398,15 @@ int bench_cmd_regret(int argc, char **argv) {
               xpar_dtype_name(sw[i].dtype), res_names[sw[i].res], sw[i].points,
               sw[i].points ? exp(sw[i].log_sum / sw[i].points) : NAN, sw[i].worst,
               sw[i].worst_exp, sw[i].misses, sw[i].stalls);
-    fclose(f);
+    if (!bench_close_output("regret", path, f)) failures++;
   }
   snprintf(path, sizeof path, "%s/summary.txt", s.o.out_dir);
-  f = fopen(path, "w");
+  f = bench_open_output("regret", path, "w");
+  if (!f) failures++;
   if (f) {
     print_stalls(f);
     print_summary(f, sw, nsw, &s);
-    fclose(f);
+    if (!bench_close_output("regret", path, f)) failures++;
   }
   print_stalls(stdout);
   print_summary(stdout, sw, nsw, &s);

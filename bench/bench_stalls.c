@@ -63,7 +63,8 @@ static void usage(FILE *f) {
              "  --bandwidth         also medians at 2^26 for teams P, P-1, P/2\n"
              "  --time-limit S      at most S seconds of probing in all (shared by the N;\n"
              "                      an N whose share runs out reports the calls made)\n"
-             "  --variants LIST     the variants that take turns (default: all six)\n"
+             "  --variants LIST     the variants that take turns (default: all six: xpar-P,\n"
+             "                      xpar-default, xpar-half, xpar-alt, plain-P, plain-P-1)\n"
              "  --csv FILE          one row per variant x N\n");
 }
 
@@ -111,6 +112,27 @@ int bench_cmd_stalls(int argc, char **argv) {
     fprintf(stderr, "xpar-bench stalls: needs --op reduce|scan, a dtype, and OpenMP\n");
     return 2;
   }
+  /* --exps: exponents 1 to 34, comma-separated, each checked before anything runs */
+  enum { MAX_EXPS = 34 };
+  int ex[MAX_EXPS], nexps = 0, max_e = 0;
+  for (const char *p = exps;;) {
+    const char *comma = strchr(p, ',');
+    char item[24];
+    const size_t l = comma ? (size_t)(comma - p) : strlen(p);
+    long e = 0;
+    if (l >= sizeof item || nexps == MAX_EXPS ||
+        (memcpy(item, p, l), item[l] = '\0', !bench_parse_long(item, 1, 34, &e))) {
+      fprintf(stderr, "xpar-bench stalls: --exps %s: \"%.*s\" is not an exponent from 1 to 34 "
+                      "(a comma-separated list of at most %d)\n",
+              exps, (int)l, p, MAX_EXPS);
+      return 2;
+    }
+    ex[nexps++] = (int)e;
+    if (e > max_e) max_e = (int)e;
+    if (!comma) break;
+    p = comma + 1;
+  }
+  if (!bench_list_valid("stalls", "--variants", variants, v_names, V_COUNT)) return 2;
   int P = procs(), half = P / 2 > 0 ? P / 2 : 1, pm1 = P > 1 ? P - 1 : 1;
   if (cuda) {
     char why[160];
@@ -137,21 +159,19 @@ int bench_cmd_stalls(int argc, char **argv) {
               xpar_last_error_detail());
       return 1;
     }
-  int max_e = 0, nexps = 0;
-  for (const char *p = exps; *p;) {
-    long e = strtol(p, (char **)&p, 10);
-    nexps++;
-    if (e > max_e) max_e = (int)e;
-    if (*p == ',') ++p;
-    else if (*p) break;
-  }
   int top = bandwidth && max_e < 26 ? 26 : max_e;
   bench_case c = {.reduction = XPAR_SUM, .kind = XPAR_INCLUSIVE};
-  if (top < 1 || top > 34 || !bench_case_init(&c, op, dt, (size_t)1 << top, 12)) {
-    fprintf(stderr, "xpar-bench stalls: bad --exps or out of memory\n");
+  if (!bench_case_init(&c, op, dt, (size_t)1 << top, 12)) {
+    fprintf(stderr, "xpar-bench stalls: out of memory for 2^%d elements\n", top);
+    for (int i = 0; i < 4; ++i) bench_tier_close(&tr[i]);
     return 1;
   }
-  FILE *csv = csv_path ? fopen(csv_path, "a") : NULL;
+  FILE *csv = csv_path ? bench_open_output("stalls", csv_path, "a") : NULL;
+  if (csv_path && !csv) {
+    bench_case_free(&c);
+    for (int i = 0; i < 4; ++i) bench_tier_close(&tr[i]);
+    return 1;
+  }
   if (csv && ftell(csv) == 0)
     fprintf(csv, "op,dtype,wait,bind,cuda,exp,variant,threads,calls,p50_us,p90_us,p99_us,"
                  "max_us,over_1ms,over_10x_p50\n");
@@ -169,10 +189,8 @@ int bench_cmd_stalls(int argc, char **argv) {
   printf("%-5s %-13s %7s %10s %10s %10s %10s %8s %8s\n", "n", "variant", "threads", "p50", "p90",
          "p99", "max", ">1ms", ">10xp50");
   double t_probe = bench_now_s();
-  int ei = 0;
-  for (const char *p = exps; *p; ++ei) {
-    long e = strtol(p, (char **)&p, 10);
-    if (*p == ',') ++p;
+  for (int ei = 0; ei < nexps; ++ei) {
+    const int e = ex[ei];
     double deadline = t_probe + (double)limit_s * (ei + 1) / nexps;
     bench_case v = bench_case_prefix(&c, (size_t)1 << e);
     long done[V_COUNT] = {0};
@@ -211,12 +229,12 @@ int bench_cmd_stalls(int argc, char **argv) {
       for (long i = 0; i < m; ++i) over1 += s[i] > 1e-3, over10 += s[i] > 10 * p50;
       static const char *const thr[V_COUNT] = {"P", "default", "P/2", "P,P/2", "P", "P-1"};
       char nb[12];
-      snprintf(nb, sizeof nb, "2^%ld", e);
+      snprintf(nb, sizeof nb, "2^%d", e);
       printf("%-5s %-13s %7s %8.2fus %8.2fus %8.2fus %8.2fus %8d %8d%s\n", nb, v_names[k],
              thr[k], p50 * 1e6, pct(s, (int)m, 0.9) * 1e6, pct(s, (int)m, 0.99) * 1e6,
              s[m - 1] * 1e6, over1, over10, m < calls ? " (time limit: fewer calls)" : "");
       if (csv)
-        fprintf(csv, "%s,%s,%s,%s,%d,%ld,%s,%s,%ld,%.3f,%.3f,%.3f,%.3f,%d,%d\n", op->name, dtname,
+        fprintf(csv, "%s,%s,%s,%s,%d,%d,%s,%s,%ld,%.3f,%.3f,%.3f,%.3f,%d,%d\n", op->name, dtname,
                 wait ? wait : "", bind ? bind : "", cuda, e, v_names[k], thr[k], m, p50 * 1e6,
                 pct(s, (int)m, 0.9) * 1e6, pct(s, (int)m, 0.99) * 1e6, s[m - 1] * 1e6, over1,
                 over10);
@@ -247,9 +265,9 @@ int bench_cmd_stalls(int argc, char **argv) {
            bytes / med[1] / 1e9, med[1] / med[0], half, med[2] * 1e3, bytes / med[2] / 1e9,
            med[2] / med[0]);
   }
-  if (csv) fclose(csv);
+  const int written = bench_close_output("stalls", csv_path, csv);
   free(t);
   bench_case_free(&c);
   for (int i = 0; i < 4; ++i) bench_tier_close(&tr[i]);
-  return 0;
+  return written ? 0 : 1;
 }
