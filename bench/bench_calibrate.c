@@ -36,6 +36,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bench.h"
@@ -513,6 +514,20 @@ int bench_cmd_calibrate(int argc, char **argv) {
     fprintf(stderr, "xpar-bench calibrate: cannot create the directory of %s: %s\n", path,
             strerror(errno));
     return 1;
+  }
+  /* Writable? Found out now, not after minutes of measuring.  A file created for
+   * the probe goes again: a context takes an empty profile for a broken one. */
+  {
+    struct stat st;
+    const int existed = stat(path, &st) == 0;
+    FILE *probe = existed && S_ISDIR(st.st_mode) ? (errno = EISDIR, NULL) : fopen(path, "a");
+    if (!probe) {
+      fprintf(stderr, "xpar-bench calibrate: cannot write the profile %s: %s\n", path,
+              strerror(errno));
+      return 1;
+    }
+    fclose(probe);
+    if (!existed) remove(path);
   }
   double t_all = bench_now_s();
 
