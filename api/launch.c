@@ -169,14 +169,15 @@ XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *ke
   XPAR__OP_THROUGH_CONTEXT(ctx, xpar__launch_entered(ctx, kernel, n, args, nargs, 1));
 }
 
-static xpar_status kernel_threshold_entered(xpar_context *ctx, const xpar_kernel *k,
-                                           xpar_threshold which, const size_t *set,
-                                           size_t *get) {
-  XPAR__FORWARD(check_kernel(k));
+/* Set (*set) or read (into *get) threshold `which` of the kernel or operator
+ * `key`, its entry made on first use: the kernels' and the operators' setters
+ * and getters, once the object is checked. */
+static xpar_status entry_threshold(xpar_context *ctx, const void *key, const char *name,
+                                   xpar_threshold which, const size_t *set, size_t *get) {
   XPAR__RETURN_IF((unsigned)which >= XPAR_THRESHOLD_COUNT_, XPAR_ERR_INVALID_ENUM,
                   "unknown threshold %d", (int)which);
   xpar__kernel_entry *e;
-  XPAR__FORWARD(xpar__kernel_entry_of(ctx, k, k->name, &e));
+  XPAR__FORWARD(xpar__kernel_entry_of(ctx, key, name, &e));
   if (set) {
     e->thresholds[which] = *set;
     e->sources[which] = XPAR__SRC_API;
@@ -184,6 +185,13 @@ static xpar_status kernel_threshold_entered(xpar_context *ctx, const xpar_kernel
     *get = e->thresholds[which];
   }
   return XPAR_OK;
+}
+
+static xpar_status kernel_threshold_entered(xpar_context *ctx, const xpar_kernel *k,
+                                           xpar_threshold which, const size_t *set,
+                                           size_t *get) {
+  XPAR__FORWARD(check_kernel(k));
+  return entry_threshold(ctx, k, k->name, which, set, get);
 }
 
 XPAR_API xpar_status xpar_context_set_kernel_threshold(xpar_context *ctx,
@@ -334,17 +342,7 @@ static xpar_status operator_threshold_entered(xpar_context *ctx, const xpar_oper
   XPAR__RETURN_IF(op->abi != XPAR_KERNEL_ABI || !op->name, XPAR_ERR_INVALID_ARGUMENT,
                   "operator object at %p is not one of this xpar (layout version %u)",
                   (const void *)op, op->abi);
-  XPAR__RETURN_IF((unsigned)which >= XPAR_THRESHOLD_COUNT_, XPAR_ERR_INVALID_ENUM,
-                  "unknown threshold %d", (int)which);
-  xpar__kernel_entry *e;
-  XPAR__FORWARD(xpar__kernel_entry_of(ctx, op, op->name, &e));
-  if (set) {
-    e->thresholds[which] = *set;
-    e->sources[which] = XPAR__SRC_API;
-  } else {
-    *get = e->thresholds[which];
-  }
-  return XPAR_OK;
+  return entry_threshold(ctx, op, op->name, which, set, get);
 }
 
 XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,

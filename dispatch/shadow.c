@@ -293,7 +293,8 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
    * and axpy's alpha or fill's value where it lies inside the output. */
   xpar__scalar scalar_in;
   memset(&scalar_in, 0, sizeof scalar_in);
-  if (c->scalar && c->n > 0) memcpy(scalar_in.bytes, c->scalar, size); /* n = 0: unread */
+  const int has_scalar = c->scalar && c->n > 0; /* n = 0 reads no scalar */
+  if (has_scalar) memcpy(scalar_in.bytes, c->scalar, size);
   const void *y_in = c->op == XPAR_OP_AXPY ? c->out : c->y;
   xpar_status prep = XPAR_OK;
   if (bytes) {
@@ -369,7 +370,7 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
    * and the scalar as it was before the primary call. */
   xpar__call sc = *c;
   sc.nowait = 0;
-  if (c->scalar && c->n > 0) sc.scalar = scalar_in.bytes;
+  if (has_scalar) sc.scalar = scalar_in.bytes;
   if (c->op == XPAR_OP_AXPY && bytes) memcpy(outs, ys, bytes);
   const void *sy = c->op == XPAR_OP_AXPY ? NULL : ys;
   ctx->shadow_detail[0] = '\0';

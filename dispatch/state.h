@@ -125,13 +125,12 @@ typedef struct xpar__kernel_entry {
   unsigned char sources[XPAR_THRESHOLD_COUNT_];
 } xpar__kernel_entry;
 
-/* A kernel's thresholds from the loaded profile ("kernel <name> <kind> <n>"
+/* A kernel's thresholds from the loaded profiles ("kernel <name> <kind> <n>"
  * lines), by name: applied to the kernel's entry when the context meets it,
- * and written back by xpar_profile_save. */
-/* A profile's value for a kernel threshold, and where it stands against the
- * environment when the context first meets the kernel: a profile loaded at
- * creation lies below XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD, one loaded with
- * xpar_profile_load() afterwards replaces whatever set the value (xpar.h). */
+ * and written back by xpar_profile_save.  Each value says where it stands
+ * against the environment then: a profile loaded at creation lies below
+ * XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD, one loaded with xpar_profile_load()
+ * afterwards replaces whatever set the value (xpar.h). */
 enum { XPAR__PROFILE_NOT_NAMED = 0, XPAR__PROFILE_BELOW_ENV = 1, XPAR__PROFILE_OVER_ENV = 2 };
 typedef struct xpar__profile_kernel {
   char *name; /* malloc'd: any length */

@@ -458,15 +458,15 @@ static xpar_status check_scan_args(xpar_context *ctx, xpar_dtype dtype, xpar_red
   const size_t bytes = n * size;
   const void *arrays[2] = {in, out};
   static const char *const names[2] = {"in", "out"};
-  for (int i = 0; i < 2; i++) {
+  /* n = 0 reads and writes no element: any pointer (xpar.h) */
+  for (int i = 0; n > 0 && i < 2; i++) {
     const uintptr_t p = (uintptr_t)arrays[i];
-    if (n == 0) break; /* no element is read or written: any pointer (xpar.h) */
     if (!p)
       return xpar__mpi_fail(XPAR_ERR_NULL_POINTER, "%s is NULL (n_local = %zu)", names[i], n);
     if (p & (size - 1))
       return xpar__mpi_fail(XPAR_ERR_INVALID_ARGUMENT, "%s (%p) is not aligned to its %zu-byte "
                             "elements", names[i], arrays[i], size);
-    if (p && p > UINTPTR_MAX - bytes)
+    if (p > UINTPTR_MAX - bytes)
       return xpar__mpi_fail(XPAR_ERR_SIZE_OVERFLOW, "%s + %zu bytes overflows the address space",
                             names[i], bytes);
   }
