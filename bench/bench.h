@@ -275,6 +275,9 @@ const char *bench_exp_str(int e, char *buf, size_t size);
 
 /* Shared option parsing (bench_main.c). */
 int bench_parse_long(const char *s, long lo, long hi, long *out);
+/** The next item of a comma-separated list at *p (its start; *len its
+ *  length, 0 for an empty item); *p moves past it, NULL after the last. */
+const char *bench_list_item(const char **p, size_t *len);
 /** Whether the comma-separated list contains name. */
 int bench_list_has(const char *list, const char *name);
 /** Whether every comma-separated item of `list` is one of names[0..count);
@@ -282,9 +285,8 @@ int bench_list_has(const char *list, const char *name);
  *  OPT: unknown name ...") and returns 0. */
 int bench_list_valid(const char *cmd, const char *opt, const char *list,
                      const char *const *names, int count);
-/** The ops' and dtypes' names, for bench_list_valid; their count. */
-int bench_op_names(const char **names, int max);
-int bench_dtype_names(const char **names, int max);
+/** bench_list_valid for --ops and --dtypes (NULL: not given). */
+int bench_ops_dtypes_valid(const char *cmd, const char *ops, const char *dtypes);
 
 int bench_cmd_crossover(int argc, char **argv);
 int bench_cmd_calibrate(int argc, char **argv);

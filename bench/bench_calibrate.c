@@ -492,13 +492,7 @@ int bench_cmd_calibrate(int argc, char **argv) {
       return 2;
     }
   }
-  {
-    const char *names[16];
-    int n = bench_op_names(names, 16);
-    if (s.o.ops && !bench_list_valid("calibrate", "--ops", s.o.ops, names, n)) return 2;
-    n = bench_dtype_names(names, 16);
-    if (s.o.dtypes && !bench_list_valid("calibrate", "--dtypes", s.o.dtypes, names, n)) return 2;
-  }
+  if (!bench_ops_dtypes_valid("calibrate", s.o.ops, s.o.dtypes)) return 2;
   char path[1024];
   const char *env_profile = getenv("XPAR_PROFILE");
   if (s.o.out) {

@@ -561,13 +561,11 @@ static int parse_opts(int argc, char **argv, xo_opts *o) {
     fprintf(stderr, "xpar-bench crossover: --min-exp > --max-exp\n");
     return -1;
   }
-  const char *names[16];
-  int n = bench_op_names(names, 16);
-  if (!bench_list_valid("crossover", "--ops", o->ops, names, n)) return -1;
-  n = bench_dtype_names(names, 16);
-  if (!bench_list_valid("crossover", "--dtypes", o->dtypes, names, n)) return -1;
-  for (n = 0; n < BENCH_LOCATION_COUNT; ++n) names[n] = bench_location_name((bench_location)n);
-  if (!bench_list_valid("crossover", "--locations", o->locations, names, n)) return -1;
+  if (!bench_ops_dtypes_valid("crossover", o->ops, o->dtypes)) return -1;
+  const char *locations[BENCH_LOCATION_COUNT];
+  for (int l = 0; l < BENCH_LOCATION_COUNT; ++l) locations[l] = bench_location_name((bench_location)l);
+  if (!bench_list_valid("crossover", "--locations", o->locations, locations, BENCH_LOCATION_COUNT))
+    return -1;
   return 1;
 }
 
@@ -725,11 +723,10 @@ int bench_cmd_crossover(int argc, char **argv) {
   if (!overview[0] && nsw > 0) snprintf(overview, sizeof overview, "%s", sw[0].plot_path);
   snprintf(path, sizeof path, "%s/summary.txt", x.o.out_dir);
   FILE *f = bench_open_output("crossover", path, "w");
+  if (!f) failures++;
   if (f) {
     print_summary(f, &x, sw, nsw);
     if (!bench_close_output("crossover", path, f)) failures++;
-  } else {
-    failures++;
   }
   snprintf(path, sizeof path, "%s/summary.csv", x.o.out_dir);
   f = bench_open_output("crossover", path, "w");

@@ -67,47 +67,52 @@ int bench_parse_long(const char *s, long lo, long hi, long *out) {
 }
 #define parse_int bench_parse_long
 
+const char *bench_list_item(const char **p, size_t *len) {
+  const char *item = *p, *comma = strchr(item, ',');
+  *len = comma ? (size_t)(comma - item) : strlen(item);
+  *p = comma ? comma + 1 : NULL;
+  return item;
+}
+
+static int item_is(const char *item, size_t len, const char *name) {
+  return strlen(name) == len && strncmp(item, name, len) == 0;
+}
+
 int bench_list_has(const char *list, const char *name) {
-  size_t len = strlen(name);
-  for (const char *p = list; *p;) {
-    const char *comma = strchr(p, ',');
-    size_t l = comma ? (size_t)(comma - p) : strlen(p);
-    if (l == len && strncmp(p, name, len) == 0) return 1;
-    p += l + (comma ? 1 : 0);
+  for (const char *p = *list ? list : NULL; p;) {
+    size_t l;
+    const char *item = bench_list_item(&p, &l);
+    if (item_is(item, l, name)) return 1;
   }
   return 0;
 }
 
 int bench_list_valid(const char *cmd, const char *opt, const char *list,
                      const char *const *names, int count) {
-  for (const char *p = list;;) {
-    const char *comma = strchr(p, ',');
-    const size_t l = comma ? (size_t)(comma - p) : strlen(p);
+  for (const char *p = list; p;) {
+    size_t l;
+    const char *item = bench_list_item(&p, &l);
     int found = 0;
-    for (int i = 0; i < count && !found; ++i)
-      found = strlen(names[i]) == l && strncmp(p, names[i], l) == 0;
+    for (int i = 0; i < count && !found; ++i) found = item_is(item, l, names[i]);
     if (!found) {
       fprintf(stderr, "xpar-bench %s: %s: %s\"%.*s\"; the names are", cmd, opt,
-              l ? "unknown name " : "an empty name ", (int)l, p);
+              l ? "unknown name " : "an empty name ", (int)l, item);
       for (int i = 0; i < count; ++i) fprintf(stderr, "%s%s", i ? ", " : " ", names[i]);
       fputc('\n', stderr);
       return 0;
     }
-    if (!comma) return 1;
-    p = comma + 1;
   }
+  return 1;
 }
 
-int bench_op_names(const char **names, int max) {
+int bench_ops_dtypes_valid(const char *cmd, const char *ops, const char *dtypes) {
+  _Static_assert(XPAR_DTYPE_COUNT_ <= 16, "the names below hold 16");
+  const char *names[16];
   int n = 0;
-  for (const bench_op *op; n < max && (op = bench_op_at(n)) != NULL; ++n) names[n] = op->name;
-  return n;
-}
-
-int bench_dtype_names(const char **names, int max) {
-  int n = 0;
-  for (; n < max && n < XPAR_DTYPE_COUNT_; ++n) names[n] = xpar_dtype_name((xpar_dtype)n);
-  return n;
+  for (const bench_op *op; n < 16 && (op = bench_op_at(n)) != NULL; ++n) names[n] = op->name;
+  if (ops && !bench_list_valid(cmd, "--ops", ops, names, n)) return 0;
+  for (n = 0; n < XPAR_DTYPE_COUNT_; ++n) names[n] = xpar_dtype_name((xpar_dtype)n);
+  return !dtypes || bench_list_valid(cmd, "--dtypes", dtypes, names, n);
 }
 
 static int tier_selected(const sweep_opts *o, const bench_tier *t) {

@@ -137,8 +137,7 @@ int bench_mkdir_p(const char *dir) {
   char d[1024];
   /* the files go to dir/<name>: leave room for the longest name (crossover.csv) */
   if (!dir[0] || strlen(dir) + 32 >= sizeof d) {
-    errno = ENAMETOOLONG;
-    if (!dir[0]) errno = ENOENT;
+    errno = dir[0] ? ENAMETOOLONG : ENOENT;
     return 0;
   }
   snprintf(d, sizeof d, "%s", dir);

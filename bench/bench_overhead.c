@@ -97,33 +97,21 @@ static double batch(int v, xpar_context *ctx_auto, xpar_context *ctx_serial, con
   double t0 = bench_now_s();
   switch (v) {
     case V_ADD_FRESH:
-      for (int i = 0; i < calls; ++i) {
-        const int odd = i & 1;
-        if (xpar_add(ctx_auto, XPAR_INT32, e->x[odd], e->y[odd], e->y[odd], n) != XPAR_OK)
-          return 0;
-        BARRIER(e);
-      }
-      break;
-    case V_AXPY_FRESH:
-      for (int i = 0; i < calls; ++i) {
-        const int odd = i & 1;
-        if (xpar_axpy(ctx_auto, XPAR_INT32, &e->alpha, e->x[odd], e->y[odd], n) != XPAR_OK)
-          return 0;
-        BARRIER(e);
-      }
-      break;
     case V_ADD_REPEAT:
+    case V_AXPY_FRESH:
+    case V_AXPY_REPEAT: {
+      /* the fresh variants alternate the two pairs, the repeated ones keep pair 0 */
+      const int alternate = v == V_ADD_FRESH || v == V_AXPY_FRESH;
+      const int axpy = v == V_AXPY_FRESH || v == V_AXPY_REPEAT;
       for (int i = 0; i < calls; ++i) {
-        if (xpar_add(ctx_auto, XPAR_INT32, e->x[0], e->y[0], e->y[0], n) != XPAR_OK) return 0;
+        const int k = alternate & i;
+        if ((axpy ? xpar_axpy(ctx_auto, XPAR_INT32, &e->alpha, e->x[k], e->y[k], n)
+                  : xpar_add(ctx_auto, XPAR_INT32, e->x[k], e->y[k], e->y[k], n)) != XPAR_OK)
+          return 0;
         BARRIER(e);
       }
       break;
-    case V_AXPY_REPEAT:
-      for (int i = 0; i < calls; ++i) {
-        if (xpar_axpy(ctx_auto, XPAR_INT32, &e->alpha, e->x[0], e->y[0], n) != XPAR_OK) return 0;
-        BARRIER(e);
-      }
-      break;
+    }
     case V_ADD_INLINE:
       for (int i = 0; i < calls; ++i) {
         add_inline(e->x[i & 1], e->y[i & 1], n);

@@ -1174,12 +1174,8 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
             o->max_exp, max_set ? "" : ", the default");
     return -1;
   }
-  const char *names[16];
-  int n = bench_op_names(names, 16);
-  if (!bench_list_valid("regret", "--ops", o->ops, names, n)) return -1;
-  n = bench_dtype_names(names, 16);
-  if (!bench_list_valid("regret", "--dtypes", o->dtypes, names, n)) return -1;
-  if (!bench_list_valid("regret", "--residencies", o->residencies, res_names, R_COUNT) ||
+  if (!bench_ops_dtypes_valid("regret", o->ops, o->dtypes) ||
+      !bench_list_valid("regret", "--residencies", o->residencies, res_names, R_COUNT) ||
       !bench_list_valid("regret", "--alts", o->alts, alt_names, A_COUNT))
     return -1;
   return 1;

@@ -115,22 +115,20 @@ int bench_cmd_stalls(int argc, char **argv) {
   /* --exps: exponents 1 to 34, comma-separated, each checked before anything runs */
   enum { MAX_EXPS = 34 };
   int ex[MAX_EXPS], nexps = 0, max_e = 0;
-  for (const char *p = exps;;) {
-    const char *comma = strchr(p, ',');
+  for (const char *p = exps; p;) {
+    size_t l;
+    const char *it = bench_list_item(&p, &l);
     char item[24];
-    const size_t l = comma ? (size_t)(comma - p) : strlen(p);
     long e = 0;
     if (l >= sizeof item || nexps == MAX_EXPS ||
-        (memcpy(item, p, l), item[l] = '\0', !bench_parse_long(item, 1, 34, &e))) {
+        (memcpy(item, it, l), item[l] = '\0', !bench_parse_long(item, 1, 34, &e))) {
       fprintf(stderr, "xpar-bench stalls: --exps %s: \"%.*s\" is not an exponent from 1 to 34 "
                       "(a comma-separated list of at most %d)\n",
-              exps, (int)l, p, MAX_EXPS);
+              exps, (int)l, it, MAX_EXPS);
       return 2;
     }
     ex[nexps++] = (int)e;
     if (e > max_e) max_e = (int)e;
-    if (!comma) break;
-    p = comma + 1;
   }
   if (!bench_list_valid("stalls", "--variants", variants, v_names, V_COUNT)) return 2;
   int P = procs(), half = P / 2 > 0 ? P / 2 : 1, pm1 = P > 1 ? P - 1 : 1;
@@ -175,12 +173,9 @@ int bench_cmd_stalls(int argc, char **argv) {
   if (csv && ftell(csv) == 0)
     fprintf(csv, "op,dtype,wait,bind,cuda,exp,variant,threads,calls,p50_us,p90_us,p99_us,"
                  "max_us,over_1ms,over_10x_p50\n");
-  int on[V_COUNT], non = 0;
-  for (int k = 0; k < V_COUNT; ++k) non += (on[k] = bench_list_has(variants, v_names[k]));
-  if (!non) {
-    fprintf(stderr, "xpar-bench stalls: --variants names none of the variants\n");
-    return 2;
-  }
+  /* --variants passed bench_list_valid: it names one variant at least */
+  int on[V_COUNT];
+  for (int k = 0; k < V_COUNT; ++k) on[k] = bench_list_has(variants, v_names[k]);
   /* the first variant taking turns counts the calls done */
   int first = 0;
   while (!on[first]) ++first;
