@@ -5,8 +5,9 @@
 #                                $BUILD (default build-mpi-gpu), -j16
 #   mpi/bench/run-gpu.sh test    the MPI suite (ctest -L mpi: 1..4 ranks; device,
 #                                managed, pinned and mapped slices, placement)
-#   mpi/bench/run-gpu.sh bench   xpar-mpi-bench on device slices with p = the GPU
-#                                count, and, when ranks outnumber GPUs (SHARED_RANKS,
+#   mpi/bench/run-gpu.sh bench   xpar-mpi-bench on device slices, one GPU per rank,
+#                                with p = 2, 4, ... up to the GPU count (GPU_RANKS),
+#                                and, when ranks outnumber GPUs (SHARED_RANKS,
 #                                default "2 4" on a 1-GPU machine), p ranks sharing
 #                                the GPUs; then host slices on 2 ranks
 #   mpi/bench/run-gpu.sh all     (default) all three, under one deadline
@@ -16,7 +17,7 @@
 # out/mpi-gpu), one file per step; a summary is printed last.  From the lead's
 # session (cmocka carried in .deps/cmocka):
 #   run(command="bash mpi/bench/run-gpu.sh all", carry=[".deps"], timeout_s=600)
-# Environment: BUILD, OUT, DEADLINE (s, default 570), SHARED_RANKS, BENCH_ARGS
+# Environment: BUILD, OUT, DEADLINE (s, default 570), GPU_RANKS, SHARED_RANKS, BENCH_ARGS
 # (extra xpar-mpi-bench flags, e.g. "--reps 10").
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -89,7 +90,18 @@ do_bench() {
   local args
   read -r -a args <<<"${BENCH_ARGS:-}"
   if [ "$NGPU" -ge 1 ]; then
-    step "bench-device-np$NGPU" 200 "${LAUNCH[@]}" "$NGPU" "$bench" --mem device "${args[@]}"
+    # One GPU per rank: p = 2, 4, 8, ... up to the GPU count, and the count
+    # itself (GPU_RANKS overrides), so that a 4- or 8-GPU machine gives the
+    # scaling curve, not only its end.  Each run times one rank alone too.
+    local gpu_ranks=${GPU_RANKS:-}
+    if [ -z "$gpu_ranks" ]; then
+      local p=2
+      while [ "$p" -lt "$NGPU" ]; do gpu_ranks="$gpu_ranks $p"; p=$((p * 2)); done
+      gpu_ranks="$gpu_ranks $NGPU"
+    fi
+    for p in $gpu_ranks; do
+      step "bench-device-np$p" 200 "${LAUNCH[@]}" "$p" "$bench" --mem device "${args[@]}"
+    done
     local shared=${SHARED_RANKS:-}
     [ -z "$shared" ] && [ "$NGPU" -eq 1 ] && shared="2 4"
     for p in $shared; do
