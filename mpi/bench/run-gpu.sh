@@ -18,7 +18,8 @@
 # session (cmocka carried in .deps/cmocka):
 #   run(command="bash mpi/bench/run-gpu.sh all", carry=[".deps"], timeout_s=600)
 # Environment: BUILD, OUT, DEADLINE (s, default 570), GPU_RANKS, SHARED_RANKS, BENCH_ARGS
-# (extra xpar-mpi-bench flags, e.g. "--reps 10").
+# (extra xpar-mpi-bench flags for the device runs, e.g. "--n 2^31 --dtypes int32,double"),
+# HOST_BENCH_ARGS (the same for the host run: a 2^31-element host reduce takes 0.6 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 MODE=${1:-all}
@@ -87,8 +88,9 @@ do_test() {
 
 do_bench() {
   local bench=$BUILD/mpi/bench/xpar-mpi-bench
-  local args
+  local args host_args
   read -r -a args <<<"${BENCH_ARGS:-}"
+  read -r -a host_args <<<"${HOST_BENCH_ARGS:-}"
   if [ "$NGPU" -ge 1 ]; then
     # One GPU per rank: p = 2, 4, 8, ... up to the GPU count, and the count
     # itself (GPU_RANKS overrides), so that a 4- or 8-GPU machine gives the
@@ -112,7 +114,7 @@ do_bench() {
   local cores
   cores=$(nproc)
   OMP_NUM_THREADS=$((cores / 2 > 0 ? cores / 2 : 1)) \
-    step bench-host-np2 120 "${LAUNCH[@]}" 2 -x OMP_NUM_THREADS "$bench" --mem host "${args[@]}"
+    step bench-host-np2 120 "${LAUNCH[@]}" 2 -x OMP_NUM_THREADS "$bench" --mem host "${host_args[@]}"
 }
 
 case $MODE in
