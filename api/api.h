@@ -61,7 +61,12 @@ static inline xpar_status xpar__ctx_enter(xpar_context *ctx) {
   return XPAR_OK;
 }
 
+/** Leave: the calling thread's driver context as the call found it (state.h:
+ *  xpar__gpu_restore_caller; a global read while no thread switched), and
+ *  the context free for the next call. */
 static inline void xpar__ctx_leave(xpar_context *ctx) {
+  if (atomic_load_explicit(&xpar__callers_switched, memory_order_relaxed))
+    xpar__gpu_restore_caller();
   atomic_store_explicit(&ctx->busy, 0, memory_order_release);
 }
 

@@ -16,7 +16,9 @@ XPAR_API xpar_status xpar_context_destroy(xpar_context *ctx) {
   xpar__clear_error();
   if (!ctx) return XPAR_OK;
   XPAR__FORWARD(xpar__ctx_enter(ctx)); /* and never leaves: the context is gone */
-  return xpar__context_free(ctx);
+  const xpar_status st = xpar__context_free(ctx);
+  xpar__gpu_restore_caller(); /* freeing its GPU state selected its device */
+  return st;
 }
 
 static xpar_status set_backend_entered(xpar_context *ctx, xpar_backend backend) {

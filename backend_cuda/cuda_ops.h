@@ -49,7 +49,10 @@ xpar_status xpar__cuda_state_create(int device, void *stream, struct xpar__cuda_
 void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream);
 xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
-xpar_status xpar__cuda_host_alloc(size_t bytes, void **out);
+int xpar__cuda_device_of(const void *p);
+int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p);
+void xpar__cuda_restore_caller(void);
+xpar_status xpar__cuda_host_alloc(struct xpar__cuda_state *st, size_t bytes, void **out);
 void xpar__cuda_host_free(void *p);
 xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t bytes, void **out);
 void xpar__cuda_free(struct xpar__cuda_state *st, void *p);

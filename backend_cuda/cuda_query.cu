@@ -57,17 +57,14 @@ void probe_device(int dev, xpar_device_info *info) {
   info->multiprocessors = prop.multiProcessorCount;
   info->total_memory = prop.totalGlobalMem;
 
-  /* cudaFuncGetAttributes looks at the current device: select ours, and put
-   * the caller's back afterwards. */
-  int previous = -1;
-  if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
-  err = cudaSetDevice(dev);
+  /* cudaFuncGetAttributes looks at the current device: select ours (the caller's
+   * context goes back when the public call leaves: xpar__cuda_select_device). */
+  err = xpar__cuda_select_device(dev);
   if (err == cudaSuccess) {
     cudaFuncAttributes attr;
     err = cudaFuncGetAttributes(&attr, xpar_cuda::probe_kernel);
   }
   const cudaError_t probe_error = err;
-  if (previous >= 0 && previous != dev) cudaSetDevice(previous);
   (void)cudaGetLastError();
 
   if (probe_error == cudaErrorNoKernelImageForDevice ||

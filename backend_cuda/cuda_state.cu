@@ -113,17 +113,13 @@ xpar_status xpar__cuda_check_sticky(void) {
 
 /* ---- per-call helpers ------------------------------------------------------- */
 
-static CUcontext current_driver_context(void);
+static cudaError_t select_device(int device, void *primary);
 
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
   if (!st) return xpar__fail(XPAR_ERR_INTERNAL, "%s: no CUDA state", op_name);
-  /* Host threads may switch devices (or driver contexts) between calls: our device's
-   * primary context must be current.  Where it already is, cudaSetDevice would change
-   * nothing, and asking the driver costs ~8 ns against its 100-140 ns (bench/NOTES.md,
-   * session 17); otherwise cudaSetDevice makes it current, as always. */
-  if (st->primary_context && current_driver_context() == st->primary_context) return XPAR_OK;
-  XPAR_CUDA_TRY(cudaSetDevice(st->device), "%s (selecting device %d)", op_name, st->device);
+  XPAR_CUDA_TRY(select_device(st->device, st->primary_context), "%s (selecting device %d)",
+                op_name, st->device);
   return XPAR_OK;
 }
 
@@ -305,13 +301,100 @@ extern "C" int xpar__cuda_capturing(struct xpar__cuda_state *st) {
   return status != cudaStreamCaptureStatusNone;
 }
 
+/* ---- the caller's driver context --------------------------------------------------
+ * xpar runs on its device's primary context, which it makes current on the calling
+ * thread where another is (the application's thread may be on another device, or in a
+ * driver context of its own, or in none: a fresh thread).  An application expects its
+ * thread's current device and context to be what it left them after a library call --
+ * its next cudaMalloc goes there, as after a cuBLAS or CUB call, and NCCL and RMM put the
+ * device back likewise -- so the first switch in a public call remembers the context the
+ * thread had, and the door puts it back when the call leaves (api/api.h; base's
+ * xpar__callers_switched lets the door skip that while no thread switched).  A call on a
+ * thread that already has the primary context current switches nothing and costs one
+ * ~8 ns driver query, as before; one that switches pays cudaSetDevice (~100-140 ns) and
+ * cuCtxSetCurrent on the way out, each call. */
+namespace {
+thread_local CUcontext tl_caller_context; /* what to put back */
+thread_local bool tl_caller_saved;        /* this thread switched in the current call */
+
+PFN_cuCtxGetCurrent_v4000 driver_get_current() {
+  static const PFN_cuCtxGetCurrent_v4000 fn =
+      (PFN_cuCtxGetCurrent_v4000)driver_symbol("cuCtxGetCurrent");
+  return fn;
+}
+
+PFN_cuCtxSetCurrent_v4000 driver_set_current() {
+  static const PFN_cuCtxSetCurrent_v4000 fn =
+      (PFN_cuCtxSetCurrent_v4000)driver_symbol("cuCtxSetCurrent");
+  return fn;
+}
+} // namespace
+
 /* The calling thread's current driver context; NULL when none or unknown. */
 static CUcontext current_driver_context(void) {
-  static const PFN_cuCtxGetCurrent_v4000 get =
-      (PFN_cuCtxGetCurrent_v4000)driver_symbol("cuCtxGetCurrent");
+  const PFN_cuCtxGetCurrent_v4000 get = driver_get_current();
   CUcontext ctx = NULL;
   if (!get || get(&ctx) != CUDA_SUCCESS) return NULL;
   return ctx;
+}
+
+/* Make `device`'s primary context current on this thread (nothing to do where
+ * `primary`, when known, already is), first remembering the caller's context for the
+ * door.  Where the driver cannot say which context is current, or cannot set one back,
+ * cudaSetDevice alone, as before: nothing to remember. */
+static cudaError_t select_device(int device, void *primary) {
+  const PFN_cuCtxGetCurrent_v4000 get = driver_get_current();
+  CUcontext current = NULL;
+  const bool known = get && get(&current) == CUDA_SUCCESS;
+  if (known && primary && current == (CUcontext)primary) return cudaSuccess;
+  if (known && driver_set_current() && !tl_caller_saved) {
+    tl_caller_context = current;
+    tl_caller_saved = true;
+    xpar__callers_switched_add(1);
+  }
+  return cudaSetDevice(device);
+}
+
+cudaError_t xpar__cuda_select_device(int device) { return select_device(device, NULL); }
+
+extern "C" void xpar__cuda_restore_caller(void) {
+  if (!tl_caller_saved) return;
+  tl_caller_saved = false;
+  xpar__callers_switched_add(-1);
+  /* Best effort: a context the application destroyed meanwhile (it cannot, inside our
+   * call) or a driver refusal leaves ours current, as before this existed. */
+  const PFN_cuCtxSetCurrent_v4000 set = driver_set_current();
+  if (set) (void)set(tl_caller_context);
+}
+
+/* The device ordinal of device memory p (one driver look-up, ~36 ns on the H100 host:
+ * bench/NOTES.md, session 14), -1 where the driver cannot say. */
+extern "C" int xpar__cuda_device_of(const void *p) {
+  static const PFN_cuPointerGetAttribute_v4000 get =
+      (PFN_cuPointerGetAttribute_v4000)driver_symbol("cuPointerGetAttribute");
+  int ordinal = -1;
+  if (!get || get(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)p) !=
+                  CUDA_SUCCESS)
+    return -1;
+  return ordinal;
+}
+
+/* Whether st's device may read and write device memory p of another device: the
+ * driver's access flags for the current context's device, asked with st's context
+ * current (peer access enabled by the application, or a virtual-memory range it granted
+ * to this device, say read-write; otherwise the kernel's first load would fault and end
+ * the CUDA context for the whole process). */
+extern "C" int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p) {
+  static const PFN_cuPointerGetAttribute_v4000 get =
+      (PFN_cuPointerGetAttribute_v4000)driver_symbol("cuPointerGetAttribute");
+  if (!get || select_device(st->device, st->primary_context) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  unsigned long long flags = 0;
+  if (get(&flags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+    return 0;
+  return flags == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
 }
 
 /* The driver's launch of xpar__cuda_launch: false where it is unavailable or refused. */
@@ -453,7 +536,7 @@ extern "C" xpar_status xpar__cuda_state_create(int device, void *stream,
   if (device < 0) device = 0;
   if (device >= count)
     return xpar__fail(XPAR_ERR_NO_DEVICE, "CUDA device %d requested but %d visible", device, count);
-  XPAR_CUDA_TRY(cudaSetDevice(device), "selecting device %d", device);
+  XPAR_CUDA_TRY(select_device(device, NULL), "selecting device %d", device);
   int sms = 0;
   XPAR_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                 "reading the multiprocessor count of device %d", device);
@@ -497,7 +580,7 @@ extern "C" void xpar__cuda_state_destroy(struct xpar__cuda_state *st) {
   if (!st) return;
   /* Best effort: after a sticky error these calls fail, and there is nothing
    * left to report them to; the memory goes with the process. */
-  if (cudaSetDevice(st->device) == cudaSuccess) {
+  if (select_device(st->device, st->primary_context) == cudaSuccess) {
     cudaStreamSynchronize(st->stream);
     release_idle_buffers(st, NULL);
     for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) free_buffer(&st->staging[i]);
@@ -613,8 +696,12 @@ extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *ou
 
 /* Pinned host memory for dispatch's host copies of device operands (see
  * backend.h): cudaMallocHost, no stream, no state. */
-extern "C" xpar_status xpar__cuda_host_alloc(size_t bytes, void **out) {
+extern "C" xpar_status xpar__cuda_host_alloc(struct xpar__cuda_state *st, size_t bytes,
+                                             void **out) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
+  /* In our device's context, not one the application made current (its own driver
+   * context may be destroyed, and the memory with it, while the context keeps it). */
+  if (st) XPAR__FORWARD(xpar__cuda_begin(st, "pinned host staging"));
   void *p = NULL;
   cudaError_t err = cudaMallocHost(&p, bytes ? bytes : 1);
   if (err != cudaSuccess) {
@@ -654,7 +741,7 @@ extern "C" xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t byte
 
 extern "C" void xpar__cuda_free(struct xpar__cuda_state *st, void *p) {
   if (!st || !p) return;
-  if (cudaSetDevice(st->device) == cudaSuccess) cudaFree(p);
+  if (select_device(st->device, st->primary_context) == cudaSuccess) cudaFree(p);
   (void)cudaGetLastError();
 }
 

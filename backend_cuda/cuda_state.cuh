@@ -110,8 +110,13 @@ int xpar__cuda_error_is_sticky(cudaError_t err);
 /* ---- per-call helpers (cuda_state.cu) -------------------------------------- */
 
 /* Make the state's device current for this host thread and check the sticky
- * latch; every operation starts with it. */
+ * latch; every operation starts with it.  The thread's own context goes back when
+ * the public call leaves (cuda_state.cu: "the caller's driver context"). */
 xpar_status xpar__cuda_begin(xpar__cuda_state *st, const char *op_name);
+
+/* Make device's primary context current, remembering the caller's as begin does
+ * (for the device probe, which has no state). */
+cudaError_t xpar__cuda_select_device(int device);
 
 /* XPAR_ERR_NOT_SUPPORTED naming op_name and why it cannot be captured into a CUDA graph
  * (`why`), for a call made while the context's stream captures. */

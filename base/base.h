@@ -49,6 +49,15 @@ static inline void xpar__clear_error(void) {
 #endif
 
 
+/** Threads inside a public call whose current driver context the CUDA
+ *  backend switched to its device's (caller_context.c says why a count):
+ *  the backend adds 1 when it first switches in a call and 1 less when the
+ *  door puts the caller's context back. */
+void xpar__callers_switched_add(int delta);
+#ifndef __cplusplus
+extern atomic_uint xpar__callers_switched;
+#endif
+
 /** This thread's detail message ("" when none); never NULL. */
 const char *xpar__error_detail(void);
 

@@ -134,14 +134,26 @@ typedef struct xpar__backend {
   xpar_status (*set_stream)(struct xpar__cuda_state *st, void *stream);
   /** Classify a pointer (one driver look-up: cuda_state.cu). */
   xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
+  /** The device whose memory p is (p classified XPAR__PTR_DEVICE), -1 where
+   *  the driver cannot say.  Asked only with several devices visible. */
+  int (*device_of)(const void *p);
+  /** Whether st's device can read and write device memory p of another
+   *  device (peer access the application enabled, or a virtual-memory
+   *  mapping it granted): 1 yes, 0 no or unknown. */
+  int (*device_can_access)(struct xpar__cuda_state *st, const void *p);
+  /** Put back the driver context the calling thread had before the backend
+   *  first made its device's context current in this public call (the door
+   *  calls it on leaving, while base's xpar__callers_switched is not 0). */
+  void (*restore_caller)(void);
   /** Device allocation for mappings (cudaMalloc); not for per-call scratch. */
   xpar_status (*alloc)(struct xpar__cuda_state *st, size_t bytes, void **out);
   void (*free)(struct xpar__cuda_state *st, void *p);
   /** Pinned host memory (cudaMallocHost) for dispatch's host copies of
    *  device operands: device-to-host copies into it run at full speed,
-   *  without the driver's own staging through pageable memory.  Optional
-   *  (NULL: dispatch uses malloc); host_free(NULL) does nothing. */
-  xpar_status (*host_alloc)(size_t bytes, void **out);
+   *  without the driver's own staging through pageable memory, allocated
+   *  in st's device's context (st may be NULL: whichever is current).
+   *  Optional (NULL: dispatch uses malloc); host_free(NULL) does nothing. */
+  xpar_status (*host_alloc)(struct xpar__cuda_state *st, size_t bytes, void **out);
   void (*host_free)(void *p);
   /** Device staging buffer `slot` (< XPAR__OPERAND_SLOTS) of at least `bytes`, cached in the
    *  state and grown when needed (never shrunk or freed per call).  Used by

@@ -96,7 +96,9 @@ static xpar_status add_result(xpar_context *ctx, const xpar__call *c, plan *p, v
   } else {
     /* A result inside a mapping (p->host_result_map) is classified MAPPED, and
      * with offload disabled every pointer is host memory: neither is device. */
-    if (!xpar__classified_device(ctx, result, bytes, &w)) return XPAR_OK;
+    const int device = xpar__classified_device(ctx, result, bytes, &w);
+    if (device < 0) return XPAR_ERR_INVALID_ARGUMENT;
+    if (!device) return XPAR_OK;
     XPAR__RETURN_IF((uintptr_t)result % align != 0, XPAR_ERR_INVALID_ARGUMENT,
                     "result (%p) is device memory not aligned to its %zu-byte type", result,
                     align);
@@ -345,7 +347,9 @@ static xpar_status host_staging(xpar_context *ctx, int slot, size_t bytes, void 
     const xpar__backend *g = xpar__gpu_backend();
     xpar__host_staging_free(ctx, slot);
     void *p = NULL;
-    if (g && g->host_alloc && g->host_alloc(bytes, &p) == XPAR_OK) {
+    struct xpar__cuda_state *st = NULL;
+    if (g && g->host_alloc && xpar__gpu_state(ctx, &st) == XPAR_OK &&
+        g->host_alloc(st, bytes, &p) == XPAR_OK) {
       ctx->host_staging_pinned[slot] = 1;
     } else {
       xpar__clear_error(); /* no pinned memory to be had: pageable serves */

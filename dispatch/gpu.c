@@ -31,6 +31,7 @@ int xpar__gpu_probe(xpar_context *ctx, const char **why_not) {
       xpar_device_info info;
       g->query(ctx->device, &info);
       ctx->gpu_usable = info.usable;
+      ctx->gpu_count = info.device_count;
       ctx->gpu_why_not = NULL;
       if (!info.usable) {
         snprintf(ctx->gpu_reason, sizeof ctx->gpu_reason, "%s", info.reason);
@@ -76,7 +77,14 @@ xpar_status xpar__device_query(xpar_device_info *out) {
   const char *env = getenv("XPAR_DEVICE");
   size_t d;
   if (env && xpar__parse_count(env, &d) == 0 && d <= 1024) device = (int)d;
-  XPAR__FORWARD(g->query(device, out));
+  const xpar_status st = g->query(device, out);
+  xpar__gpu_restore_caller(); /* the probe selects the device it describes */
+  XPAR__FORWARD(st);
   out->built_with_cuda = 1;
   return XPAR_OK;
+}
+
+void xpar__gpu_restore_caller(void) {
+  const xpar__backend *g = xpar__gpu_backend();
+  if (g && g->restore_caller) g->restore_caller();
 }

@@ -47,6 +47,28 @@ static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int mod
   return XPAR_OK;
 }
 
+/* Device memory of another device than ctx's, with several visible: refused unless
+ * ctx's device was granted access to it (peer access, a virtual-memory mapping), since
+ * a kernel's first load from it would fault and end the CUDA context of the whole
+ * process, and the copies of the CPU tier would go through the wrong device.  One
+ * driver look-up per device operand, only where several devices are visible. */
+static xpar_status check_device_owner(xpar_context *ctx, const void *ptr, size_t bytes) {
+  const xpar__backend *g = xpar__gpu_backend();
+  if (ctx->gpu_count < 2 || !g->device_of) return XPAR_OK;
+  const int owner = g->device_of(ptr), mine = ctx->device < 0 ? 0 : ctx->device;
+  if (owner < 0 || owner == mine) return XPAR_OK;
+  struct xpar__cuda_state *st;
+  if (g->device_can_access && xpar__gpu_state(ctx, &st) == XPAR_OK &&
+      g->device_can_access(st, ptr))
+    return XPAR_OK;
+  return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                    "array [%p, +%zu bytes) is device memory of device %d, and this context "
+                    "runs on device %d, which cannot access it: allocate it on device %d, move "
+                    "the context (xpar_context_set_device), or enable peer access "
+                    "(cudaDeviceEnablePeerAccess)",
+                    ptr, bytes, owner, mine, mine);
+}
+
 xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int mode,
                            xpar__operand *out) {
   out->ptr = ptr;
@@ -78,16 +100,20 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
     case XPAR__PTR_MANAGED: out->loc = XPAR__LOC_MANAGED; break;
     default: out->loc = XPAR__LOC_HOST_PAGEABLE; break;
   }
+  /* A query only says what the memory is. */
+  if (out->loc == XPAR__LOC_DEVICE && mode != XPAR__CLASSIFY_QUERY)
+    return check_device_owner(ctx, ptr, bytes);
   return XPAR_OK;
 }
 
 int xpar__classified_device(xpar_context *ctx, const void *p, size_t bytes,
                             xpar__operand *w) {
-  if (xpar__classify(ctx, p, bytes, XPAR__CLASSIFY_CACHED, w) != XPAR_OK) {
-    xpar__clear_error();
-    return 0;
-  }
-  return w->loc == XPAR__LOC_DEVICE;
+  if (xpar__classify(ctx, p, bytes, XPAR__CLASSIFY_CACHED, w) == XPAR_OK)
+    return w->loc == XPAR__LOC_DEVICE;
+  /* Device memory refused (another device's): the detail says why. */
+  if (w->loc == XPAR__LOC_DEVICE) return -1;
+  xpar__clear_error();
+  return 0;
 }
 
 xpar_status xpar__check_host_scalar(xpar_context *ctx, const char *name, const void *p,

@@ -155,6 +155,8 @@ struct xpar_context {
   /* GPU: probed lazily, on the first call that needs to know. */
   int gpu_known;           /* 0 = not probed yet */
   int gpu_usable;
+  int gpu_count;           /* devices visible (the probe's); > 1: device memory's
+                              device is checked (residency.c) */
   const char *gpu_why_not; /* NULL, a static text, or gpu_reason */
   char gpu_reason[192];
   struct xpar__cuda_state *cuda;
@@ -277,6 +279,10 @@ xpar_status xpar__gpu_state(xpar_context *ctx, struct xpar__cuda_state **out);
 xpar_status xpar__gpu_drain(xpar_context *ctx);
 /** xpar_device_query: the device XPAR_DEVICE names (or the default one). */
 xpar_status xpar__device_query(xpar_device_info *out);
+/** Put back the driver context the calling thread had before the CUDA
+ *  backend switched it in this public call (backend.h: restore_caller); the
+ *  door calls it while base's xpar__callers_switched is not 0. */
+void xpar__gpu_restore_caller(void);
 
 /* ---- residency.c ---------------------------------------------------------- */
 typedef enum xpar__loc {
@@ -302,9 +308,10 @@ typedef struct xpar__operand {
 int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes,
                           xpar__mapping **out);
 /** 1 when ctx's calls classify [p, +bytes) as device memory (*w the operand);
- *  0 otherwise, a pointer the driver cannot classify included (taken for host
- *  memory: its error cleared).  A synchronous result's and an input scalar's
- *  question. */
+ *  -1 when it is device memory they refuse (another device's, which ctx's
+ *  cannot access: XPAR_ERR_INVALID_ARGUMENT, the detail set); 0 otherwise, a
+ *  pointer the driver cannot classify included (taken for host memory: its
+ *  error cleared).  A synchronous result's and an input scalar's question. */
 int xpar__classified_device(xpar_context *ctx, const void *p, size_t bytes,
                             xpar__operand *w);
 /** A scalar the call reads on the host (axpy's alpha, fill's value, a scan's

@@ -644,10 +644,11 @@ static void device_calls_check(xpar_context *ctx, const int32_t *dx, int32_t *dy
 }
 
 /* xpar makes its device's primary context current before its GPU work (cudaSetDevice),
- * skipping that only where the primary context already is current: with the
- * application's own driver context current, with none (a fresh thread), and with the
- * primary one, every call on device arrays must run and be right, on CUDA (2^20
- * elements) and on the CPU tier's copies (2^8). */
+ * skipping that only where the primary context already is current, and puts the
+ * thread's own context back when the call returns: with the application's own driver
+ * context current, with none (a fresh thread), and with the primary one, every call on
+ * device arrays must run and be right, on CUDA (2^20 elements) and on the CPU tier's
+ * copies (2^8), and leave the thread's current context as it found it. */
 static void test_thread_contexts(void) {
   const int before = failures;
   drv.get_current = (PFN_cuCtxGetCurrent_v4000)driver_fn("cuCtxGetCurrent", 4000);
@@ -663,6 +664,8 @@ static void test_thread_contexts(void) {
   int32_t *dx, *dy;
   CK(cudaMalloc(&dx, sizes[1] * sizeof *dx));
   CK(cudaMalloc(&dy, sizes[1] * sizeof *dy));
+  int32_t *dsum;
+  CK(cudaMalloc(&dsum, sizeof *dsum));
   CK(cudaMemcpy(dx, host, sizes[1] * sizeof *dx, cudaMemcpyHostToDevice));
   CK(cudaDeviceSynchronize()); /* a pageable copy may return before its DMA lands */
   for (int k = 0; k < 2; k++) device_calls_check(ctx, dx, dy, sizes[k], host, "primary current");
@@ -674,14 +677,35 @@ static void test_thread_contexts(void) {
   DK(drv.create(&own, NULL, 0, dev));
   DK(drv.get_current(&now));
   if (now != own) FAIL("cuCtxCreate did not make the new context current");
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 2; k++) {
     device_calls_check(ctx, dx, dy, sizes[k], host, "the application's context current");
+    DK(drv.get_current(&now));
+    if (now != own)
+      FAIL("n = %zu: after the calls the application's own context is no longer current "
+           "(%p, its own %p, the primary %p)", sizes[k], (void *)now, (void *)own,
+           (void *)primary);
+  }
+  /* a nowait call, then xpar_wait, each from the application's context (the result
+   * the primary context's memory, as xpar's kernels run there) */
+  XK(xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, dx, sizes[1], dsum));
   DK(drv.get_current(&now));
-  if (now != primary) FAIL("after a GPU call the primary context is not current");
-  /* again after the application made its context current once more */
+  if (now != own) FAIL("after a nowait call the application's own context is not current");
+  XK(xpar_wait(ctx));
+  DK(drv.get_current(&now));
+  if (now != own) FAIL("after xpar_wait the application's own context is not current");
+  {
+    int32_t got = 0, want = 0;
+    for (size_t i = 0; i < sizes[1]; i++) want += host[i];
+    CK(cudaMemcpy(&got, dsum, sizeof got, cudaMemcpyDeviceToHost)); /* in `own`: UVA */
+    if (got != want) FAIL("nowait reduce from the application's context: %d, expected %d", got, want);
+  }
+  /* again after the application made the primary context current and its own once more */
+  DK(drv.set_current(primary));
   DK(drv.set_current(own));
   for (int k = 0; k < 2; k++)
     device_calls_check(ctx, dx, dy, sizes[k], host, "the application's context current again");
+  DK(drv.get_current(&now));
+  if (now != own) FAIL("after the calls the application's context is not current again");
   /* none current: a fresh thread, the same xpar context, and one of its own */
   std::thread t([&] {
     CUcontext none = (CUcontext)1;
@@ -689,15 +713,23 @@ static void test_thread_contexts(void) {
     if (none != NULL) FAIL("a fresh thread has a current context");
     for (int k = 0; k < 2; k++)
       device_calls_check(ctx, dx, dy, sizes[k], host, "fresh thread, shared xpar context");
+    CUcontext after = (CUcontext)1;
+    DK(drv.get_current(&after));
+    if (after != NULL) FAIL("a fresh thread has a context current after xpar's calls");
     DK(drv.set_current(NULL));
     xpar_context *mine;
     XK(xpar_context_create(&mine));
     for (int k = 0; k < 2; k++)
       device_calls_check(mine, dx, dy, sizes[k], host, "no context current, new xpar context");
     XK(xpar_context_destroy(mine));
+    DK(drv.get_current(&after));
+    if (after != NULL)
+      FAIL("a thread with no context current has one after creating, using and destroying "
+           "a context");
   });
   t.join();
   DK(drv.set_current(primary));
+  CK(cudaFree(dsum));
   DK(drv.destroy(own));
   CK(cudaFree(dx));
   CK(cudaFree(dy));

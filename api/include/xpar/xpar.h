@@ -426,6 +426,18 @@ XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier 
  * Choose the CUDA device (an ordinal as CUDA numbers them after
  * CUDA_VISIBLE_DEVICES).  Only allowed while the context has no mappings;
  * releases the context's GPU scratch.
+ *
+ * Several GPUs in one process: a context runs on its device's primary
+ * context whatever device or driver context the calling thread has current,
+ * and every call returns with the thread's current device and context as it
+ * found them (the application's next cudaMalloc lands where it expects; a
+ * thread already on the context's device pays nothing for this, another a
+ * context switch and back, ~0.2 us per call that reaches the GPU).  Device
+ * memory must be the context's device's, or memory that device was granted
+ * access to (cudaDeviceEnablePeerAccess, a cuMemSetAccess mapping): another
+ * device's memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing
+ * written -- a kernel's load from it would fault and end the process's CUDA
+ * context.  Host, pinned and managed memory serve any device.
  */
 XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
 

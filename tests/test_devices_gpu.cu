@@ -1,0 +1,432 @@
+/*
+ * xpar in a process that uses several GPUs (a CUDA application; needs 2 GPUs,
+ * exit 77 otherwise):
+ *  - a context on device 1 called from a thread whose current device is 0:
+ *    every op (reduce, wide sum, dot, scan, axpy, add, fill), synchronous and
+ *    nowait, AUTO and forced CUDA, device and host arrays, a mapping, the
+ *    device probe, releasing memory, destroying the context -- results right,
+ *    and the thread's current device and driver context what it was before
+ *    each call (an application's next cudaMalloc must land where it expects);
+ *  - XPAR_DEVICE=1 at context creation;
+ *  - device memory of another device than the context's: refused with
+ *    XPAR_ERR_INVALID_ARGUMENT naming the device, nothing written, the CUDA
+ *    context intact (a kernel's load from it would fault and end the process's
+ *    CUDA context); accepted and right once the application enables peer
+ *    access, refused again after it disables it;
+ *  - two threads, each with its own context on its own device, at once.
+ * Integers only: every expected value is exact.  Seed: XPAR_TEST_SEED.
+ */
+#include <cuda.h> /* driver types; cuCtxGetCurrent through the runtime's entry point */
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <thread>
+#include <time.h>
+#include <vector>
+
+#include <xpar/xpar.h>
+
+static int failures = 0;
+#include "common/gpu_app_checks.h"
+
+static unsigned long long seed;
+static PFN_cuCtxGetCurrent_v4000 get_current;
+
+static CUcontext current_context(void) {
+  CUcontext c = NULL;
+  if (get_current(&c) != CUDA_SUCCESS) {
+    fprintf(stderr, "cuCtxGetCurrent failed\n");
+    exit(2);
+  }
+  return c;
+}
+
+/* What the application's thread had current before a call; checked after it. */
+typedef struct caller {
+  int device;
+  CUcontext context;
+} caller;
+
+static caller caller_now(void) {
+  caller c;
+  CK(cudaGetDevice(&c.device));
+  c.context = current_context();
+  return c;
+}
+
+static void expect_caller(const caller *before, const char *what) {
+  const caller after = caller_now();
+  if (after.device != before->device || after.context != before->context)
+    FAIL("%s: the thread's current device / context changed: %d / %p before, %d / %p after",
+         what, before->device, (void *)before->context, after.device, (void *)after.context);
+}
+
+static int32_t value_at(size_t i, unsigned salt) { return (int32_t)((i * 7u + salt) % 13u) - 6; }
+
+/* Arrays of n int32 on one device (x, y, z), a device scalar for nowait results, and
+ * the host values of x and y. */
+typedef struct arrays {
+  int device;
+  size_t n;
+  int32_t *x, *y, *z, *result;
+  std::vector<int32_t> hx, hy;
+} arrays;
+
+static void arrays_make(arrays *a, int device, size_t n, unsigned salt) {
+  int was;
+  CK(cudaGetDevice(&was));
+  CK(cudaSetDevice(device));
+  a->device = device;
+  a->n = n;
+  CK(cudaMalloc(&a->x, n * sizeof(int32_t)));
+  CK(cudaMalloc(&a->y, n * sizeof(int32_t)));
+  CK(cudaMalloc(&a->z, n * sizeof(int32_t)));
+  CK(cudaMalloc(&a->result, sizeof(int64_t)));
+  a->hx.resize(n);
+  a->hy.resize(n);
+  for (size_t i = 0; i < n; i++) {
+    a->hx[i] = value_at(i, salt);
+    a->hy[i] = value_at(i, salt + 5);
+  }
+  CK(cudaMemcpy(a->x, a->hx.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(a->y, a->hy.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize());
+  CK(cudaSetDevice(was));
+}
+
+static void arrays_free(arrays *a) {
+  int was;
+  CK(cudaGetDevice(&was));
+  CK(cudaSetDevice(a->device));
+  CK(cudaFree(a->x));
+  CK(cudaFree(a->y));
+  CK(cudaFree(a->z));
+  CK(cudaFree(a->result));
+  CK(cudaSetDevice(was));
+}
+
+/* z as the host sees it (cudaMemcpy with UVA, from any current device). */
+static std::vector<int32_t> read_back(const int32_t *d, size_t n) {
+  std::vector<int32_t> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(int32_t), cudaMemcpyDefault));
+  return h;
+}
+
+static void check_elements(const int32_t *d, const std::vector<int32_t> &want, const char *what) {
+  const std::vector<int32_t> got = read_back(d, want.size());
+  for (size_t i = 0; i < want.size(); i++)
+    if (got[i] != want[i]) {
+      FAIL("%s: element %zu of %zu is %d, expected %d", what, i, want.size(), got[i], want[i]);
+      return;
+    }
+}
+
+#define CALL_OK(label, call)                                                                  \
+  do {                                                                                        \
+    const xpar_status s_ = (call);                                                            \
+    if (s_ != XPAR_OK)                                                                        \
+      FAIL("%s: %s: %s (%s)", label, #call, xpar_status_name(s_), xpar_last_error_detail()); \
+    expect_caller(&before, label);                                                            \
+  } while (0)
+
+/* Every op on a's arrays through ctx, synchronous then nowait, each result checked and
+ * the calling thread's device and context checked after each call. */
+static void run_ops(xpar_context *ctx, arrays *a, const char *label) {
+  const caller before = caller_now();
+  const size_t n = a->n;
+  char what[160];
+  int64_t want_sum = 0, want_dot = 0;
+  for (size_t i = 0; i < n; i++) {
+    want_sum += a->hx[i];
+    want_dot += (int64_t)a->hx[i] * a->hy[i];
+  }
+  int32_t sum = 0x5A5A5A5A, dot = 0x5A5A5A5A;
+  int64_t wide = 0x5A5A5A5A;
+  snprintf(what, sizeof what, "%s, n = %zu, reduce", label, n);
+  CALL_OK(what, xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a->x, n, &sum));
+  if (sum != (int32_t)want_sum) FAIL("%s: %d, expected %d", what, sum, (int32_t)want_sum);
+  snprintf(what, sizeof what, "%s, n = %zu, wide sum", label, n);
+  CALL_OK(what, xpar_reduce_sum_wide(ctx, XPAR_INT32, a->x, n, &wide));
+  if (wide != want_sum) FAIL("%s: %lld, expected %lld", what, (long long)wide, (long long)want_sum);
+  snprintf(what, sizeof what, "%s, n = %zu, dot", label, n);
+  CALL_OK(what, xpar_dot(ctx, XPAR_INT32, a->x, a->y, n, &dot));
+  if (dot != (int32_t)want_dot) FAIL("%s: %d, expected %d", what, dot, (int32_t)want_dot);
+
+  std::vector<int32_t> want(n);
+  int32_t run = 0;
+  for (size_t i = 0; i < n; i++) want[i] = run += a->hx[i];
+  snprintf(what, sizeof what, "%s, n = %zu, inclusive scan", label, n);
+  CALL_OK(what, xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, a->x, a->z, n));
+  check_elements(a->z, want, what);
+
+  const int32_t alpha = 3, value = 7;
+  std::vector<int32_t> hy = a->hy;
+  for (size_t i = 0; i < n; i++) want[i] = a->hx[i] + hy[i];
+  snprintf(what, sizeof what, "%s, n = %zu, add", label, n);
+  CALL_OK(what, xpar_add(ctx, XPAR_INT32, a->x, a->y, a->z, n));
+  check_elements(a->z, want, what);
+  snprintf(what, sizeof what, "%s, n = %zu, fill", label, n);
+  CALL_OK(what, xpar_fill(ctx, XPAR_INT32, &value, a->z, n));
+  check_elements(a->z, std::vector<int32_t>(n, value), what);
+  for (size_t i = 0; i < n; i++) want[i] = alpha * a->hx[i] + hy[i];
+  snprintf(what, sizeof what, "%s, n = %zu, axpy", label, n);
+  CALL_OK(what, xpar_axpy(ctx, XPAR_INT32, &alpha, a->x, a->y, n));
+  check_elements(a->y, want, what);
+  CK(cudaMemcpy(a->y, a->hy.data(), n * sizeof(int32_t), cudaMemcpyDefault)); /* y back */
+
+  /* nowait: results on a's device, then xpar_wait */
+  snprintf(what, sizeof what, "%s, n = %zu, nowait reduce + scan + wait", label, n);
+  CALL_OK(what, xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, a->x, n, a->result));
+  run = 0;
+  for (size_t i = 0; i < n; i++) want[i] = run += a->hx[i];
+  CALL_OK(what, xpar_scan_nowait(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, a->x, a->z, n));
+  CALL_OK(what, xpar_wait(ctx));
+  int32_t got = 0;
+  CK(cudaMemcpy(&got, a->result, sizeof got, cudaMemcpyDefault));
+  if (got != (int32_t)want_sum) FAIL("%s: reduce %d, expected %d", what, got, (int32_t)want_sum);
+  check_elements(a->z, want, what);
+}
+
+/* The context on device 1 from a thread on device 0: arrays on device 1, on the host,
+ * in a mapping; AUTO (small n: the CPU tier through copies) and forced CUDA. */
+static void test_other_device_context(int dev_app, int dev_ctx) {
+  const int before_failures = failures;
+  CK(cudaSetDevice(dev_app));
+  CK(cudaFree(0)); /* the thread's context: the primary one of dev_app */
+  const caller before = caller_now();
+  xpar_context *ctx;
+  CALL_OK("create", xpar_context_create(&ctx));
+  CALL_OK("set_device", xpar_context_set_device(ctx, dev_ctx));
+  xpar_device_info info;
+  CALL_OK("device query", xpar_device_query(&info));
+  const size_t sizes[] = {256, (size_t)1 << 20};
+  for (size_t k = 0; k < 2; k++) {
+    arrays a;
+    arrays_make(&a, dev_ctx, sizes[k], (unsigned)(seed + k));
+    const xpar_backend backends[] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CUDA};
+    for (int b = 0; b < 2; b++) {
+      CALL_OK("set_backend", xpar_context_set_backend(ctx, backends[b]));
+      char label[96];
+      snprintf(label, sizeof label, "context on device %d, %s, arrays on its device", dev_ctx,
+               b ? "cuda" : "auto");
+      run_ops(ctx, &a, label);
+    }
+    arrays_free(&a);
+  }
+  /* host arrays, forced CUDA: staged through the context's device */
+  {
+    const size_t n = (size_t)1 << 16;
+    std::vector<int32_t> hx(n), hz(n, -1);
+    int32_t want = 0, sum = 0;
+    for (size_t i = 0; i < n; i++) want += hx[i] = value_at(i, (unsigned)seed);
+    CALL_OK("host arrays, cuda", xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, hx.data(), n, &sum));
+    if (sum != want) FAIL("host arrays on device %d: reduce %d, expected %d", dev_ctx, sum, want);
+    CALL_OK("host arrays, cuda", xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_EXCLUSIVE, hx.data(),
+                                           hz.data(), n));
+    int32_t run = 0;
+    for (size_t i = 0; i < n; i++, run += hx[i - 1])
+      if (hz[i] != run) {
+        FAIL("host arrays on device %d: exclusive scan element %zu is %d, expected %d", dev_ctx,
+             i, hz[i], run);
+        break;
+      }
+    /* a mapping on the context's device */
+    CALL_OK("map", xpar_map(ctx, hx.data(), n * sizeof(int32_t), XPAR_MAP_TO));
+    sum = 0;
+    CALL_OK("mapped reduce", xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, hx.data(), n, &sum));
+    if (sum != want) FAIL("mapped array on device %d: reduce %d, expected %d", dev_ctx, sum, want);
+    void *dptr = NULL;
+    CALL_OK("mapped device pointer", xpar_mapped_device_ptr(ctx, hx.data(), &dptr));
+    int owner = -1;
+    cudaPointerAttributes attr;
+    CK(cudaPointerGetAttributes(&attr, dptr));
+    owner = attr.device;
+    if (owner != dev_ctx) FAIL("the mapping's device copy is on device %d, not %d", owner, dev_ctx);
+    CALL_OK("unmap", xpar_unmap(ctx, hx.data(), XPAR_UNMAP_RELEASE));
+  }
+  CALL_OK("release memory", xpar_context_release_memory(ctx));
+  CALL_OK("destroy", xpar_context_destroy(ctx));
+  printf("context on device %d from a thread on device %d: %s\n", dev_ctx, dev_app,
+         failures == before_failures ? "ok" : "FAILED");
+}
+
+/* XPAR_DEVICE at creation: the context and the device query on that device, the
+ * caller's own untouched. */
+static void test_env_device(int dev_app, int dev_env) {
+  const int before_failures = failures;
+  CK(cudaSetDevice(dev_app));
+  const caller before = caller_now();
+  char v[16];
+  snprintf(v, sizeof v, "%d", dev_env);
+  setenv("XPAR_DEVICE", v, 1);
+  xpar_device_info info;
+  CALL_OK("device query with XPAR_DEVICE", xpar_device_query(&info));
+  if (info.device != dev_env) FAIL("XPAR_DEVICE=%d: the query describes device %d", dev_env, info.device);
+  xpar_context *ctx;
+  CALL_OK("create with XPAR_DEVICE", xpar_context_create(&ctx));
+  unsetenv("XPAR_DEVICE");
+  arrays a;
+  arrays_make(&a, dev_env, (size_t)1 << 18, (unsigned)seed + 11);
+  run_ops(ctx, &a, "XPAR_DEVICE context");
+  arrays_free(&a);
+  CALL_OK("destroy", xpar_context_destroy(ctx));
+  printf("XPAR_DEVICE=%d from a thread on device %d: %s\n", dev_env, dev_app,
+         failures == before_failures ? "ok" : "FAILED");
+}
+
+/* Every op on arrays of device `dev_arrays` through a context on `dev_ctx`, which
+ * cannot access them: refused, naming the device, nothing written. */
+static void expect_refused(xpar_context *ctx, arrays *a, int dev_ctx, const char *label) {
+  const caller before = caller_now();
+  const size_t n = a->n;
+  const std::vector<int32_t> poison(n, 0x7E7E7E7E);
+  CK(cudaMemcpy(a->z, poison.data(), n * sizeof(int32_t), cudaMemcpyDefault));
+  const int32_t alpha = 2, value = 9;
+  int32_t host_result = 0x5A5A5A5A;
+  const xpar_backend backends[] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CUDA, XPAR_BACKEND_CPU};
+  for (int b = 0; b < 3; b++) {
+    XK(xpar_context_set_backend(ctx, backends[b]));
+    struct {
+      const char *op;
+      xpar_status st;
+    } calls[] = {
+        {"reduce", xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a->x, n, &host_result)},
+        {"dot", xpar_dot(ctx, XPAR_INT32, a->x, a->y, n, &host_result)},
+        {"scan", xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, a->x, a->z, n)},
+        {"add", xpar_add(ctx, XPAR_INT32, a->x, a->y, a->z, n)},
+        {"fill", xpar_fill(ctx, XPAR_INT32, &value, a->z, n)},
+        {"axpy (y = z)", xpar_axpy(ctx, XPAR_INT32, &alpha, a->x, a->z, n)},
+        {"nowait reduce", xpar_reduce_nowait(ctx, XPAR_INT32, XPAR_SUM, a->x, n, a->result)},
+    };
+    for (auto &c : calls) {
+      if (c.st != XPAR_ERR_INVALID_ARGUMENT)
+        FAIL("%s, backend %d: %s on device %d's memory through a context on device %d: %s, "
+             "expected ERR_INVALID_ARGUMENT",
+             label, b, c.op, a->device, dev_ctx, xpar_status_name(c.st));
+    }
+    expect_caller(&before, label);
+  }
+  /* the detail names the device */
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_AUTO));
+  const xpar_status st = xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, a->x, n, &host_result);
+  char want[32];
+  snprintf(want, sizeof want, "device %d", a->device);
+  if (st != XPAR_ERR_INVALID_ARGUMENT || !strstr(xpar_last_error_detail(), want))
+    FAIL("%s: the refusal's detail does not name %s: \"%s\"", label, want, xpar_last_error_detail());
+  if (host_result != 0x5A5A5A5A) FAIL("%s: a refused reduce wrote its result", label);
+  check_elements(a->z, poison, "a refused call's output");
+  /* a synchronous result in the other device's memory, input on the context's device */
+  {
+    arrays own;
+    arrays_make(&own, dev_ctx, 4096, 3);
+    const xpar_status s = xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, own.x, own.n, a->result);
+    if (s != XPAR_ERR_INVALID_ARGUMENT)
+      FAIL("%s: a reduce into device %d's memory: %s, expected ERR_INVALID_ARGUMENT", label,
+           a->device, xpar_status_name(s));
+    arrays_free(&own);
+  }
+  xpar_memory_kind kind;
+  XK(xpar_memory_query(ctx, a->x, n * sizeof(int32_t), &kind));
+  if (kind != XPAR_MEMORY_DEVICE) FAIL("%s: memory query says %d, not DEVICE", label, (int)kind);
+}
+
+static void test_foreign_memory(int dev0, int dev1) {
+  const int before_failures = failures;
+  CK(cudaSetDevice(dev0));
+  xpar_context *ctx;
+  XK(xpar_context_create(&ctx));
+  XK(xpar_context_set_device(ctx, dev1));
+  const size_t sizes[] = {256, (size_t)1 << 20};
+  for (size_t k = 0; k < 2; k++) {
+    arrays a;
+    arrays_make(&a, dev0, sizes[k], (unsigned)(seed + 21 + k));
+    expect_refused(ctx, &a, dev1, "no peer access");
+    /* the CUDA contexts are intact: the context runs on its own device's memory */
+    arrays own;
+    arrays_make(&own, dev1, sizes[k], (unsigned)(seed + 31 + k));
+    XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
+    run_ops(ctx, &own, "after the refusals");
+    arrays_free(&own);
+    int can = 0;
+    CK(cudaDeviceCanAccessPeer(&can, dev1, dev0));
+    if (can) {
+      CK(cudaSetDevice(dev1));
+      CK(cudaDeviceEnablePeerAccess(dev0, 0));
+      CK(cudaSetDevice(dev0));
+      const xpar_backend backends[] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CUDA};
+      for (int b = 0; b < 2; b++) {
+        XK(xpar_context_set_backend(ctx, backends[b]));
+        run_ops(ctx, &a, "device 0's memory with peer access enabled");
+      }
+      CK(cudaSetDevice(dev1));
+      CK(cudaDeviceDisablePeerAccess(dev0));
+      CK(cudaSetDevice(dev0));
+      expect_refused(ctx, &a, dev1, "peer access disabled again");
+    } else {
+      printf("device %d cannot access device %d's memory: peer case not run\n", dev1, dev0);
+    }
+    arrays_free(&a);
+  }
+  XK(xpar_context_destroy(ctx));
+  printf("another device's memory: %s\n", failures == before_failures ? "ok" : "FAILED");
+}
+
+/* Two threads at once, each on the other's device, each with a context on its own. */
+static void test_threads(int dev0, int dev1) {
+  const int before_failures = failures;
+  auto worker = [&](int dev_thread, int dev_ctx, unsigned salt) {
+    CK(cudaSetDevice(dev_thread));
+    CK(cudaFree(0));
+    xpar_context *ctx;
+    XK(xpar_context_create(&ctx));
+    XK(xpar_context_set_device(ctx, dev_ctx));
+    arrays big, small;
+    arrays_make(&big, dev_ctx, (size_t)1 << 20, salt);
+    arrays_make(&small, dev_ctx, 1000, salt + 1);
+    for (int r = 0; r < 20; r++) {
+      run_ops(ctx, &big, dev_ctx ? "thread B" : "thread A");
+      run_ops(ctx, &small, dev_ctx ? "thread B" : "thread A");
+    }
+    arrays_free(&big);
+    arrays_free(&small);
+    XK(xpar_context_destroy(ctx));
+  };
+  std::thread ta(worker, dev1, dev0, (unsigned)seed + 41);
+  std::thread tb(worker, dev0, dev1, (unsigned)seed + 51);
+  ta.join();
+  tb.join();
+  printf("two threads, a context each on another device than the thread's: %s\n",
+         failures == before_failures ? "ok" : "FAILED");
+}
+
+int main(void) {
+  const char *s = getenv("XPAR_TEST_SEED");
+  seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL);
+  printf("test_devices_gpu: seed %llu\n", seed);
+  unsetenv("XPAR_DEVICE");
+  xpar_device_info info;
+  XK(xpar_device_query(&info));
+  if (!info.usable || info.device_count < 2) {
+    printf("skipped: needs 2 usable GPUs (%d visible%s%s)\n", info.device_count,
+           info.usable ? "" : "; ", info.usable ? "" : info.reason);
+    return 77;
+  }
+  void *fn = NULL;
+  cudaDriverEntryPointQueryResult found;
+  CK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 4000, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess || !fn) {
+    fprintf(stderr, "cuCtxGetCurrent not found\n");
+    return 2;
+  }
+  get_current = (PFN_cuCtxGetCurrent_v4000)fn;
+  test_other_device_context(0, 1);
+  test_other_device_context(1, 0);
+  test_env_device(0, 1);
+  test_foreign_memory(0, 1);
+  test_threads(0, 1);
+  printf("test_devices_gpu: %s\n", failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+}
