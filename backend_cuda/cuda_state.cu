@@ -379,11 +379,13 @@ extern "C" int xpar__cuda_device_of(const void *p) {
   return ordinal;
 }
 
-/* Whether st's device may read and write device memory p of another device: the
- * driver's access flags for the current context's device, asked with st's context
- * current (peer access enabled by the application, or a virtual-memory range it granted
- * to this device, say read-write; otherwise the kernel's first load would fault and end
- * the CUDA context for the whole process). */
+/* Whether st's device may read and write device memory p of another device: asked, with
+ * st's context current, for the address at which this context reaches p, which the
+ * driver answers only where the memory is mapped for it (peer access the application
+ * enabled; libcu++'s is_pointer_accessible asks the same way).  Otherwise a kernel's
+ * first load would fault and end the CUDA context for the whole process.  (The
+ * pointer's ACCESS_FLAGS attribute is no test of this: on the 2 x H100 host of session
+ * 27 it let such memory through without peer access, and the kernel faulted.) */
 extern "C" int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p) {
   static const PFN_cuPointerGetAttribute_v4000 get =
       (PFN_cuPointerGetAttribute_v4000)driver_symbol("cuPointerGetAttribute");
@@ -391,10 +393,10 @@ extern "C" int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const v
     (void)cudaGetLastError();
     return 0;
   }
-  unsigned long long flags = 0;
-  if (get(&flags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
-    return 0;
-  return flags == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+  CUdeviceptr reached = 0;
+  return get(&reached, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, (CUdeviceptr)(uintptr_t)p) ==
+             CUDA_SUCCESS &&
+         reached == (CUdeviceptr)(uintptr_t)p;
 }
 
 /* The driver's launch of xpar__cuda_launch: false where it is unavailable or refused. */

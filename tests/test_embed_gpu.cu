@@ -711,21 +711,33 @@ static void test_thread_contexts(void) {
     CUcontext none = (CUcontext)1;
     DK(drv.get_current(&none));
     if (none != NULL) FAIL("a fresh thread has a current context");
+    /* Right after xpar's calls, before the test's own runtime calls (its cudaMemcpy
+     * makes the runtime bind the primary context to a thread that has none). */
+    auto still_none = [&](const char *after_what) {
+      CUcontext after = (CUcontext)1;
+      DK(drv.get_current(&after));
+      if (after != NULL)
+        FAIL("a thread with no context current has one after %s", after_what);
+    };
+    int32_t sum = 0;
+    XK(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, dx, sizes[1], &sum));
+    still_none("a reduce on the shared context");
+    XK(xpar_scan(ctx, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, dx, dy, sizes[0]));
+    still_none("a scan on the shared context");
     for (int k = 0; k < 2; k++)
       device_calls_check(ctx, dx, dy, sizes[k], host, "fresh thread, shared xpar context");
-    CUcontext after = (CUcontext)1;
-    DK(drv.get_current(&after));
-    if (after != NULL) FAIL("a fresh thread has a context current after xpar's calls");
-    DK(drv.set_current(NULL));
+    DK(drv.set_current(NULL)); /* pops what the test's cudaMemcpy bound */
     xpar_context *mine;
     XK(xpar_context_create(&mine));
+    XK(xpar_reduce(mine, XPAR_INT32, XPAR_SUM, dx, sizes[1], &sum));
+    still_none("a reduce on a new context");
+    XK(xpar_context_release_memory(mine));
+    still_none("releasing the new context's memory");
     for (int k = 0; k < 2; k++)
       device_calls_check(mine, dx, dy, sizes[k], host, "no context current, new xpar context");
+    DK(drv.set_current(NULL));
     XK(xpar_context_destroy(mine));
-    DK(drv.get_current(&after));
-    if (after != NULL)
-      FAIL("a thread with no context current has one after creating, using and destroying "
-           "a context");
+    still_none("destroying the new context");
   });
   t.join();
   DK(drv.set_current(primary));

@@ -71,9 +71,15 @@ int main() {
     CK(cudaSetDevice(0));
   }
   CUdevice dev0 = 0;
-  if (create) {
-    create(&own, nullptr, 0, dev0);
+  if (create && create(&own, nullptr, 0, dev0) == CUDA_SUCCESS) {
+    /* cuCtxCreate pushes: pop it, so that the thread's stack holds one context and
+     * cuCtxSetCurrent(NULL) below leaves none current */
+    auto pop = (PFN_cuCtxPopCurrent_v4000)driver("cuCtxPopCurrent");
+    CUcontext popped = nullptr;
+    pop(&popped);
     set_current(primary0);
+  } else {
+    own = nullptr;
   }
   const size_t sizes[] = {1024, (size_t)1 << 20};
   int32_t *x;
@@ -97,6 +103,12 @@ int main() {
       if ((v == 1 && devices < 2) || (v == 3 && !own)) continue;
       for (int k = 0; k < 2; k++) {
         set_current(contexts[v]);
+        CUcontext before = nullptr;
+        get_current(&before);
+        if (before != contexts[v]) {
+          std::fprintf(stderr, "%s: could not make the thread's context that one\n", names[v]);
+          return 1;
+        }
         int32_t sum = 0;
         auto t0 = std::chrono::steady_clock::now();
         for (int c = 0; c < calls; c++)
