@@ -137,7 +137,7 @@ static void check_elements(const int32_t *d, const std::vector<int32_t> &want, c
 static void run_ops(xpar_context *ctx, arrays *a, const char *label) {
   const caller before = caller_now();
   const size_t n = a->n;
-  char what[160];
+  char what[256];
   int64_t want_sum = 0, want_dot = 0;
   for (size_t i = 0; i < n; i++) {
     want_sum += a->hx[i];
@@ -209,7 +209,7 @@ static void test_other_device_context(int dev_app, int dev_ctx) {
     const xpar_backend backends[] = {XPAR_BACKEND_AUTO, XPAR_BACKEND_CUDA};
     for (int b = 0; b < 2; b++) {
       CALL_OK("set_backend", xpar_context_set_backend(ctx, backends[b]));
-      char label[96];
+      char label[128];
       snprintf(label, sizeof label, "context on device %d, %s, arrays on its device", dev_ctx,
                b ? "cuda" : "auto");
       run_ops(ctx, &a, label);
