@@ -137,9 +137,9 @@ typedef struct xpar__backend {
   /** The device whose memory p is (p classified XPAR__PTR_DEVICE), -1 where
    *  the driver cannot say.  Asked only with several devices visible. */
   int (*device_of)(const void *p);
-  /** Whether st's device can read and write device memory p of another
-   *  device (peer access the application enabled, or a virtual-memory
-   *  mapping it granted): 1 yes, 0 no or unknown. */
+  /** Whether st's device reaches device memory p of another device, as the
+   *  driver says (peer access the application enabled): 1 yes, 0 no or
+   *  unknown. */
   int (*device_can_access)(struct xpar__cuda_state *st, const void *p);
   /** Put back the driver context the calling thread had before the backend
    *  first made its device's context current in this public call (the door

@@ -48,7 +48,7 @@ static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int mod
 }
 
 /* Device memory of another device than ctx's, with several visible: refused unless
- * ctx's device was granted access to it (peer access, a virtual-memory mapping), since
+ * the driver says ctx's device reaches it (peer access the application enabled), since
  * a kernel's first load from it would fault and end the CUDA context of the whole
  * process, and the copies of the CPU tier would go through the wrong device.  One
  * driver look-up per device operand, only where several devices are visible. */

@@ -433,9 +433,9 @@ XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier 
  * found them (the application's next cudaMalloc lands where it expects; a
  * thread already on the context's device pays nothing for this, another a
  * context switch and back, ~0.2 us per call that reaches the GPU).  Device
- * memory must be the context's device's, or memory that device was granted
- * access to (cudaDeviceEnablePeerAccess, a cuMemSetAccess mapping): another
- * device's memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing
+ * memory must be the context's device's, or memory the driver says that
+ * device reaches (a peer's cudaMalloc memory after cudaDeviceEnablePeerAccess;
+ * a cudaMallocAsync pool's needs cudaMemPoolSetAccess): another device's memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing
  * written -- a kernel's load from it would fault and end the process's CUDA
  * context.  Host, pinned and managed memory serve any device.
  */
