@@ -19,6 +19,7 @@ const xpar__backend xpar__cuda_backend = {
     .state_create = xpar__cuda_state_create,
     .state_destroy = xpar__cuda_state_destroy,
     .set_stream = xpar__cuda_set_stream,
+    .stream_device = xpar__cuda_stream_device,
     .pointer_kind = xpar__cuda_pointer_kind,
     .device_of = xpar__cuda_device_of,
     .device_can_access = xpar__cuda_device_can_access,

@@ -48,6 +48,7 @@ xpar_status xpar__cuda_query(int device, xpar_device_info *out);
 xpar_status xpar__cuda_state_create(int device, void *stream, struct xpar__cuda_state **out);
 void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream);
+int xpar__cuda_stream_device(void *stream);
 xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
 int xpar__cuda_device_of(const void *p);
 int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p);

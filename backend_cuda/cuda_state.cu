@@ -357,6 +357,29 @@ static cudaError_t select_device(int device, void *primary) {
 
 cudaError_t xpar__cuda_select_device(int device) { return select_device(device, NULL); }
 
+/* The device of an application's stream (cuStreamGetDevice, CUDA 12.8 drivers and up;
+ * through the driver, which binds no context to the calling thread as a runtime call
+ * would), -1 for the handles that follow the current device or where it cannot say. */
+extern "C" int xpar__cuda_stream_device(void *stream) {
+  if (!stream || stream == (void *)cudaStreamLegacy || stream == (void *)cudaStreamPerThread)
+    return -1;
+#if CUDA_VERSION >= 12080
+  static const PFN_cuStreamGetDevice_v12080 get = [] {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuStreamGetDevice", &fn, 12080, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    (void)cudaGetLastError();
+    return (PFN_cuStreamGetDevice_v12080)fn;
+  }();
+  CUdevice device = -1;
+  if (get && get((CUstream)stream, &device) == CUDA_SUCCESS) return (int)device;
+#endif
+  return -1;
+}
+
 extern "C" void xpar__cuda_restore_caller(void) {
   if (!tl_caller_saved) return;
   tl_caller_saved = false;

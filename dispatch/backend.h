@@ -132,6 +132,10 @@ typedef struct xpar__backend {
   void (*state_destroy)(struct xpar__cuda_state *st);
   /** Use the application's stream (cudaStream_t as void *); NULL = own stream. */
   xpar_status (*set_stream)(struct xpar__cuda_state *st, void *stream);
+  /** The device an application stream belongs to; -1 for NULL, the legacy
+   *  and per-thread handles (they follow the current device), or where the
+   *  driver cannot say. */
+  int (*stream_device)(void *stream);
   /** Classify a pointer (one driver look-up: cuda_state.cu). */
   xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
   /** The device whose memory p is (p classified XPAR__PTR_DEVICE), -1 where

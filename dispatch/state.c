@@ -50,10 +50,23 @@ xpar_status xpar__context_free(xpar_context *ctx) {
   return st;
 }
 
+/* The device of an application stream, -1 where it follows the current device or the
+ * driver cannot say (backend.h: stream_device). */
+static int stream_device(void *stream) {
+  const xpar__backend *g = xpar__gpu_backend();
+  return stream && g && g->stream_device ? g->stream_device(stream) : -1;
+}
+
 xpar_status xpar__context_set_device(xpar_context *ctx, int device) {
   XPAR__RETURN_IF(ctx->n_maps, XPAR_ERR_INVALID_ARGUMENT,
                   "the context has %zu mappings on its current device; unmap them first",
                   ctx->n_maps);
+  /* Its kernels would be launched into a stream of another device: refused there. */
+  const int on = stream_device(ctx->user_stream);
+  XPAR__RETURN_IF(on >= 0 && on != device, XPAR_ERR_INVALID_ARGUMENT,
+                  "the context's stream (xpar_context_set_stream) belongs to device %d; set a "
+                  "stream of device %d, or NULL, before moving the context there",
+                  on, device);
   XPAR__FORWARD(xpar__gpu_drain(ctx));
   if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
   ctx->cuda = NULL;
@@ -66,6 +79,11 @@ xpar_status xpar__context_set_device(xpar_context *ctx, int device) {
 xpar_status xpar__context_set_stream(xpar_context *ctx, void *cuda_stream) {
   XPAR__RETURN_IF(cuda_stream && !xpar__gpu_backend(), XPAR_ERR_NO_DEVICE,
                   "a CUDA stream was given, but xpar was built without CUDA");
+  const int on = stream_device(cuda_stream), mine = ctx->device < 0 ? 0 : ctx->device;
+  XPAR__RETURN_IF(on >= 0 && on != mine, XPAR_ERR_INVALID_ARGUMENT,
+                  "the stream belongs to device %d and this context runs on device %d: move "
+                  "the context first (xpar_context_set_device) or pass a stream of device %d",
+                  on, mine, mine);
   XPAR__FORWARD(xpar__gpu_drain(ctx));
   if (ctx->cuda) XPAR__FORWARD(xpar__gpu_backend()->set_stream(ctx->cuda, cuda_stream));
   ctx->user_stream = cuda_stream;

@@ -13,6 +13,8 @@
  *    context intact (a kernel's load from it would fault and end the process's
  *    CUDA context); accepted and right once the application enables peer
  *    access, refused again after it disables it;
+ *  - the application's stream of another device refused, and moving a context
+ *    away from its stream's device;
  *  - two threads, each with its own context on its own device, at once.
  * Integers only: every expected value is exact.  Seed: XPAR_TEST_SEED.
  */
@@ -374,6 +376,48 @@ static void test_foreign_memory(int dev0, int dev1) {
   printf("another device's memory: %s\n", failures == before_failures ? "ok" : "FAILED");
 }
 
+/* The application's streams: one of another device than the context's is refused, and
+ * so is moving a context away from its stream's device; the per-thread handle follows
+ * the context's device. */
+static void test_streams(int dev0, int dev1) {
+  const int before_failures = failures;
+  cudaStream_t s0, s1;
+  CK(cudaSetDevice(dev0));
+  CK(cudaStreamCreate(&s0));
+  CK(cudaSetDevice(dev1));
+  CK(cudaStreamCreate(&s1));
+  CK(cudaSetDevice(dev0));
+  xpar_context *ctx;
+  XK(xpar_context_create(&ctx));
+  XK(xpar_context_set_device(ctx, dev1));
+  xpar_status st = xpar_context_set_stream(ctx, (void *)s0);
+  if (st != XPAR_ERR_INVALID_ARGUMENT)
+    FAIL("a stream of device %d on a context of device %d: %s, expected ERR_INVALID_ARGUMENT",
+         dev0, dev1, xpar_status_name(st));
+  XK(xpar_context_set_stream(ctx, (void *)s1));
+  arrays a;
+  arrays_make(&a, dev1, (size_t)1 << 18, (unsigned)seed + 61);
+  XK(xpar_context_set_backend(ctx, XPAR_BACKEND_CUDA));
+  run_ops(ctx, &a, "the application's stream of the context's device");
+  st = xpar_context_set_device(ctx, dev0);
+  if (st != XPAR_ERR_INVALID_ARGUMENT)
+    FAIL("moving a context away from its stream's device: %s, expected ERR_INVALID_ARGUMENT",
+         xpar_status_name(st));
+  run_ops(ctx, &a, "after the refused move");
+  XK(xpar_context_set_stream(ctx, cudaStreamPerThread));
+  run_ops(ctx, &a, "the per-thread stream");
+  XK(xpar_context_set_stream(ctx, NULL));
+  XK(xpar_context_set_device(ctx, dev0));
+  arrays_free(&a);
+  XK(xpar_context_destroy(ctx));
+  CK(cudaStreamDestroy(s0));
+  CK(cudaSetDevice(dev1));
+  CK(cudaStreamDestroy(s1));
+  CK(cudaSetDevice(dev0));
+  printf("the application's streams on two devices: %s\n",
+         failures == before_failures ? "ok" : "FAILED");
+}
+
 /* Two threads at once, each on the other's device, each with a context on its own. */
 static void test_threads(int dev0, int dev1) {
   const int before_failures = failures;
@@ -426,6 +470,7 @@ int main(void) {
   test_other_device_context(1, 0);
   test_env_device(0, 1);
   test_foreign_memory(0, 1);
+  test_streams(0, 1);
   test_threads(0, 1);
   printf("test_devices_gpu: %s\n", failures ? "FAILED" : "passed");
   return failures ? 1 : 0;

@@ -437,7 +437,11 @@ XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier 
  * device reaches (a peer's cudaMalloc memory after cudaDeviceEnablePeerAccess;
  * a cudaMallocAsync pool's needs cudaMemPoolSetAccess): another device's memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing
  * written -- a kernel's load from it would fault and end the process's CUDA
- * context.  Host, pinned and managed memory serve any device.
+ * context.  Host, pinned and managed memory serve any device.  A context
+ * whose stream (xpar_context_set_stream) belongs to another device cannot
+ * be: setting such a stream, or moving the context away from its stream's
+ * device, is XPAR_ERR_INVALID_ARGUMENT (the legacy and per-thread handles
+ * follow the context's device).
  */
 XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
 
