@@ -448,7 +448,9 @@ XPAR_API xpar_status xpar_context_set_device(xpar_context *ctx, int device);
 /**
  * Run this context's GPU work on the application's CUDA stream (a
  * cudaStream_t passed as void *); NULL returns to the context's own stream.
- * The application keeps ownership of its stream.
+ * The application keeps ownership of its stream, which must belong to the
+ * context's device (XPAR_ERR_INVALID_ARGUMENT otherwise, where the driver can
+ * say: CUDA 12.8 drivers and up; see xpar_context_set_device).
  *
  * Stream order (the one rule, for synchronous and nowait calls alike):
  *  - Without a stream set, a context queues its GPU work on a stream of its
