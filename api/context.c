@@ -9,7 +9,10 @@ xpar_status xpar__ctx_busy(void) {
 XPAR_API xpar_status xpar_context_create(xpar_context **out) {
   xpar__clear_error();
   XPAR__RETURN_IF(!out, XPAR_ERR_NULL_POINTER, "out is NULL");
-  return xpar__context_new(out);
+  const xpar_status st = xpar__context_new(out);
+  /* Loading a profile may probe the device (its machine check), which selects it. */
+  xpar__gpu_restore_caller();
+  return st;
 }
 
 XPAR_API xpar_status xpar_context_destroy(xpar_context *ctx) {
