@@ -432,7 +432,10 @@ XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier 
  * and every call returns with the thread's current device and context as it
  * found them (the application's next cudaMalloc lands where it expects; a
  * thread already on the context's device pays nothing for this, another a
- * context switch and back, ~0.2 us per call that reaches the GPU).  Device
+ * context switch and back, ~0.2 us per call that reaches the GPU; a thread
+ * with no context current gets none back, though whether the runtime's own
+ * per-thread device, which its next call would bind, stays as it was is not
+ * yet tested: bench/NOTES.md, session 27).  Device
  * memory must be the context's device's, or memory the driver says that
  * device reaches (a peer's cudaMalloc memory after cudaDeviceEnablePeerAccess;
  * a cudaMallocAsync pool's needs cudaMemPoolSetAccess): another device's memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing
