@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend.h"
+#include "base/backend.h"
 
 #if defined(__FAST_MATH__)
 #error "backend_cpu must not be built with -ffast-math: the serial tier's float results are exact formulas"

@@ -31,7 +31,7 @@
 
 #include "cpu_internal.h"
 #include "cpu_repro.h"
-#include "repro_spec.h"
+#include "base/repro_spec.h"
 
 #define L XPAR__REPRO_LANES
 #define R XPAR__REPRO_ROWS

@@ -3,7 +3,7 @@
 #ifndef XPAR_BACKEND_CPU_REPRO_H
 #define XPAR_BACKEND_CPU_REPRO_H
 
-#include "backend.h"
+#include "base/backend.h"
 
 xpar_status xpar__cpu_repro_reduce(const xpar__exec *ex, xpar__repro_kind kind, xpar_dtype t,
                                    const void *x, const void *y, size_t n, void *result);

@@ -6,7 +6,7 @@
 #ifndef XPAR_BACKEND_CUDA_OPS_H
 #define XPAR_BACKEND_CUDA_OPS_H
 
-#include "backend.h"
+#include "base/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "base/backend.h"
 #include "done_signal.cuh"
 
 /* A device or pinned buffer that only grows; never freed per call. */

@@ -35,7 +35,7 @@
 #include "dtype_ops.cuh"
 #include "launch_shape.cuh"
 #include "thread_load.cuh"
-#include "repro_spec.h"
+#include "base/repro_spec.h"
 
 namespace xpar_cuda {
 namespace {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "backend.h"
+#include "base/backend.h"
 
 namespace xpar_cuda {
 

@@ -10,7 +10,7 @@
 
 #include <stdatomic.h>
 
-#include "backend.h"
+#include "base/backend.h"
 #include "page_cache.h"
 
 /* Which copies of a mapped array hold its current contents. */

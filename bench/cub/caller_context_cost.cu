@@ -12,7 +12,7 @@
  * batch; host wall clock.  "other" needs 2 GPUs (skipped otherwise).
  *
  * Not part of the build (a bench, like pointer_query_cost.cu):
- *   nvcc -O2 -std=c++17 -arch=sm_90 -Iapi/include bench/cub/caller_context_cost.cu \
+ *   nvcc -O2 -std=c++17 -arch=sm_90 -Iinclude bench/cub/caller_context_cost.cu \
  *        -o ccc -Lbuild -lxpar -Xlinker -rpath=$PWD/build && ./ccc
  */
 #include <cuda.h>

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend.h"
+#include "base/backend.h"
 #include "backend_cuda/cuda_ops.h"
 
 #define GB_CUDA(call)                                                              \

@@ -20,7 +20,7 @@
  * public API - backend = the door, checks, classification, decision, trace and dispatch.
  *
  *   objs=$(find BUILD/CMakeFiles/xpar.dir -name '*.o')
- *   nvcc -O3 -arch=sm_90 -std=c++17 -I api/include -I dispatch -I . -DXPAR_STATIC_DEFINE=1 \
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -I include -I dispatch -I . -DXPAR_STATIC_DEFINE=1 \
  *        -o cpc bench/cub/experiments/call_path_cost.cu $objs -Xcompiler -fopenmp -ldl
  */
 #include <cstdio>

@@ -21,7 +21,7 @@
  *   scalar   the application kernel's shape (one element per thread per step, 8 x SMs).
  * Every variant's y is compared, element by element, with a host reference (a = 2, exact).
  *
- *   nvcc -O3 -arch=sm_90 -std=c++17 -Xptxas -v -I api/include -o ess \
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -Xptxas -v -I include -o ess \
  *        bench/cub/experiments/elementwise_sync_shape.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  */
 #include <cub/device/device_transform.cuh>

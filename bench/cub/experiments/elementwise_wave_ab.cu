@@ -9,7 +9,7 @@
  * reduce row (sum, result on the host, against CUB's DeviceReduce::Sum + a 4- or 8-byte
  * copy) shows the occupancy query the reduce no longer asks per call:
  *
- *   nvcc -O3 -arch=sm_90 -std=c++17 -I TREE/api/include -o ewab \
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -I TREE/include -o ewab \
  *        bench/cub/experiments/elementwise_wave_ab.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  *
  * Rows take turns batch by batch (at least 40 calls and 2 ms), 15 rounds; median of the

@@ -12,7 +12,7 @@
  * the rows take turns batch by batch, median and p90 over the rounds.
  *
  *   objs=$(find BUILD/CMakeFiles/xpar.dir -name '*.o')
- *   nvcc -O3 -arch=sm_90 -std=c++17 -I api/include -I dispatch -I . -DXPAR_STATIC_DEFINE=1 \
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -I include -I dispatch -I . -DXPAR_STATIC_DEFINE=1 \
  *        -o hcc bench/cub/experiments/host_call_cost.cu $objs -Xcompiler -fopenmp -ldl -lcuda
  */
 #include <cuda.h>

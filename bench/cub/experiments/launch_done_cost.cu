@@ -8,7 +8,7 @@
  * landing on xpar_axpy's time.  Built against both trees (the header's launch signature
  * differs; this file compiles against either):
  *
- *   nvcc -O3 -arch=sm_90 -std=c++17 -I TREE/api/include -o ldc \
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -I TREE/include -o ldc \
  *        bench/cub/experiments/launch_done_cost.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  *
  * (with -DXPAR_KERNEL_FNS_HAVE_HANDLE for a tree whose xpar_kernel has gpu_handle, session 21)

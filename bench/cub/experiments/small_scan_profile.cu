@@ -7,7 +7,7 @@
  * runs those calls through the public API, queued (nowait) on the context's stream, so that
  * a profiler sees every kernel each call launches:
  *
- *   nvcc -O3 -arch=sm_90 -std=c++17 -I api/include -o ssp \
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -I include -o ssp \
  *        bench/cub/experiments/small_scan_profile.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  *   ./ssp                      events around each call, median of 501
  *   ncu --clock-control none --metrics gpu__time_duration.sum,... ./ssp 20

@@ -20,7 +20,7 @@
  *   xpar_fill, non-blocking stream - the same context after xpar_context_set_stream
  * Every output is checked once per round.
  *
- *   nvcc -O3 -arch=sm_90 -std=c++17 -I api/include -o skc \
+ *   nvcc -O3 -arch=sm_90 -std=c++17 -I include -o skc \
  *        bench/cub/experiments/stream_kind_cost.cu -L BUILD -lxpar -Xlinker -rpath=BUILD
  */
 #include <cstdio>

@@ -26,7 +26,7 @@
 #define XPAR_DISPATCH_BACKEND_H
 
 #include "base/base.h"
-#include "repro_spec.h"
+#include "base/repro_spec.h"
 
 #ifdef __cplusplus
 extern "C" {
