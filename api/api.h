@@ -10,7 +10,7 @@
 
 #include <stdatomic.h>
 
-#include "dispatch/dispatch.h"
+#include "dispatch/shadow.h"
 
 xpar_status xpar__ctx_busy(void);
 

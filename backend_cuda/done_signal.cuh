@@ -27,7 +27,7 @@
 #ifndef XPAR_BACKEND_CUDA_DONE_SIGNAL_CUH
 #define XPAR_BACKEND_CUDA_DONE_SIGNAL_CUH
 
-#include "xpar/detail/cuda_done_signal.cuh"
+#include "xpar/xpar_kernel.h" /* xpar_kernel_done, and detail/cuda_done_signal.cuh */
 
 using xpar_cuda::DoneSignal;
 

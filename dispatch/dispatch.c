@@ -761,7 +761,9 @@ static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier ti
   ctx->calls_run = 1; /* the record is this call's, run or failed */
   if (st == XPAR_OK) {
     if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
+#ifdef XPAR_TEST_HOOKS
     ctx->fast_path_calls++;
+#endif
     ctx->last.tier = tier;
     if (ctx->verbose) xpar__decision_log(&ctx->last);
   }
@@ -864,15 +866,19 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
   return 1;
 }
 
-/* Not in any header: tests link the library's objects and call it to run a
- * context's calls through the general path only (tests/test_policy.c compares
- * the two paths' decisions and effects). */
+#ifdef XPAR_TEST_HOOKS
+/* The test build's objects only (not in any header): tests link them and call
+ * it to run a context's calls through the general path only
+ * (tests/test_policy.c compares the two paths' decisions and effects). */
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off) { ctx->fast_path_off = off != 0; }
+#endif
 
 xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r) {
   ctx->last = r->record; /* tier NONE until the run succeeds */
+#ifdef XPAR_TEST_HOOKS
   ctx->repeat_calls++;
+#endif
   return run_fast(ctx, c, r->tier, &r->ex, r->maps[2]);
 }
 

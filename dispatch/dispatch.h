@@ -52,17 +52,6 @@ typedef struct xpar__call {
 
 /** The call on its primary tier only (dispatch.c). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *call);
-/** The call on its primary tier, then on ctx->shadow_tier, compared (shadow.c). */
-xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *call);
-
-/** Decide where the call runs, move what must move, run it, record why.
- *  With shadow mode on (shadow.c) the call also runs on the shadow tier and
- *  the two results are compared; off, that costs one branch. */
-static inline xpar_status xpar__dispatch(xpar_context *ctx, const xpar__call *call) {
-  if (ctx->shadow_tier != XPAR_TIER_NONE) return xpar__dispatch_shadowed(ctx, call);
-  return xpar__dispatch_primary(ctx, call);
-}
-
 /* ---- repeats: the same call again (dispatch.c remembers them) ------------ */
 
 /** Whether each array of `mask` (bit i: x, y, out; bit 3: the result) is still pinned host

@@ -5,14 +5,18 @@
 
 #include "state.h"
 
+#ifdef XPAR_TEST_HOOKS
 /* A test double registered in place of the CUDA backend (tests/test_policy.c,
- * which links the library's objects); never set by the library itself. */
+ * which links the test build's objects); libxpar has none. */
 static const xpar__backend *gpu_backend_double;
 
 void xpar__gpu_backend_set_double(const xpar__backend *b) { gpu_backend_double = b; }
+#endif
 
 const xpar__backend *xpar__gpu_backend(void) {
+#ifdef XPAR_TEST_HOOKS
   if (gpu_backend_double) return gpu_backend_double;
+#endif
 #if defined(XPAR_HAVE_CUDA)
   return &xpar__cuda_backend;
 #else

@@ -94,10 +94,10 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
   }
   /* Precedence, lowest first: defaults, the creation's profile, the environment, a
    * profile xpar_profile_load() applied since (then the API). */
-  xpar__kernel_apply_profile(ctx->profile_kernels, ctx->n_profile_kernels, name,
+  xpar__profile_apply_kernel(ctx->profile_kernels, ctx->n_profile_kernels, name,
                              XPAR__PROFILE_BELOW_ENV, &e);
   XPAR__FORWARD(apply_env(name, &e));
-  xpar__kernel_apply_profile(ctx->profile_kernels, ctx->n_profile_kernels, name,
+  xpar__profile_apply_kernel(ctx->profile_kernels, ctx->n_profile_kernels, name,
                              XPAR__PROFILE_OVER_ENV, &e);
   if (ctx->n_kernels == ctx->cap_kernels) {
     size_t cap = ctx->cap_kernels ? 2 * ctx->cap_kernels : 8;
@@ -109,20 +109,6 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
   ctx->kernels[ctx->n_kernels] = e;
   *out = &ctx->kernels[ctx->n_kernels++];
   return XPAR_OK;
-}
-
-void xpar__kernel_apply_profile(const xpar__profile_kernel *list, size_t count, const char *name,
-                                int level, xpar__kernel_entry *e) {
-  for (size_t i = 0; i < count; i++) {
-    const xpar__profile_kernel *pk = &list[i];
-    if (strcmp(pk->name, name) != 0) continue;
-    for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
-      if (pk->have[k] && (level == XPAR__PROFILE_NOT_NAMED || pk->have[k] == level)) {
-        e->thresholds[k] = pk->thresholds[k];
-        e->sources[k] = XPAR__SRC_PROFILE;
-      }
-    return;
-  }
 }
 
 void xpar__kernels_release(xpar_context *ctx) {

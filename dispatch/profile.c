@@ -68,6 +68,20 @@ void xpar__profile_kernels_free(xpar__profile_kernel *list, size_t count) {
   free(list);
 }
 
+void xpar__profile_apply_kernel(const xpar__profile_kernel *list, size_t count, const char *name,
+                                int level, xpar__kernel_entry *e) {
+  for (size_t i = 0; i < count; i++) {
+    const xpar__profile_kernel *pk = &list[i];
+    if (strcmp(pk->name, name) != 0) continue;
+    for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
+      if (pk->have[k] && (level == XPAR__PROFILE_NOT_NAMED || pk->have[k] == level)) {
+        e->thresholds[k] = pk->thresholds[k];
+        e->sources[k] = XPAR__SRC_PROFILE;
+      }
+    return;
+  }
+}
+
 /* A kernel's line, "kernel <name> <threshold> <count|never>", into the list.  The name
  * has any length: a C identifier has no limit, and a profile that xpar_profile_save
  * wrote must load again. */
@@ -301,7 +315,7 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int over_env
     for (int k = 0; k < XPAR_THRESHOLD_COUNT_; k++)
       if (over_env && kernels[i].have[k]) kernels[i].have[k] = XPAR__PROFILE_OVER_ENV;
   for (size_t i = 0; i < ctx->n_kernels; i++)
-    xpar__kernel_apply_profile(kernels, n_kernels, ctx->kernels[i].name, XPAR__PROFILE_NOT_NAMED,
+    xpar__profile_apply_kernel(kernels, n_kernels, ctx->kernels[i].name, XPAR__PROFILE_NOT_NAMED,
                                &ctx->kernels[i]);
   *applied = 1;
   return merge_profile_kernels(ctx, kernels, n_kernels);

@@ -1,6 +1,7 @@
 /*
  * Where data lives: classifying pointers, and the mapped arrays of a context
- * (OpenMP "target data" for xpar), with which copy of each is valid.
+ * (OpenMP "target data" for xpar), with which copy of each is valid; and the
+ * host staging buffers that data valid only on the device is copied through.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -240,4 +241,14 @@ xpar_status xpar__mapping_device_ptr(xpar_context *ctx, const void *host, void *
   XPAR__FORWARD(xpar__mapping_sync_device(ctx, m, &moved));
   *out = m->device + ((const unsigned char *)host - m->host);
   return XPAR_OK;
+}
+
+void xpar__host_staging_free(xpar_context *ctx, int slot) {
+  if (ctx->host_staging_pinned[slot])
+    xpar__gpu_backend()->host_free(ctx->host_staging[slot]);
+  else
+    free(ctx->host_staging[slot]);
+  ctx->host_staging[slot] = NULL;
+  ctx->host_staging_bytes[slot] = 0;
+  ctx->host_staging_pinned[slot] = 0;
 }

@@ -16,11 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "shadow.h"
 
 /* ---- test-only fault injection -------------------------------------------- */
 
-/* Not in the public header: tests link the library's objects and call it.
+#ifdef XPAR_TEST_HOOKS
+/* Compiled into the test build's objects only (XPAR_TEST_HOOKS), never into
+ * libxpar: tests link those objects and call these.
  * The next shadowed call corrupts element `index` of the primary's output
  * (index 0 for a reduce or dot result) after the primary has run, as a wrong
  * primary tier would: a float becomes v * 2^20 + 1 (beyond any rounding
@@ -29,8 +31,8 @@
 static long long planted_index = -1;
 void xpar__shadow_plant_fault(long long index);
 void xpar__shadow_plant_fault(long long index) { planted_index = index; }
-/* Tests only: the nth shadow buffer allocation from now (1: the next) fails,
- * as malloc would; 0 = nothing planted. */
+/* The nth shadow buffer allocation from now (1: the next) fails, as malloc
+ * would; 0 = nothing planted. */
 static int planted_alloc_countdown;
 void xpar__shadow_plant_alloc_failure(int nth);
 void xpar__shadow_plant_alloc_failure(int nth) { planted_alloc_countdown = nth; }
@@ -38,22 +40,9 @@ static void *shadow_alloc(size_t bytes) {
   if (planted_alloc_countdown > 0 && --planted_alloc_countdown == 0) return NULL;
   return malloc(bytes);
 }
-
-static void corrupt(xpar_dtype t, unsigned char *p) {
-  if (t == XPAR_FLOAT) {
-    float v;
-    memcpy(&v, p, 4);
-    v = v * 1048576.0f + 1.0f;
-    memcpy(p, &v, 4);
-  } else if (t == XPAR_DOUBLE) {
-    double v;
-    memcpy(&v, p, 8);
-    v = v * 1048576.0 + 1.0;
-    memcpy(p, &v, 8);
-  } else {
-    p[0] ^= 1; /* the lowest byte first: x86-64 and CUDA are little-endian */
-  }
-}
+#else
+#define shadow_alloc malloc
+#endif
 
 /* ---- reading operands wherever they live ------------------------------------ */
 
@@ -87,6 +76,23 @@ static xpar_status read_operand(xpar_context *ctx, const void *ptr, size_t bytes
   return g->wait(st);
 }
 
+#ifdef XPAR_TEST_HOOKS
+static void corrupt(xpar_dtype t, unsigned char *p) {
+  if (t == XPAR_FLOAT) {
+    float v;
+    memcpy(&v, p, 4);
+    v = v * 1048576.0f + 1.0f;
+    memcpy(p, &v, 4);
+  } else if (t == XPAR_DOUBLE) {
+    double v;
+    memcpy(&v, p, 8);
+    v = v * 1048576.0 + 1.0;
+    memcpy(p, &v, 8);
+  } else {
+    p[0] ^= 1; /* the lowest byte first: x86-64 and CUDA are little-endian */
+  }
+}
+
 /* Write back one element of a planted fault where the application sees it. */
 static xpar_status write_element(xpar_context *ctx, void *ptr, size_t bytes, const void *src) {
   xpar__operand w;
@@ -99,6 +105,25 @@ static xpar_status write_element(xpar_context *ctx, void *ptr, size_t bytes, con
   }
   return xpar__fail(XPAR_ERR_INTERNAL, "planted faults are supported for host outputs only");
 }
+
+/* The planted fault: the primary's output as a wrong primary tier would
+ * have left it, where the application sees it. */
+static xpar_status plant_fault(xpar_context *ctx, const xpar__call *c, int has_result,
+                               int has_array_out, xpar_dtype rt, size_t size, unsigned char *prim,
+                               xpar__scalar *prim_result) {
+  const size_t i = (size_t)planted_index;
+  planted_index = -1;
+  if (has_result) {
+    corrupt(rt, prim_result->bytes);
+    return write_element(ctx, c->result, xpar__dtype_size(rt), prim_result->bytes);
+  }
+  if (has_array_out && i < c->n) {
+    corrupt(c->dtype, prim + i * size);
+    return write_element(ctx, (char *)c->out + i * size, size, prim + i * size);
+  }
+  return XPAR_OK;
+}
+#endif
 
 /* ---- values, for comparing and reporting -------------------------------------- */
 
@@ -353,18 +378,12 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
     st = read_operand(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes);
   if (st != XPAR_OK) goto done;
 
+#ifdef XPAR_TEST_HOOKS
   if (planted_index >= 0) { /* tests only: a wrong primary result */
-    size_t i = (size_t)planted_index;
-    planted_index = -1;
-    if (has_result) {
-      corrupt(rt, prim_result.bytes);
-      st = write_element(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes);
-    } else if (has_array_out && i < c->n) {
-      corrupt(c->dtype, (unsigned char *)prim + i * size);
-      st = write_element(ctx, (char *)c->out + i * size, size, (char *)prim + i * size);
-    }
+    st = plant_fault(ctx, c, has_result, has_array_out, rt, size, prim, &prim_result);
     if (st != XPAR_OK) goto done;
   }
+#endif
 
   /* The shadow call: same call, its own buffers (axpy starts from the old y)
    * and the scalar as it was before the primary call. */

@@ -162,15 +162,16 @@ struct xpar_context {
   struct xpar__cuda_state *cuda;
   void *user_stream;
   int gpu_pending; /* nowait work may be queued */
-  int fast_path_off; /* tests only (xpar__dispatch_fast_path_off): every call
-                        takes the general path, to compare the two */
-  unsigned long fast_path_calls; /* calls the host fast path ran (tests) */
+  /* Set and counted by the test hooks only (XPAR_TEST_HOOKS, dispatch.c); in
+   * libxpar they stay 0.  Declared in every build: one layout for all objects. */
+  int fast_path_off; /* every call takes the general path, to compare the two */
+  unsigned long fast_path_calls; /* calls the host fast path ran */
   /* Bumped by every public call on the context other than the operations
    * (api.h's door): a setting, a threshold, a mapping or the device may have
    * changed, and the repeats below no longer stand.  Starts at 1. */
   unsigned long settings_generation;
   xpar__repeat repeats[XPAR_OP_COUNT_];
-  unsigned long repeat_calls; /* calls run from a repeat (tests) */
+  unsigned long repeat_calls; /* calls run from a repeat (test hooks only) */
 
   xpar__mapping *maps;
   size_t n_maps, cap_maps;
@@ -193,14 +194,14 @@ struct xpar_context {
   char shadow_detail[256];
 };
 
-/* ---- state.c: the context's lifetime, and settings that reach the GPU ----- */
+/* ---- context.c: the context's lifetime, and settings that reach the GPU ---
+ * The top of dispatch/: creating, moving and freeing a context calls on every
+ * module below (env, profile, gpu, residency, kernel); none of them calls back. */
 /** A new context: defaults, then the environment and the profile (in that
  *  precedence); NULL in *out on failure. */
 xpar_status xpar__context_new(xpar_context **out);
 /** Wait for queued work, release mappings and GPU state, free the context. */
 xpar_status xpar__context_free(xpar_context *ctx);
-/** Free host staging slot `slot` (pinned or malloc'd); empty afterwards. */
-void xpar__host_staging_free(xpar_context *ctx, int slot);
 /** Move the context to another device (no mappings allowed). */
 xpar_status xpar__context_set_device(xpar_context *ctx, int device);
 /** Run GPU work on the application's stream (NULL: the context's own). */
@@ -242,11 +243,6 @@ const char *xpar__provenance_brief(const xpar__provenance *p);
  *  first use; XPAR_ERR_INVALID_ENV or XPAR_ERR_OUT_OF_MEMORY. */
 xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char *name,
                                   xpar__kernel_entry **out);
-/* Apply a profile's thresholds of kernel `name` (if any) in list[0..count) to
- * entry e: those of precedence `level` (XPAR__PROFILE_*), or all named ones for
- * XPAR__PROFILE_NOT_NAMED. */
-void xpar__kernel_apply_profile(const xpar__profile_kernel *list, size_t count, const char *name,
-                                int level, xpar__kernel_entry *e);
 /** Where the built-in kernel defaults were measured (decision records). */
 const xpar__provenance *xpar__kernel_default_from(void);
 void xpar__kernels_release(xpar_context *ctx);
@@ -264,9 +260,12 @@ int xpar__parse_count(const char *s, size_t *out);
 /* ---- gpu.c ---------------------------------------------------------------- */
 /** The CUDA backend table, or NULL when built without CUDA. */
 const xpar__backend *xpar__gpu_backend(void);
-/** Tests only: use `b` as the GPU backend from now on (NULL: the real one).
- *  Set it before creating contexts; a context probes its GPU once. */
+#ifdef XPAR_TEST_HOOKS
+/** Tests only (compiled into the test build's objects, never into libxpar):
+ *  use `b` as the GPU backend from now on (NULL: the real one).  Set it
+ *  before creating contexts; a context probes its GPU once. */
 void xpar__gpu_backend_set_double(const xpar__backend *b);
+#endif
 /** Whether the GPU is usable for ctx (probes once per context); why not. */
 int xpar__gpu_probe(xpar_context *ctx, const char **why_not);
 static inline int xpar__gpu_usable(xpar_context *ctx, const char **why_not) {
@@ -341,6 +340,8 @@ xpar_status xpar__mapping_add(xpar_context *ctx, void *host, size_t bytes, xpar_
 xpar_status xpar__mapping_update(xpar_context *ctx, void *host, xpar_update_dir dir);
 xpar_status xpar__mapping_remove(xpar_context *ctx, void *host, xpar_unmap_kind kind);
 xpar_status xpar__mapping_device_ptr(xpar_context *ctx, const void *host, void **out);
+/** Free host staging slot `slot` (pinned or malloc'd); empty afterwards. */
+void xpar__host_staging_free(xpar_context *ctx, int slot);
 
 /* ---- profile.c ------------------------------------------------------------ */
 /** Load the profile named by XPAR_PROFILE or at the default path, if any. */
@@ -355,6 +356,11 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int over_env
 xpar_status xpar__profile_save(xpar_context *ctx, const char *path);
 /** Free a loaded profile's kernel list (names included). */
 void xpar__profile_kernels_free(xpar__profile_kernel *list, size_t count);
+/** Apply a profile's thresholds of kernel `name` (if any) in list[0..count) to
+ *  entry e: those of precedence `level` (XPAR__PROFILE_*), or all named ones for
+ *  XPAR__PROFILE_NOT_NAMED. */
+void xpar__profile_apply_kernel(const xpar__profile_kernel *list, size_t count, const char *name,
+                                int level, xpar__kernel_entry *e);
 
 /* ---- decision.c ----------------------------------------------------------- */
 /** Format a decision's reason ("n=1000 below openmp threshold 16384"). */

@@ -18,10 +18,11 @@
  * last block's system-scope release synchronises with the host's acquire load of the
  * flag; causality order is transitive.
  */
-/* xpar_kernel_done; before the guard: xpar_kernel.h includes this file, then
- * xpar_operator.cuh, which uses it, so a file that includes this one first must let
- * xpar_kernel.h's own include define it. */
-#include "../xpar_kernel.h"
+/* Needs xpar_kernel_done: xpar_kernel.h includes this file after defining it (as it
+ * includes xpar_operator.cuh); a file of its own includes xpar/xpar_kernel.h instead. */
+#ifndef XPAR_XPAR_KERNEL_H
+#error "include <xpar/xpar_kernel.h>, not xpar/detail/cuda_done_signal.cuh"
+#endif
 
 #ifndef XPAR_DETAIL_CUDA_DONE_SIGNAL_CUH
 #define XPAR_DETAIL_CUDA_DONE_SIGNAL_CUH

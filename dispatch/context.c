@@ -1,4 +1,5 @@
-/* The context's lifetime, and the settings that reach its GPU state. */
+/* The context's lifetime, and the settings that reach its GPU state: the top
+ * of dispatch/, calling on env, profile, gpu, residency and kernel (state.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +25,6 @@ xpar_status xpar__context_new(xpar_context **out) {
   }
   *out = ctx;
   return XPAR_OK;
-}
-
-void xpar__host_staging_free(xpar_context *ctx, int slot) {
-  if (ctx->host_staging_pinned[slot])
-    xpar__gpu_backend()->host_free(ctx->host_staging[slot]);
-  else
-    free(ctx->host_staging[slot]);
-  ctx->host_staging[slot] = NULL;
-  ctx->host_staging_bytes[slot] = 0;
-  ctx->host_staging_pinned[slot] = 0;
 }
 
 static void free_host_staging(xpar_context *ctx) {
