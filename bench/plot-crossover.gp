@@ -1,5 +1,6 @@
-# Render the README's crossover figure from an xpar-bench crossover CSV:
-#   gnuplot -e "csv='bench/results/h100-2026-11-22/crossover.csv'; out='docs/img/h100-crossover.png'" bench/plot-crossover.gp
+# Render the crossover figure (docs/img/h100-crossover.png) from an xpar-bench crossover CSV
+# (bench/run-h100.sh writes one to out/h100/crossover/crossover.csv):
+#   gnuplot -e "csv='bench/baselines/h100-2026-11-22/crossover.csv'; out='docs/img/h100-crossover.png'" bench/plot-crossover.gp
 set terminal pngcairo size 1400,560 font ",11"
 set output out
 set logscale xy 2

@@ -30,8 +30,8 @@ import csv
 import signal
 import sys
 
-# xpar's tiers as alternatives; "one-thread" (since session 17) is the tier AUTO runs
-# below the OpenMP threshold, where older runs only had the strict-order serial tier.
+# xpar's tiers as alternatives; "one-thread" is the tier AUTO runs below the OpenMP
+# threshold (runs made before the bench had it only have the strict-order serial tier).
 TIERS = ("serial", "one-thread", "openmp", "cuda")
 RAN_TIER = {"cpu-serial": "one-thread", "cpu-openmp": "openmp", "cuda": "cuda"}
 OTHERS = ("serial", "one-thread", "openmp", "cuda", "plain-serial", "plain-omp", "cub")

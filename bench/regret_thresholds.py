@@ -6,7 +6,7 @@ Usage: bench/regret_thresholds.py [--table dispatch/thresholds.c] RUN1/regret.cs
 `xpar-bench calibrate` picks each threshold from one sweep on one machine;
 where two tiers cross within a few percent, the power of two it picks moves
 from run to run and from machine to machine by more than the regret bench's
-10 % per-point target (bench/NOTES.md, sessions 13-17).  The regret runs time
+10 % per-point target (docs/performance.md, "Crossovers and thresholds").  The regret runs time
 every forced tier (serial, OpenMP, CUDA) at every point whatever AUTO's
 thresholds were, so several of them, on fresh machines of one kind, show the
 spread directly.  This tool asks, per op x dtype row x GPU threshold: which value
@@ -20,7 +20,7 @@ ONLY_DATA: device arrays, the CPU side with its copies):
   n >= the GPU threshold      the forced CUDA tier's time
   n >= the OPENMP threshold   the forced OpenMP tier's
   below both                  the one-thread tier's (the regret bench's
-                              alternative since session 17: XPAR_BACKEND_CPU
+                              one-thread alternative: XPAR_BACKEND_CPU
                               with the OpenMP threshold at never); in runs
                               without it, AUTO's own time where it ran that
                               tier, else the forced serial tier's (an upper

@@ -8,6 +8,9 @@
 #                                      -> $OUT/crossover/ (CSV, charts, summary)
 #   4. the compact summary, printed last -> $OUT/summary.txt
 #
+# The figures it gives: docs/performance.md, "Crossovers and thresholds"; the crossover
+# figure is bench/plot-crossover.gp over $OUT/crossover/crossover.csv.
+#
 # Usage, from the repository root, after
 #   cmake --preset gpu && cmake --build --preset gpu -j16
 #   OUT=/some/dir bench/run-h100.sh          ($OUT defaults to out/h100)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 12's run on the lent H100 machine, in one call of at most ~9 minutes:
+# AUTO against every alternative on the lent H100 machine, in one call of at most ~9 minutes
+# (docs/performance.md, "AUTO against every alternative"):
 #
 #   0. build Release, sm_90: xpar-bench and the GPU tests that guard dispatch
 #      (test_embed_gpu: freed pinned memory reused as device memory; the
@@ -16,7 +17,7 @@
 #      and, for the record, a small set with the old method (--no-warm)
 #   5. xpar-bench calibrate (every op, int32/float/double)      -> calibrate.txt
 #   6. xpar-bench regret with that profile                     -> regret-profile.txt
-#   7. xpar-bench crossover with that profile (issue 11 item 4) -> crossover.txt
+#   7. xpar-bench crossover with that profile                   -> crossover.txt
 #   CSVs, summaries, the profile and the crossover data     -> regret-data.tar.gz
 #   and the summaries, printed last.
 # At most 8 files under $OUT (what the device call returns).
@@ -29,6 +30,7 @@
 #   STEPS      which steps (default: all of them): tests pointer stalls stalls-after
 #              default default-large old calibrate profile profile-large crossover
 #   ROUNDS, POINT_BUDGET_MS   regret's rounds per point and time per point (15, 1500)
+#   PROBE_CALLS  the stall probe's timed calls per variant and N (default 1000)
 #   REGRET_ARGS  more options for the full sets (e.g. --residencies device,mapped)
 set -u
 cd "$(dirname "$0")/.."
@@ -39,6 +41,7 @@ BUILD=${BUILD_DIR:-build-regret}
 STEPS=" ${STEPS:-tests pointer stalls stalls-after default default-large old calibrate profile profile-large crossover} "
 has() { [[ $STEPS == *" $1 "* ]]; }
 ROUNDS=${ROUNDS:-15}
+PROBE_CALLS=${PROBE_CALLS:-1000}
 POINT_BUDGET_MS=${POINT_BUDGET_MS:-1500}
 WORK=$PWD/$BUILD/regret-work  # everything not returned: charts, CSVs (tarred), the profile
 start=$SECONDS
@@ -108,14 +111,14 @@ if has stalls; then
   log "stall probe"
   : >"$OUT/stalls.txt"
   rm -f "$WORK/stalls.csv"
-  probe "reduce int32, no CUDA runtime" -- --exps 10,14,18,22 --calls 1000
-  probe "reduce int32, CUDA runtime initialised" -- --cuda --exps 10,14,18,22 --calls 1000
+  probe "reduce int32, no CUDA runtime" -- --exps 10,14,18,22 --calls "$PROBE_CALLS"
+  probe "reduce int32, CUDA runtime initialised" -- --cuda --exps 10,14,18,22 --calls "$PROBE_CALLS"
   probe "reduce int32, CUDA, OMP_PROC_BIND=spread OMP_PLACES=cores" \
-    OMP_PROC_BIND=spread OMP_PLACES=cores -- --cuda --exps 10,14,18,22 --calls 1000
+    OMP_PROC_BIND=spread OMP_PLACES=cores -- --cuda --exps 10,14,18,22 --calls "$PROBE_CALLS"
   probe "reduce int32, CUDA, OMP_WAIT_POLICY=passive" OMP_WAIT_POLICY=passive -- \
-    --cuda --exps 10,14,18,22 --calls 1000
+    --cuda --exps 10,14,18,22 --calls "$PROBE_CALLS"
   probe "scan int32, CUDA runtime initialised, + bandwidth at 2^26" -- --op scan --cuda \
-    --exps 14,18,22 --calls 600 --bandwidth
+    --exps 14,18,22 --calls "$((PROBE_CALLS * 3 / 5))" --bandwidth
   log "stall probe done ($(left)s left)"
 fi
 # The pattern after the constant team: xpar's default team and an application's
@@ -125,7 +128,7 @@ if has stalls-after; then
   for op in reduce scan; do
     echo "## $op int32, CUDA runtime initialised: xpar-default and plain-P taking turns" \
       >>"$OUT/stalls.txt"
-    timeout 60 "$BIN" stalls --op $op --cuda --exps 10,14,18,22 --calls 2000 --time-limit 20 \
+    timeout 60 "$BIN" stalls --op $op --cuda --exps 10,14,18,22 --calls "$((PROBE_CALLS * 2))" --time-limit 20 \
       --variants xpar-default,plain-P --csv "$WORK/stalls.csv" >>"$OUT/stalls.txt" 2>&1 ||
       echo "## (exit $?)" >>"$OUT/stalls.txt"
   done

@@ -5,6 +5,7 @@
 #   threads) -> compute-sanitizer memcheck and racecheck over the GPU cases
 #   (XPAR_TEST_REPRO_QUICK=1).  Logs in $OUT; a summary last.
 #   REPRO_GPU_SKIP="tests sanitizers" skips those steps.
+#   The figures it gives: docs/performance.md, "Reproducible mode's cost".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out/repro-gpu}

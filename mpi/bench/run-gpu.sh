@@ -14,9 +14,10 @@
 #
 # Every mpirun (ctest's included) goes through tests/mpi/mpirun-local.sh and
 # gets -x NCCL_NVLS_ENABLE=0 (XPAR_MPIRUN_FLAGS).  Logs go to $OUT (default
-# out/mpi-gpu), one file per step; a summary is printed last.  From the lead's
-# session (cmocka carried in .deps/cmocka):
-#   run(command="bash mpi/bench/run-gpu.sh all", carry=[".deps"], timeout_s=600)
+# out/mpi-gpu), one file per step; a summary is printed last.  On a GPU machine, with
+# cmocka in .deps/cmocka, in one call of under 10 minutes:
+#   bash mpi/bench/run-gpu.sh all
+# (the figures it gives: docs/performance.md, "The MPI component")
 # Environment: BUILD, OUT, DEADLINE (s, default 570), GPU_RANKS, SHARED_RANKS, BENCH_ARGS
 # (extra xpar-mpi-bench flags for the device runs, e.g. "--n 2^31 --dtypes int32,double"),
 # HOST_BENCH_ARGS (the same for the host run: a 2^31-element host reduce takes 0.6 s).
