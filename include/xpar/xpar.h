@@ -82,11 +82,11 @@ extern "C" {
 
 /**
  * The status codes.  X(name, value, description).  Grouped by range:
- * @verbatim
-     1xx  bad arguments          2xx  environment and configuration
-     3xx  device (GPU) problems  4xx  not supported    5xx  host resources
-     6xx  checks (shadow mode)
-   @endverbatim
+ * @code{.unparsed}
+ *   1xx  bad arguments          2xx  environment and configuration
+ *   3xx  device (GPU) problems  4xx  not supported    5xx  host resources
+ *   6xx  checks (shadow mode)
+ * @endcode
  */
 #define XPAR_STATUS_MAP(X)                                                      \
   X(OK, 0, "success")                                                           \
@@ -206,13 +206,13 @@ typedef enum xpar_op {
 
 /** Where a context runs its calls.  X(ENUM suffix, name and XPAR_BACKEND
  *  value (case-insensitive)).
- *  @verbatim
-     AUTO         choose per call (default)
-     CPU          CPU: serial below its threshold, else OpenMP
-     CPU_SERIAL   CPU, one thread, strict element order
-     CUDA         GPU
-     CUDA_SERIAL  GPU kernels with grid = block = 1
-    @endverbatim
+ *  @code{.unparsed}
+ *   AUTO         choose per call (default)
+ *   CPU          CPU: serial below its threshold, else OpenMP
+ *   CPU_SERIAL   CPU, one thread, strict element order
+ *   CUDA         GPU
+ *   CUDA_SERIAL  GPU kernels with grid = block = 1
+ *  @endcode
  *  Without a usable GPU (or with offload disabled) CUDA and CUDA_SERIAL run on
  *  the CPU (CPU, resp. CPU_SERIAL) and the decision record says why, unless
  *  offload is MANDATORY: then XPAR_ERR_NO_DEVICE. */
@@ -234,12 +234,12 @@ typedef enum xpar_backend {
 
 /** OpenMP's OMP_TARGET_OFFLOAD, for xpar.  X(ENUM suffix, XPAR_OFFLOAD value
  *  (case-insensitive)).
- *  @verbatim
-     DEFAULT    use the GPU when it pays and is usable
-     DISABLED   never touch the GPU (no CUDA call at all)
-     MANDATORY  every call runs on the GPU, or fails with XPAR_ERR_NO_DEVICE:
-                no silent CPU fallback
-    @endverbatim */
+ *  @code{.unparsed}
+ *   DEFAULT    use the GPU when it pays and is usable
+ *   DISABLED   never touch the GPU (no CUDA call at all)
+ *   MANDATORY  every call runs on the GPU, or fails with XPAR_ERR_NO_DEVICE:
+ *              no silent CPU fallback
+ *  @endcode */
 #define XPAR_OFFLOAD_MAP(X) \
   X(DEFAULT, "default")     \
   X(DISABLED, "disabled")   \
@@ -278,21 +278,21 @@ typedef enum xpar_tier {
 /**
  * Crossover thresholds (in elements).  A call with n >= threshold takes the
  * faster-for-large-n side.
- * @verbatim
-    OPENMP            serial loop -> OpenMP, on the CPU.
-    GPU_DEVICE_DATA   CPU -> GPU when the data is valid on both sides (mapped
-                      and in sync) or managed: no transfer either way.
-    GPU_PINNED_DATA   CPU -> GPU for pinned host data (transfers included).
-    GPU_PAGEABLE_DATA CPU -> GPU for pageable host data (transfers included).
-    GPU_DEVICE_ONLY_DATA  CPU -> GPU when some operand is valid only on the
-                      device (raw device pointers, mapped arrays written by
-                      the GPU since): below it a synchronous AUTO call copies
-                      the data to the host and back and runs the CPU tier (for
-                      a tiny call the copies can cost less than a kernel
-                      launch and its synchronisation); from it on, and for
-                      every queued (nowait) call, it stays on the GPU.
-                      0: device-only data always stays on the GPU.
-   @endverbatim
+ * @code{.unparsed}
+ *  OPENMP            serial loop -> OpenMP, on the CPU.
+ *  GPU_DEVICE_DATA   CPU -> GPU when the data is valid on both sides (mapped
+ *                    and in sync) or managed: no transfer either way.
+ *  GPU_PINNED_DATA   CPU -> GPU for pinned host data (transfers included).
+ *  GPU_PAGEABLE_DATA CPU -> GPU for pageable host data (transfers included).
+ *  GPU_DEVICE_ONLY_DATA  CPU -> GPU when some operand is valid only on the
+ *                    device (raw device pointers, mapped arrays written by
+ *                    the GPU since): below it a synchronous AUTO call copies
+ *                    the data to the host and back and runs the CPU tier (for
+ *                    a tiny call the copies can cost less than a kernel
+ *                    launch and its synchronisation); from it on, and for
+ *                    every queued (nowait) call, it stays on the GPU.
+ *                    0: device-only data always stays on the GPU.
+ * @endcode
  * X(ENUM suffix, profile key, `XPAR_<OP>_<KIND>_THRESHOLD` word, the data it
  * applies to as decision records say it).
  */
@@ -344,8 +344,8 @@ typedef struct xpar_context xpar_context;
 
 /**
  * Create a context.  Reads the environment once, here:
- * @verbatim
-     XPAR_BACKEND   auto | cpu | serial | cuda | cuda-serial
+ * @code{.unparsed}
+ *   XPAR_BACKEND   auto | cpu | serial | cuda | cuda-serial
  *   XPAR_OFFLOAD   default | disabled | mandatory
  *   XPAR_DEVICE    CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
  *   XPAR_VERBOSE   0 | 1   (1: log every decision to stderr)
@@ -363,7 +363,7 @@ typedef struct xpar_context xpar_context;
  *       operator's threshold (xpar/xpar_kernel.h), read when the context
  *       first meets it.
  *   OMP_NUM_THREADS is honoured by the OpenMP tier (through the runtime).
-   @endverbatim
+ * @endcode
  * An invalid value makes creation fail with XPAR_ERR_INVALID_ENV and a
  * detail naming the variable and value; it is never silently replaced.
  * Creating a context does not initialise CUDA; the GPU is probed on the first
@@ -427,12 +427,12 @@ XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
  * every run.  No multiply is fused with an add (dot: each product is rounded
  * to the element type, then summed).  Error bound (u = 2^-24 for float,
  * 2^-53 for double, nb = ceil(n / 8192), h as below):
- * @verbatim
-     sum, wide sum, dot: |result - exact| <= h u / (1 - h u) * sum |term_i|,
-         h = 19 + ceil(log2 nb)          (dot: terms are the exact products)
-     scan, element i:  |out_i - exact_i| <= h u / (1 - h u) *
-         (|init| + sum_{j <= i} |x_j|),  h = 34 + 2 ceil(log2 nb)
-   @endverbatim
+ * @code{.unparsed}
+ *   sum, wide sum, dot: |result - exact| <= h u / (1 - h u) * sum |term_i|,
+ *       h = 19 + ceil(log2 nb)          (dot: terms are the exact products)
+ *   scan, element i:  |out_i - exact_i| <= h u / (1 - h u) *
+ *       (|init| + sum_{j <= i} |x_j|),  h = 34 + 2 ceil(log2 nb)
+ * @endcode
  * (the default mode's bounds grow with n / threads instead of log n).
  * NaN results are NaN everywhere, but their payload bits may differ between
  * the CPU and the GPU.  Integer ops, min and max are exact already and unchanged.
@@ -771,10 +771,10 @@ XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reducti
 
 /**
  * Scan with an initial value (a carry-in), as CUB's ExclusiveScan / InclusiveScanInit.
- * @verbatim
-   inclusive: out[i] = init op in[0] op ... op in[i]
-   exclusive: out[0] = init, out[i] = init op in[0] op ... op in[i-1]
-   @endverbatim
+ * @code{.unparsed}
+ * inclusive: out[i] = init op in[0] op ... op in[i]
+ * exclusive: out[0] = init, out[i] = init op in[0] op ... op in[i-1]
+ * @endcode
  * *init is a host scalar of dtype (may be NULL only when n = 0; in device memory:
  * XPAR_ERR_INVALID_ARGUMENT, nothing written).  Everything else as
  * xpar_scan (in place allowed, other overlap refused, statuses, tiers, nowait rules).

@@ -563,11 +563,11 @@ inline const void *kernel_handle(const void *global_fn) {
  * XPAR_OPERATOR(name, Acc, In, identity, combine, transform) defines the
  * operator object `name` from three functions the application writes with
  * XPAR_KERNEL_FN (so that they exist on both sides):
- * @verbatim
-     Acc identity(void);
-     Acc combine(Acc a, Acc b);               associative; a comes first
-     Acc transform(const In *in, size_t i);   element i of the input
-   @endverbatim
+ * @code{.unparsed}
+ *   Acc identity(void);
+ *   Acc combine(Acc a, Acc b);               associative; a comes first
+ *   Acc transform(const In *in, size_t i);   element i of the input
+ * @endcode
  * Under nvcc it instantiates the block and decoupled look-back templates of
  * xpar/xpar_operator.cuh for these functions; under a C compiler the serial
  * and OpenMP loops and the object.  Declare it elsewhere with

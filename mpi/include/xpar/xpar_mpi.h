@@ -52,10 +52,10 @@
  * 2^bits exactly as in xpar, whatever the rank count).  For floats the
  * cross-rank step is fixed: the partials (or slice totals) are combined in
  * rank order, left to right, in the result's type, by every rank itself:
- * @verbatim
-       result = ((p_0 op p_1) op p_2) ... op p_{size-1}
-       carry of rank r = (p_0 op p_1) ... op p_{r-1}   (rank 0: the identity)
-   @endverbatim
+ * @code{.unparsed}
+ *     result = ((p_0 op p_1) op p_2) ... op p_{size-1}
+ *     carry of rank r = (p_0 op p_1) ... op p_{r-1}   (rank 0: the identity)
+ * @endcode
  * never in an order MPI picks (no MPI_Allreduce or MPI_Exscan on data).  So
  *  - the reduce, wide-sum and dot results are the same bits on every rank;
  *  - a result is the same bits on every run with the same rank count and
@@ -107,13 +107,13 @@
  *  - checked before any communication, returned at once on the rank that
  *    passes them (such a rank cannot take part, so the others of its
  *    communicator would wait for it: pass every rank a usable communicator):
- *    @verbatim
-        XPAR_ERR_INVALID_ARGUMENT  MPI is not initialised (MPI_Initialized)
-                                   or already finalised; comm is
-                                   MPI_COMM_NULL; comm is an
-                                   intercommunicator
-        XPAR_ERR_NULL_POINTER      comm is a zero (NULL) handle
-      @endverbatim
+ *    @code{.unparsed}
+ *      XPAR_ERR_INVALID_ARGUMENT  MPI is not initialised (MPI_Initialized)
+ *                                 or already finalised; comm is
+ *                                 MPI_COMM_NULL; comm is an
+ *                                 intercommunicator
+ *      XPAR_ERR_NULL_POINTER      comm is a zero (NULL) handle
+ *    @endcode
  *  - XPAR_ERR_IO: an MPI call returned an error (only possible when the
  *    application set MPI_ERRORS_RETURN on comm; with MPI's default handler,
  *    MPI_ERRORS_ARE_FATAL, MPI aborts instead).  The detail names the function,
