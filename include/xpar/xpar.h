@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * xpar — data-parallel primitives (reduce, scan, elementwise, dot) that run on
  * an NVIDIA GPU or on the CPU behind one C API, choosing the place per call.
  *
@@ -65,19 +66,27 @@ extern "C" {
 #define XPAR_API __attribute__((visibility("default")))
 #endif
 
-#define XPAR_VERSION_MAJOR 0
-#define XPAR_VERSION_MINOR 1
-#define XPAR_VERSION_PATCH 0
+#define XPAR_VERSION_MAJOR 0 /**< this header's version: major */
+#define XPAR_VERSION_MINOR 1 /**< this header's version: minor */
+#define XPAR_VERSION_PATCH 0 /**< this header's version: patch */
 
 /* ------------------------------------------------------------------------ */
 /* Status codes                                                              */
 /* ------------------------------------------------------------------------ */
+/**
+ * @defgroup status Status codes and errors
+ * Every function returns an xpar_status; xpar_last_error_detail() says why a
+ * call failed.
+ * @{
+ */
 
-/*
- * X(name, value, description).  Grouped by range:
+/**
+ * The status codes.  X(name, value, description).  Grouped by range:
+ * @code{.unparsed}
  *   1xx  bad arguments          2xx  environment and configuration
  *   3xx  device (GPU) problems  4xx  not supported    5xx  host resources
  *   6xx  checks (shadow mode)
+ * @endcode
  */
 #define XPAR_STATUS_MAP(X)                                                      \
   X(OK, 0, "success")                                                           \
@@ -102,6 +111,8 @@ extern "C" {
   X(ERR_SHADOW_MISMATCH, 600, "shadow mode: the second tier's result differs")   \
   X(ERR_INTERNAL, 900, "internal error")
 
+/** What a call returns: XPAR_OK (0) or an error; one value per row of
+ *  XPAR_STATUS_MAP, prefixed XPAR_. */
 typedef enum xpar_status {
 #define XPAR_STATUS_ENUM_(name, value, text) XPAR_##name = value,
   XPAR_STATUS_MAP(XPAR_STATUS_ENUM_)
@@ -113,16 +124,24 @@ XPAR_API const char *xpar_status_string(xpar_status status);
 /** The status's name without prefix ("ERR_NULL_CONTEXT"); never NULL. */
 XPAR_API const char *xpar_status_name(xpar_status status);
 /**
- * The detail message of the last failed call on this thread, e.g.
+ * The detail message of the last failed call on this thread, for example
  * "n * sizeof(double) overflows size_t (n = 2305843009213693952)".  Empty
  * string when the last call succeeded.  Valid until the next xpar call on
  * this thread.  Never NULL.
  */
 XPAR_API const char *xpar_last_error_detail(void);
 
+/** @} */
+
 /* ------------------------------------------------------------------------ */
 /* Enumerations                                                              */
 /* ------------------------------------------------------------------------ */
+/**
+ * @defgroup enums Enumerations
+ * Element types, operations, backends, offload policies, tiers and
+ * thresholds, with their names.
+ * @{
+ */
 
 /** Element types.  X(ENUM, c type, short name, size in bytes). */
 #define XPAR_DTYPE_MAP(X)                \
@@ -133,6 +152,7 @@ XPAR_API const char *xpar_last_error_detail(void);
   X(FLOAT, float, "float", 4)            \
   X(DOUBLE, double, "double", 8)
 
+/** An element type; one value per row of XPAR_DTYPE_MAP. */
 typedef enum xpar_dtype {
 #define XPAR_DTYPE_ENUM_(e, ctype, name, size) XPAR_##e,
   XPAR_DTYPE_MAP(XPAR_DTYPE_ENUM_)
@@ -142,15 +162,16 @@ typedef enum xpar_dtype {
 
 /** The combining operator of a reduce or scan. */
 typedef enum xpar_reduction {
-  XPAR_SUM = 0,
-  XPAR_MIN = 1,
-  XPAR_MAX = 2,
+  XPAR_SUM = 0, /**< sum */
+  XPAR_MIN = 1, /**< minimum */
+  XPAR_MAX = 2, /**< maximum */
   XPAR_REDUCTION_COUNT_
 } xpar_reduction;
 
+/** Inclusive or exclusive scan. */
 typedef enum xpar_scan_kind {
-  XPAR_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i]                     */
-  XPAR_EXCLUSIVE = 1, /* out[0] = identity, out[i] = in[0] op ... in[i-1]   */
+  XPAR_INCLUSIVE = 0, /**< out[i] = in[0] op ... op in[i]                     */
+  XPAR_EXCLUSIVE = 1, /**< out[0] = identity, out[i] = in[0] op ... in[i-1]   */
   XPAR_SCAN_KIND_COUNT_
 } xpar_scan_kind;
 
@@ -163,7 +184,7 @@ typedef enum xpar_scan_kind {
  */
 
 /** Operations, as used in thresholds and decision records.
- *  X(ENUM suffix, name and profile key, XPAR_<OP>_<KIND>_THRESHOLD word). */
+ *  X(ENUM suffix, name and profile key, `XPAR_<OP>_<KIND>_THRESHOLD` word). */
 #define XPAR_OP_MAP(X)            \
   X(REDUCE, "reduce", "REDUCE") /* xpar_reduce and xpar_reduce_sum_wide */ \
   X(SCAN, "scan", "SCAN")         \
@@ -172,23 +193,26 @@ typedef enum xpar_scan_kind {
   X(FILL, "fill", "FILL")         \
   X(DOT, "dot", "DOT")
 
+/** An operation; one value per row of XPAR_OP_MAP, prefixed XPAR_OP_. */
 typedef enum xpar_op {
 #define XPAR_OP_ENUM_(e, name, env) XPAR_OP_##e,
   XPAR_OP_MAP(XPAR_OP_ENUM_)
 #undef XPAR_OP_ENUM_
   XPAR_OP_COUNT_,
-  /* An application kernel (xpar_launch, xpar/xpar_kernel.h) in decision
+  /** An application kernel (xpar_launch, xpar/xpar_kernel.h) in decision
    * records; not an op of the map: kernels have thresholds of their own. */
   XPAR_OP_KERNEL = XPAR_OP_COUNT_
 } xpar_op;
 
 /** Where a context runs its calls.  X(ENUM suffix, name and XPAR_BACKEND
  *  value (case-insensitive)).
+ *  @code{.unparsed}
  *   AUTO         choose per call (default)
  *   CPU          CPU: serial below its threshold, else OpenMP
  *   CPU_SERIAL   CPU, one thread, strict element order
  *   CUDA         GPU
  *   CUDA_SERIAL  GPU kernels with grid = block = 1
+ *  @endcode
  *  Without a usable GPU (or with offload disabled) CUDA and CUDA_SERIAL run on
  *  the CPU (CPU, resp. CPU_SERIAL) and the decision record says why, unless
  *  offload is MANDATORY: then XPAR_ERR_NO_DEVICE. */
@@ -199,6 +223,8 @@ typedef enum xpar_op {
   X(CUDA, "cuda")              \
   X(CUDA_SERIAL, "cuda-serial")
 
+/** A backend policy; one value per row of XPAR_BACKEND_MAP, prefixed
+ *  XPAR_BACKEND_. */
 typedef enum xpar_backend {
 #define XPAR_BACKEND_ENUM_(e, name) XPAR_BACKEND_##e,
   XPAR_BACKEND_MAP(XPAR_BACKEND_ENUM_)
@@ -208,15 +234,19 @@ typedef enum xpar_backend {
 
 /** OpenMP's OMP_TARGET_OFFLOAD, for xpar.  X(ENUM suffix, XPAR_OFFLOAD value
  *  (case-insensitive)).
+ *  @code{.unparsed}
  *   DEFAULT    use the GPU when it pays and is usable
  *   DISABLED   never touch the GPU (no CUDA call at all)
  *   MANDATORY  every call runs on the GPU, or fails with XPAR_ERR_NO_DEVICE:
- *              no silent CPU fallback */
+ *              no silent CPU fallback
+ *  @endcode */
 #define XPAR_OFFLOAD_MAP(X) \
   X(DEFAULT, "default")     \
   X(DISABLED, "disabled")   \
   X(MANDATORY, "mandatory")
 
+/** An offload policy; one value per row of XPAR_OFFLOAD_MAP, prefixed
+ *  XPAR_OFFLOAD_. */
 typedef enum xpar_offload {
 #define XPAR_OFFLOAD_ENUM_(e, name) XPAR_OFFLOAD_##e,
   XPAR_OFFLOAD_MAP(XPAR_OFFLOAD_ENUM_)
@@ -237,6 +267,7 @@ typedef enum xpar_offload {
   X(CUDA, "cuda")                 \
   X(CUDA_SERIAL, "cuda-serial")
 
+/** A tier; one value per row of XPAR_TIER_MAP, prefixed XPAR_TIER_. */
 typedef enum xpar_tier {
 #define XPAR_TIER_ENUM_(e, name) XPAR_TIER_##e,
   XPAR_TIER_MAP(XPAR_TIER_ENUM_)
@@ -247,6 +278,7 @@ typedef enum xpar_tier {
 /**
  * Crossover thresholds (in elements).  A call with n >= threshold takes the
  * faster-for-large-n side.
+ * @code{.unparsed}
  *  OPENMP            serial loop -> OpenMP, on the CPU.
  *  GPU_DEVICE_DATA   CPU -> GPU when the data is valid on both sides (mapped
  *                    and in sync) or managed: no transfer either way.
@@ -260,7 +292,8 @@ typedef enum xpar_tier {
  *                    launch and its synchronisation); from it on, and for
  *                    every queued (nowait) call, it stays on the GPU.
  *                    0: device-only data always stays on the GPU.
- * X(ENUM suffix, profile key, XPAR_<OP>_<KIND>_THRESHOLD word, the data it
+ * @endcode
+ * X(ENUM suffix, profile key, `XPAR_<OP>_<KIND>_THRESHOLD` word, the data it
  * applies to as decision records say it).
  */
 #define XPAR_THRESHOLD_MAP(X)                                               \
@@ -271,6 +304,8 @@ typedef enum xpar_tier {
   X(GPU_DEVICE_ONLY_DATA, "gpu_device_only", "GPU_DEVICE_ONLY",             \
     "data valid only on the device")
 
+/** A crossover threshold; one value per row of XPAR_THRESHOLD_MAP,
+ *  prefixed XPAR_THRESHOLD_. */
 typedef enum xpar_threshold {
 #define XPAR_THRESHOLD_ENUM_(e, key, env, data) XPAR_THRESHOLD_##e,
   XPAR_THRESHOLD_MAP(XPAR_THRESHOLD_ENUM_)
@@ -281,20 +316,35 @@ typedef enum xpar_threshold {
 /** A threshold value meaning "never switch". */
 #define XPAR_NEVER SIZE_MAX
 
-XPAR_API const char *xpar_dtype_name(xpar_dtype dtype);     /* "int32" or "?" */
-XPAR_API size_t xpar_dtype_size(xpar_dtype dtype);          /* 0 if unknown   */
-XPAR_API const char *xpar_op_name(xpar_op op);              /* "reduce"       */
-XPAR_API const char *xpar_backend_name(xpar_backend b);     /* "cuda-serial"  */
-XPAR_API const char *xpar_tier_name(xpar_tier tier);        /* "cpu-openmp"   */
+/** A dtype's name: "int32", or "?" if unknown. */
+XPAR_API const char *xpar_dtype_name(xpar_dtype dtype);
+/** A dtype's size in bytes; 0 if unknown. */
+XPAR_API size_t xpar_dtype_size(xpar_dtype dtype);
+/** An op's name: "reduce". */
+XPAR_API const char *xpar_op_name(xpar_op op);
+/** A backend's name: "cuda-serial". */
+XPAR_API const char *xpar_backend_name(xpar_backend b);
+/** A tier's name: "cpu-openmp". */
+XPAR_API const char *xpar_tier_name(xpar_tier tier);
+
+/** @} */
 
 /* ------------------------------------------------------------------------ */
 /* Context                                                                   */
 /* ------------------------------------------------------------------------ */
+/**
+ * @defgroup context Context and policy
+ * A context holds a policy (backend, offload, thresholds, modes), a CUDA
+ * stream, scratch, staging and mappings; one thread uses it at a time.
+ * @{
+ */
 
+/** An opaque context: xpar_context_create() makes one. */
 typedef struct xpar_context xpar_context;
 
 /**
  * Create a context.  Reads the environment once, here:
+ * @code{.unparsed}
  *   XPAR_BACKEND   auto | cpu | serial | cuda | cuda-serial
  *   XPAR_OFFLOAD   default | disabled | mandatory
  *   XPAR_DEVICE    CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
@@ -313,6 +363,7 @@ typedef struct xpar_context xpar_context;
  *       operator's threshold (xpar/xpar_kernel.h), read when the context
  *       first meets it.
  *   OMP_NUM_THREADS is honoured by the OpenMP tier (through the runtime).
+ * @endcode
  * An invalid value makes creation fail with XPAR_ERR_INVALID_ENV and a
  * detail naming the variable and value; it is never silently replaced.
  * Creating a context does not initialise CUDA; the GPU is probed on the first
@@ -332,21 +383,24 @@ XPAR_API xpar_status xpar_context_create(xpar_context **out);
  */
 XPAR_API xpar_status xpar_context_destroy(xpar_context *ctx);
 
-/** Set / get the backend policy (overrides XPAR_BACKEND). */
+/** Set the backend policy (overrides XPAR_BACKEND). */
 XPAR_API xpar_status xpar_context_set_backend(xpar_context *ctx, xpar_backend backend);
+/** Get the backend policy, in *out. */
 XPAR_API xpar_status xpar_context_get_backend(const xpar_context *ctx, xpar_backend *out);
 
-/** Set / get the offload policy (overrides XPAR_OFFLOAD). */
+/** Set the offload policy (overrides XPAR_OFFLOAD). */
 XPAR_API xpar_status xpar_context_set_offload(xpar_context *ctx, xpar_offload offload);
+/** Get the offload policy, in *out. */
 XPAR_API xpar_status xpar_context_get_offload(const xpar_context *ctx, xpar_offload *out);
 
 /**
- * Set / get one crossover threshold for one op and dtype (overrides the
+ * Set one crossover threshold for one op and dtype (overrides the
  * built-in default, the calibration profile and the environment).  n is an
  * element count; XPAR_NEVER disables the switch.
  */
 XPAR_API xpar_status xpar_context_set_threshold(xpar_context *ctx, xpar_op op, xpar_dtype dtype,
                                                 xpar_threshold which, size_t n);
+/** Get one crossover threshold for one op and dtype, in *out, whatever set it. */
 XPAR_API xpar_status xpar_context_get_threshold(const xpar_context *ctx, xpar_op op,
                                                 xpar_dtype dtype, xpar_threshold which,
                                                 size_t *out);
@@ -373,16 +427,19 @@ XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
  * every run.  No multiply is fused with an add (dot: each product is rounded
  * to the element type, then summed).  Error bound (u = 2^-24 for float,
  * 2^-53 for double, nb = ceil(n / 8192), h as below):
+ * @code{.unparsed}
  *   sum, wide sum, dot: |result - exact| <= h u / (1 - h u) * sum |term_i|,
  *       h = 19 + ceil(log2 nb)          (dot: terms are the exact products)
  *   scan, element i:  |out_i - exact_i| <= h u / (1 - h u) *
  *       (|init| + sum_{j <= i} |x_j|),  h = 34 + 2 ceil(log2 nb)
+ * @endcode
  * (the default mode's bounds grow with n / threads instead of log n).
  * NaN results are NaN everywhere, but their payload bits may differ between
  * the CPU and the GPU.  Integer ops, min and max are exact already and unchanged.
- * Speed: see README "Reproducible mode" for the measured ratios.
+ * Speed: docs/reproducible.md has the measured ratios.
  */
 XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on);
+/** Whether reproducible mode is on (1) or off (0), in *out. */
 XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out);
 
 /**
@@ -435,7 +492,7 @@ XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier 
  * context switch and back, ~0.2 us per call that reaches the GPU; a thread
  * with no context current gets none back, though whether the runtime's own
  * per-thread device, which its next call would bind, stays as it was is not
- * yet tested: bench/NOTES.md, session 27).  Device
+ * yet tested).  Device
  * memory must be the context's device's, or memory the driver says that
  * device reaches (a peer's cudaMalloc memory after cudaDeviceEnablePeerAccess;
  * a cudaMallocAsync pool's needs cudaMemPoolSetAccess): another device's memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing
@@ -548,10 +605,13 @@ XPAR_API xpar_status xpar_context_set_launch_shape(xpar_context *ctx, unsigned g
  */
 XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx);
 
+/** @} */
+
 /* ------------------------------------------------------------------------ */
 /* Calibration profiles                                                      */
 /* ------------------------------------------------------------------------ */
-/*
+/**
+ * @defgroup profile Calibration profiles
  * A profile is a plain-text file of thresholds measured on one machine by
  * `xpar-bench calibrate` (format: docs/profile.md).  It is keyed by the CPU
  * model, the number of online cores and the GPU name ("none" without one).
@@ -568,6 +628,7 @@ XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx);
  * defaults, profile, environment.  Afterwards xpar_context_set_threshold() and
  * xpar_profile_load() each replace the values they name, whatever set them
  * (the later call wins), and leave the others as they are.
+ * @{
  */
 
 /**
@@ -576,7 +637,7 @@ XPAR_API xpar_status xpar_context_release_memory(xpar_context *ctx);
  * ctx's thresholds that were set with xpar_context_set_threshold() or loaded
  * from a profile, and a "written:" line (UTC time, program, xpar version).
  * Built-in defaults are left out, so that a context loading the profile keeps
- * its own; so are values from XPAR_<OP>_<KIND>_THRESHOLD, which override any
+ * its own; so are values from `XPAR_<OP>_<KIND>_THRESHOLD`, which override any
  * profile at every context creation anyway.
  */
 XPAR_API xpar_status xpar_profile_save(xpar_context *ctx, const char *path);
@@ -598,19 +659,26 @@ XPAR_API xpar_status xpar_profile_load(xpar_context *ctx, const char *path, int 
  *  needs); nothing is written on error. */
 XPAR_API xpar_status xpar_profile_default_path(char *buf, size_t size);
 
+/** @} */
+
 /* ------------------------------------------------------------------------ */
 /* Introspection                                                             */
 /* ------------------------------------------------------------------------ */
+/**
+ * @defgroup introspection Introspection
+ * Which tier ran the last call and why; whether a GPU is usable.
+ * @{
+ */
 
 /** What happened in the last call on a context. */
 typedef struct xpar_decision {
-  xpar_op op;
-  xpar_dtype dtype;
-  size_t n;
-  xpar_tier tier;            /* the tier that ran it (XPAR_TIER_NONE: none) */
-  size_t bytes_to_device;    /* transfers the call made                      */
-  size_t bytes_to_host;
-  char reason[256];          /* e.g. "n=1000 below openmp threshold 16384
+  xpar_op op;                /**< the operation                               */
+  xpar_dtype dtype;          /**< its element type                            */
+  size_t n;                  /**< its element count                           */
+  xpar_tier tier;            /**< the tier that ran it (XPAR_TIER_NONE: none) */
+  size_t bytes_to_device;    /**< transfers the call made: to the device      */
+  size_t bytes_to_host;      /**< transfers the call made: to the host        */
+  char reason[256];          /**< why, for example "n=1000 below openmp threshold 16384
                                 (default)"; each threshold quoted is followed
                                 by where it came from: default, profile, env
                                 or api; "; reproducible mode" and
@@ -622,10 +690,10 @@ typedef struct xpar_decision {
                                 where the run's results folder names the
                                 date); a reason longer than the field ends
                                 in "..." */
-  int reproducible;          /* reproducible mode was on for this call        */
-  xpar_tier shadow_tier;     /* shadow mode's tier (XPAR_TIER_NONE: off)      */
-  int shadow_mismatch;       /* 1: the shadow tier's result differed          */
-  const char *kernel;        /* op XPAR_OP_KERNEL: the kernel's or operator's
+  int reproducible;          /**< reproducible mode was on for this call        */
+  xpar_tier shadow_tier;     /**< shadow mode's tier (XPAR_TIER_NONE: off)      */
+  int shadow_mismatch;       /**< 1: the shadow tier's result differed          */
+  const char *kernel;        /**< op XPAR_OP_KERNEL: the kernel's or operator's
                                 name (static storage of its object; dtype is
                                 then the first array argument's, INT32 for
                                 an operator); else NULL                       */
@@ -634,16 +702,18 @@ typedef struct xpar_decision {
 /** The decision record of the context's last call. */
 XPAR_API xpar_status xpar_last_decision(const xpar_context *ctx, xpar_decision *out);
 
+/** What xpar_device_query() finds. */
 typedef struct xpar_device_info {
-  int usable;          /* 1 if xpar can run on the GPU                        */
-  int built_with_cuda; /* 1 if this library contains the CUDA backend         */
-  int device_count;    /* devices visible (after CUDA_VISIBLE_DEVICES)        */
-  int device;          /* ordinal described below (-1 if none)                */
-  char name[128];      /* e.g. "NVIDIA H100 80GB HBM3"                        */
-  int compute_major, compute_minor;
-  int multiprocessors;
-  size_t total_memory;
-  char reason[192];    /* why not usable: "built without CUDA", "no CUDA
+  int usable;          /**< 1 if xpar can run on the GPU                        */
+  int built_with_cuda; /**< 1 if this library contains the CUDA backend         */
+  int device_count;    /**< devices visible (after CUDA_VISIBLE_DEVICES)        */
+  int device;          /**< ordinal described below (-1 if none)                */
+  char name[128];      /**< its name, such as "NVIDIA H100 80GB HBM3"           */
+  int compute_major;   /**< compute capability, major                           */
+  int compute_minor;   /**< compute capability, minor                           */
+  int multiprocessors; /**< streaming multiprocessors                           */
+  size_t total_memory; /**< device memory, bytes                                */
+  char reason[192];    /**< why not usable: "built without CUDA", "no CUDA
                           driver (cudaErrorInsufficientDriver)", "no device",
                           "no code for sm_80 in this binary (built for 90)" */
 } xpar_device_info;
@@ -655,15 +725,21 @@ typedef struct xpar_device_info {
  */
 XPAR_API xpar_status xpar_device_query(xpar_device_info *out);
 
+/** @} */
+
 /* ------------------------------------------------------------------------ */
 /* Operations (synchronous: results are complete when the call returns)      */
 /* ------------------------------------------------------------------------ */
-/*
+/**
+ * @defgroup ops Operations
+ * Synchronous: results are complete when the call returns.
+ *
  * A scalar result (reduce, reduce_sum_wide, dot, xpar_reduce_op) is a host
  * variable, or one in device memory (cudaMalloc, aligned to its type: else
  * XPAR_ERR_INVALID_ARGUMENT, nothing written), which the call writes on the
  * device before it returns, whichever tier ran it.  With offload disabled
  * (XPAR_OFFLOAD_DISABLED) every pointer is taken for host memory, results too.
+ * @{
  */
 
 /**
@@ -695,8 +771,10 @@ XPAR_API xpar_status xpar_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reducti
 
 /**
  * Scan with an initial value (a carry-in), as CUB's ExclusiveScan / InclusiveScanInit.
+ * @code{.unparsed}
  * inclusive: out[i] = init op in[0] op ... op in[i]
  * exclusive: out[0] = init, out[i] = init op in[0] op ... op in[i-1]
+ * @endcode
  * *init is a host scalar of dtype (may be NULL only when n = 0; in device memory:
  * XPAR_ERR_INVALID_ARGUMENT, nothing written).  Everything else as
  * xpar_scan (in place allowed, other overlap refused, statuses, tiers, nowait rules).
@@ -736,10 +814,15 @@ XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *
 XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x,
                               const void *y, size_t n, void *result);
 
+/** @} */
+
 /* ------------------------------------------------------------------------ */
 /* Where data lives (OpenMP "target data", for xpar)                         */
 /* ------------------------------------------------------------------------ */
-/*
+/**
+ * @defgroup data Where data lives
+ * OpenMP "target data", for xpar.
+ *
  * Pointers are classified by xpar on each call, cheaply:
  *  - a host pointer inside a range mapped with xpar_map() on this context
  *    uses the mapping (its device copy, its validity);
@@ -771,23 +854,27 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  * the GPU writing makes the host copy stale and vice versa, and AUTO counts
  * the transfer each side would need.  Host writes by the application are not
  * seen: after writing a mapped array on the host, call xpar_update().
+ * @{
  */
 
+/** How xpar_map() sets up the device copy. */
 typedef enum xpar_map_kind {
-  XPAR_MAP_TO = 0,    /* allocate on the device and copy the host data in */
-  XPAR_MAP_ALLOC = 1, /* allocate only; the device copy is not valid yet  */
+  XPAR_MAP_TO = 0,    /**< allocate on the device and copy the host data in */
+  XPAR_MAP_ALLOC = 1, /**< allocate only; the device copy is not valid yet  */
   XPAR_MAP_KIND_COUNT_
 } xpar_map_kind;
 
+/** Which way xpar_update() copies. */
 typedef enum xpar_update_dir {
-  XPAR_UPDATE_TO_DEVICE = 0,   /* host copy -> device copy */
-  XPAR_UPDATE_FROM_DEVICE = 1, /* device copy -> host copy */
+  XPAR_UPDATE_TO_DEVICE = 0,   /**< host copy -> device copy */
+  XPAR_UPDATE_FROM_DEVICE = 1, /**< device copy -> host copy */
   XPAR_UPDATE_DIR_COUNT_
 } xpar_update_dir;
 
+/** What xpar_unmap() does with the device copy. */
 typedef enum xpar_unmap_kind {
-  XPAR_UNMAP_FROM = 0,    /* copy the device copy back, then release it */
-  XPAR_UNMAP_RELEASE = 1, /* release the device copy without copying    */
+  XPAR_UNMAP_FROM = 0,    /**< copy the device copy back, then release it */
+  XPAR_UNMAP_RELEASE = 1, /**< release the device copy without copying    */
   XPAR_UNMAP_KIND_COUNT_
 } xpar_unmap_kind;
 
@@ -819,11 +906,11 @@ XPAR_API xpar_status xpar_mapped_device_ptr(xpar_context *ctx, const void *host,
 
 /** What xpar_memory_query finds at an address. */
 typedef enum xpar_memory_kind {
-  XPAR_MEMORY_HOST = 0,    /* ordinary (pageable) host memory */
-  XPAR_MEMORY_PINNED = 1,  /* page-locked host memory (cudaMallocHost, cudaHostRegister) */
-  XPAR_MEMORY_DEVICE = 2,  /* device memory (cudaMalloc, cudaMallocAsync): not for the host */
-  XPAR_MEMORY_MANAGED = 3, /* managed memory (cudaMallocManaged) */
-  XPAR_MEMORY_MAPPED = 4,  /* host memory inside one of the context's xpar_map mappings */
+  XPAR_MEMORY_HOST = 0,    /**< ordinary (pageable) host memory */
+  XPAR_MEMORY_PINNED = 1,  /**< page-locked host memory (cudaMallocHost, cudaHostRegister) */
+  XPAR_MEMORY_DEVICE = 2,  /**< device memory (cudaMalloc, cudaMallocAsync): not for the host */
+  XPAR_MEMORY_MANAGED = 3, /**< managed memory (cudaMallocManaged) */
+  XPAR_MEMORY_MAPPED = 4,  /**< host memory inside one of the context's xpar_map mappings */
   XPAR_MEMORY_KIND_COUNT_
 } xpar_memory_kind;
 
@@ -839,10 +926,13 @@ typedef enum xpar_memory_kind {
 XPAR_API xpar_status xpar_memory_query(xpar_context *ctx, const void *ptr, size_t bytes,
                                        xpar_memory_kind *out);
 
+/** @} */
+
 /* ------------------------------------------------------------------------ */
 /* Asynchronous ("nowait") variants                                          */
 /* ------------------------------------------------------------------------ */
-/*
+/**
+ * @defgroup nowait Asynchronous (nowait) variants
  * As the synchronous operations, but a call that runs on the GPU returns once
  * the work is queued on the context's stream; xpar_wait() waits for it.  The
  * outputs must live on the device (device pointers, managed memory, or mapped
@@ -851,27 +941,37 @@ XPAR_API xpar_status xpar_memory_query(xpar_context *ctx, const void *ptr, size_
  * pointer, aligned to the result type.  A call that AUTO (or the policy) runs
  * on the CPU completes before it returns.  Inputs must not be modified until
  * the work is complete.
+ * @{
  */
+/** xpar_reduce(), nowait: *device_result is device-accessible. */
 XPAR_API xpar_status xpar_reduce_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                         const void *in, size_t n, void *device_result);
+/** xpar_scan(), nowait. */
 XPAR_API xpar_status xpar_scan_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                       xpar_scan_kind kind, const void *in, void *out, size_t n);
-/* *init is read before the call returns: it may be a temporary of the caller. */
+/** xpar_scan_init(), nowait.  *init is read before the call returns: it may
+ *  be a temporary of the caller. */
 XPAR_API xpar_status xpar_scan_init_nowait(xpar_context *ctx, xpar_dtype dtype,
                                            xpar_reduction op, xpar_scan_kind kind,
                                            const void *init, const void *in, void *out,
                                            size_t n);
+/** xpar_axpy(), nowait. */
 XPAR_API xpar_status xpar_axpy_nowait(xpar_context *ctx, xpar_dtype dtype, const void *alpha,
                                       const void *x, void *y, size_t n);
+/** xpar_add(), nowait. */
 XPAR_API xpar_status xpar_add_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, void *z, size_t n);
+/** xpar_fill(), nowait. */
 XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const void *value,
                                       void *out, size_t n);
+/** xpar_dot(), nowait: *device_result is device-accessible. */
 XPAR_API xpar_status xpar_dot_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, size_t n, void *device_result);
 
 /** Wait for the context's queued GPU work; reports an error it raised. */
 XPAR_API xpar_status xpar_wait(xpar_context *ctx);
+
+/** @} */
 
 #ifdef __cplusplus
 }

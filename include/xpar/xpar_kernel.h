@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * xpar kernels: a loop body written once, run on the GPU or the CPU per call.
  *
  * A kernel is an element body over an index i (a grid-stride loop on the GPU,
@@ -9,6 +10,7 @@
  * the host code that launches it.  A build without CUDA compiles the C side
  * only; the kernel then has no GPU variant.
  *
+ * @code{.c}
  *   #include <xpar/xpar_kernel.h>
  *
  *   XPAR_KERNEL(saxpy, i) {              // args: 0 = a (scalar), 1 = x, 2 = y
@@ -17,14 +19,17 @@
  *     float *y = XPAR_ARRAY(float, 2);
  *     y[i] = a * x[i] + y[i];
  *   }
+ * @endcode
  *
  * and, in any C or C++ file of the application:
  *
+ * @code{.c}
  *   XPAR_KERNEL_DECLARE(saxpy);
  *   xpar_arg args[] = {XPAR_ARG_SCALAR_OF(XPAR_FLOAT, &a),
  *                      XPAR_ARG_IN(XPAR_FLOAT, x, n),
  *                      XPAR_ARG_INOUT(XPAR_FLOAT, y, n)};
  *   xpar_status st = xpar_launch(ctx, &saxpy, n, args, 3);
+ * @endcode
  *
  * xpar_launch goes through the same path as the built-in operations: the
  * arguments are validated (nothing runs on bad input), every array is
@@ -38,7 +43,7 @@
  *
  * The file is compiled as C11 and as CUDA C++: write in their common subset
  * (no compound literals or out-of-order designated initializers, no C++
- * features outside #ifdef __CUDACC__).
+ * features outside `#ifdef __CUDACC__`).
  *
  * The body must be correct whatever the launch shape and whatever order the
  * indices run in (each index is one independent piece of work, as in any
@@ -59,6 +64,13 @@
 extern "C" {
 #endif
 
+/**
+ * @defgroup kernels Application kernels
+ * A loop body written once (XPAR_KERNEL), launched with xpar_launch() on the
+ * tier the context's policy picks, with thresholds of its own.
+ * @{
+ */
+
 /** Arguments of one kernel, at most. */
 #define XPAR_KERNEL_MAX_ARGS 8
 /** Bytes of one scalar argument, at most (a double complex, two int64s). */
@@ -74,10 +86,10 @@ extern "C" {
 
 /** What a kernel does with an argument. */
 typedef enum xpar_arg_role {
-  XPAR_ARG_READ = 1,       /* an array the kernel reads only                 */
-  XPAR_ARG_WRITE = 2,      /* an array the kernel writes (contents not read)  */
-  XPAR_ARG_READ_WRITE = 3, /* an array the kernel reads and writes            */
-  XPAR_ARG_SCALAR = 4      /* a host value, copied into the launch by value   */
+  XPAR_ARG_READ = 1,       /**< an array the kernel reads only                 */
+  XPAR_ARG_WRITE = 2,      /**< an array the kernel writes (contents not read)  */
+  XPAR_ARG_READ_WRITE = 3, /**< an array the kernel reads and writes            */
+  XPAR_ARG_SCALAR = 4      /**< a host value, copied into the launch by value   */
 } xpar_arg_role;
 
 /**
@@ -91,15 +103,19 @@ typedef enum xpar_arg_role {
  * disjoint; a partial overlap is XPAR_ERR_OVERLAP.
  */
 typedef struct xpar_arg {
-  xpar_arg_role role;
-  xpar_dtype dtype;
-  size_t count;
-  const void *ptr;
+  xpar_arg_role role; /**< what the kernel does with it */
+  xpar_dtype dtype;   /**< its element type */
+  size_t count;       /**< its elements */
+  const void *ptr;    /**< the array, or the scalar's host address */
 } xpar_arg;
 
+/** An array of `count` elements that the kernel reads (XPAR_ARG_READ). */
 #define XPAR_ARG_IN(dtype, p, count) {XPAR_ARG_READ, (dtype), (count), (p)}
+/** An array that the kernel writes without reading (XPAR_ARG_WRITE). */
 #define XPAR_ARG_OUT(dtype, p, count) {XPAR_ARG_WRITE, (dtype), (count), (p)}
+/** An array that the kernel reads and writes (XPAR_ARG_READ_WRITE). */
 #define XPAR_ARG_INOUT(dtype, p, count) {XPAR_ARG_READ_WRITE, (dtype), (count), (p)}
+/** One host scalar of dtype at p, passed by value (XPAR_ARG_SCALAR). */
 #define XPAR_ARG_SCALAR_OF(dtype, p) {XPAR_ARG_SCALAR, (dtype), 1, (p)}
 
 /* ---- what the macros below generate (not written by hand) ----------------- */
@@ -108,8 +124,9 @@ typedef struct xpar_arg {
  * built-in ops' regions (xpar_context_set_num_threads). */
 #define XPAR__KERNEL_MAX_THREADS_ 256
 
+/** A scalar argument's bytes, aligned for any scalar type. */
 typedef union xpar_kernel_scalar {
-  unsigned char bytes[XPAR_KERNEL_SCALAR_BYTES];
+  unsigned char bytes[XPAR_KERNEL_SCALAR_BYTES]; /**< the value */
   double align_;
   int64_t align64_;
 } xpar_kernel_scalar;
@@ -118,8 +135,8 @@ typedef union xpar_kernel_scalar {
  *  dereference (device copies on the GPU, host copies on the CPU), scalars by
  *  value.  Passed to the __global__ kernel by value (192 bytes). */
 typedef struct xpar_kernel_args {
-  void *ptr[XPAR_KERNEL_MAX_ARGS];
-  xpar_kernel_scalar scalar[XPAR_KERNEL_MAX_ARGS];
+  void *ptr[XPAR_KERNEL_MAX_ARGS];                 /**< argument k's array */
+  xpar_kernel_scalar scalar[XPAR_KERNEL_MAX_ARGS]; /**< argument k's scalar */
 } xpar_kernel_args;
 
 /** Runs the body for i in [0, n): num_threads 1 is a plain loop in index
@@ -130,9 +147,9 @@ typedef void (*xpar_kernel_cpu_fn)(size_t n, const xpar_kernel_args *args, int n
  *  of the grid is done (xpar/detail/cuda_done_signal.cuh), so that the call returns
  *  without synchronising the stream; flag NULL: none (a queued call). */
 typedef struct xpar_kernel_done {
-  unsigned int *ticket;        /* a device word, 0 between launches */
-  volatile unsigned int *flag; /* as the device sees it */
-  unsigned int seq;
+  unsigned int *ticket;        /**< a device word, 0 between launches */
+  volatile unsigned int *flag; /**< as the device sees it */
+  unsigned int seq;            /**< the value the flag is raised to */
 } xpar_kernel_done;
 
 /** Queues the grid-stride kernel on `stream` (a cudaStream_t), with the call's done
@@ -153,12 +170,12 @@ typedef const void *(*xpar_kernel_gpu_handle_fn)(void);
 /** A kernel object, defined by XPAR_KERNEL.  cpu or gpu is NULL when that
  *  side was not compiled in this build. */
 typedef struct xpar_kernel {
-  unsigned abi; /* XPAR_KERNEL_ABI */
-  const char *name;
-  xpar_kernel_cpu_fn cpu;
-  xpar_kernel_gpu_fn gpu;
-  xpar_kernel_gpu_occupancy_fn gpu_occupancy;
-  xpar_kernel_gpu_handle_fn gpu_handle;
+  unsigned abi;                               /**< XPAR_KERNEL_ABI */
+  const char *name;                           /**< the kernel's name */
+  xpar_kernel_cpu_fn cpu;                     /**< the CPU loop */
+  xpar_kernel_gpu_fn gpu;                     /**< the GPU launcher */
+  xpar_kernel_gpu_occupancy_fn gpu_occupancy; /**< the GPU kernel's occupancy */
+  xpar_kernel_gpu_handle_fn gpu_handle;       /**< the GPU kernel's handle */
 } xpar_kernel;
 
 /* ---- launching -------------------------------------------------------------- */
@@ -198,10 +215,10 @@ XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *ke
  * with their provenance: OpenMP from 2^15 elements, the GPU from 2^19 for
  * device data, never for host data, always for data valid only on the
  * device -- the elementwise add's of an earlier calibration, as a kernel's
- * cost is the application's), the calibration profile ("kernel <name> <kind> <n>"
+ * cost is the application's), the calibration profile (`kernel <name> <kind> <n>`
  * lines, by kernel name: docs/profile.md; xpar_profile_save writes the ones
- * set by this function or a profile), XPAR_ALL_<KIND>_THRESHOLD,
- * XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD (NAME: the kernel's name in upper case,
+ * set by this function or a profile), `XPAR_ALL_<KIND>_THRESHOLD`,
+ * `XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD` (NAME: the kernel's name in upper case,
  * e.g. XPAR_KERNEL_SAXPY_GPU_THRESHOLD=2^20), then this function.  The
  * profile and environment of a kernel are applied when the context first
  * meets the kernel (its first launch or threshold call): an invalid value
@@ -211,6 +228,8 @@ XPAR_API xpar_status xpar_launch_nowait(xpar_context *ctx, const xpar_kernel *ke
 XPAR_API xpar_status xpar_context_set_kernel_threshold(xpar_context *ctx,
                                                        const xpar_kernel *kernel,
                                                        xpar_threshold which, size_t n);
+/** A kernel's threshold `which`, in *out (the kernel's profile and
+ *  environment applied first, as above). */
 XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
                                                        const xpar_kernel *kernel,
                                                        xpar_threshold which, size_t *out);
@@ -220,32 +239,33 @@ XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
 
 /** What xpar_kernel_calibrate measured and chose. */
 typedef struct xpar_kernel_calibration {
-  int lo_exp, hi_exp; /* n = 2^lo_exp .. 2^hi_exp were measured           */
-  int rounds;         /* interleaved rounds; each time is their median      */
-  /* Tiers timed, indexed by xpar_tier: CPU_SERIAL (the CPU backend's
-   * one-thread loop, AUTO's choice below the OpenMP threshold), CPU_OPENMP
-   * and CUDA (the context's stream, with the staging the arguments need). */
+  int lo_exp;         /**< n = 2^lo_exp .. 2^hi_exp were measured           */
+  int hi_exp;         /**< the largest size measured: 2^hi_exp              */
+  int rounds;         /**< interleaved rounds; each time is their median      */
+  /** Tiers timed, indexed by xpar_tier: CPU_SERIAL (the CPU backend's
+   *  one-thread loop, AUTO's choice below the OpenMP threshold), CPU_OPENMP
+   *  and CUDA (the context's stream, with the staging the arguments need). */
   int tier_measured[XPAR_TIER_COUNT_];
-  /* Median seconds per call of tier t at n = 2^e; NAN where not measured. */
+  /** Median seconds per call of tier t at n = 2^e; NAN where not measured. */
   double seconds[XPAR_TIER_COUNT_][XPAR_KERNEL_CALIBRATION_MAX_EXP + 1];
-  /* The GPU threshold these arguments select (where their data lives:
-   * GPU_DEVICE_DATA, _PINNED_DATA, _PAGEABLE_DATA or _DEVICE_ONLY_DATA);
-   * meaningful when CUDA was timed. */
+  /** The GPU threshold these arguments select (where their data lives:
+   *  GPU_DEVICE_DATA, _PINNED_DATA, _PAGEABLE_DATA or _DEVICE_ONLY_DATA);
+   *  meaningful when CUDA was timed. */
   xpar_threshold gpu_threshold;
-  /* Thresholds set in the context (1) and their values (XPAR_NEVER: the
-   * faster-for-large-n side never paid off up to 2^hi_exp). */
+  /** Thresholds set in the context (1) and their values (XPAR_NEVER: the
+   *  faster-for-large-n side never paid off up to 2^hi_exp). */
   int threshold_set[XPAR_THRESHOLD_COUNT_];
-  size_t threshold[XPAR_THRESHOLD_COUNT_];
-  /* AUTO's worst ratio over the sweep with each threshold set (the chosen
-   * side's time over the faster side's), and the exponent where it is. */
+  size_t threshold[XPAR_THRESHOLD_COUNT_]; /**< the values (see threshold_set) */
+  /** AUTO's worst ratio over the sweep with each threshold set (the chosen
+   *  side's time over the faster side's), and the exponent where it is. */
   double worst_ratio[XPAR_THRESHOLD_COUNT_];
-  int worst_at[XPAR_THRESHOLD_COUNT_];
+  int worst_at[XPAR_THRESHOLD_COUNT_]; /**< the exponent of worst_ratio */
 } xpar_kernel_calibration;
 
 /**
  * Measure `kernel`'s thresholds on this machine with the application's own
  * arguments, and set them in `ctx` (as xpar_context_set_kernel_threshold:
- * xpar_profile_save then writes them as "kernel <name> <kind> <n>" lines,
+ * xpar_profile_save then writes them as `kernel <name> <kind> <n>` lines,
  * docs/profile.md).  What xpar-bench calibrate does for the built-in ops:
  *
  *  - args are the arguments of a launch of n_max elements (n_max >= 1); each
@@ -284,8 +304,15 @@ XPAR_API xpar_status xpar_kernel_calibrate(xpar_context *ctx, const xpar_kernel 
                                            size_t n_max, const xpar_arg *args, int nargs,
                                            xpar_kernel_calibration *report);
 
+/** @} */
 
 /* ---- custom reduce and scan operators ---------------------------------------- */
+/**
+ * @defgroup operators Custom reduce and scan operators
+ * An associative operator written once (XPAR_OPERATOR), run by
+ * xpar_reduce_op() and xpar_scan_op() on every tier.
+ * @{
+ */
 
 /** The largest accumulator an operator may have, in bytes. */
 #define XPAR_OPERATOR_MAX_ACC 32
@@ -294,26 +321,27 @@ XPAR_API xpar_status xpar_kernel_calibrate(xpar_context *ctx, const xpar_kernel 
  *  operator's device code (xpar_operator.cuh).  With scratch NULL the call
  *  only stores the scratch it needs in *scratch_bytes (CUB's idiom). */
 typedef struct xpar_operator_gpu_call {
-  size_t n;
-  const void *in;      /* n input elements (device-accessible)              */
-  void *out;           /* scan: n accumulators; reduce: one (device memory) */
-  int exclusive;       /* scan                                               */
-  int serial;          /* grid = block = 1                                   */
-  unsigned grid, block; /* overrides, 0 = the operator code decides          */
-  int multiprocessors;
-  void *scratch;
-  size_t *scratch_bytes;
-  void *stream;        /* cudaStream_t                                       */
-  unsigned *ticket;    /* reduce: a zeroed device counter, to be left zeroed
+  size_t n;            /**< elements                                         */
+  const void *in;      /**< n input elements (device-accessible)              */
+  void *out;           /**< scan: n accumulators; reduce: one (device memory) */
+  int exclusive;       /**< scan                                               */
+  int serial;          /**< grid = block = 1                                   */
+  unsigned grid;       /**< override, 0 = the operator code decides          */
+  unsigned block;      /**< override, 0 = the operator code decides          */
+  int multiprocessors; /**< the device's multiprocessors                     */
+  void *scratch;       /**< device scratch, or NULL: a shape call             */
+  size_t *scratch_bytes; /**< the scratch's size (a shape call stores it)    */
+  void *stream;        /**< cudaStream_t                                       */
+  unsigned *ticket;    /**< reduce: a zeroed device counter, to be left zeroed
                           (the context's, shared with the built-in reduce on
                           the same stream: no per-call memset)               */
   /* scan, 4- and 8-byte accumulators: the context's tile status words, the
    * built-in scan's (same layout, same stream), which need no clearing: */
-  size_t *status_tiles; /* shape call: the tiles needing a status word there
+  size_t *status_tiles; /**< shape call: the tiles needing a status word there
                            (0: none, or the operator keeps its own)        */
-  void *status;         /* launch: that many words (NULL: keep its own)     */
-  unsigned status_epoch; /* tags this call's words; older ones never match  */
-  xpar_kernel_done done; /* launch: every block of the kernel ends by taking
+  void *status;         /**< launch: that many words (NULL: keep its own)     */
+  unsigned status_epoch; /**< tags this call's words; older ones never match  */
+  xpar_kernel_done done; /**< launch: every block of the kernel ends by taking
                             part in it (flag NULL: none) */
 } xpar_operator_gpu_call;
 
@@ -325,14 +353,18 @@ typedef struct xpar_operator_gpu_call {
  * (only the grouping differs between tiers, which associativity allows).
  */
 typedef struct xpar_operator {
-  unsigned abi; /* XPAR_KERNEL_ABI */
-  const char *name;
-  size_t in_size, in_align;   /* the input element                 */
-  size_t acc_size, acc_align; /* the accumulator (scan's output)   */
+  unsigned abi; /**< XPAR_KERNEL_ABI */
+  const char *name; /**< the operator's name */
+  size_t in_size;   /**< the input element: size */
+  size_t in_align;  /**< the input element: alignment */
+  size_t acc_size;  /**< the accumulator (scan's output): size */
+  size_t acc_align; /**< the accumulator (scan's output): alignment */
+  /** The CPU reduce (num_threads as xpar_kernel_cpu_fn). */
   void (*cpu_reduce)(size_t n, const void *in, void *result, int num_threads);
+  /** The CPU scan (num_threads as xpar_kernel_cpu_fn). */
   void (*cpu_scan)(size_t n, const void *in, void *out, int exclusive, int num_threads);
-  int (*gpu_reduce)(const xpar_operator_gpu_call *call); /* cudaError_t */
-  int (*gpu_scan)(const xpar_operator_gpu_call *call);
+  int (*gpu_reduce)(const xpar_operator_gpu_call *call); /**< the GPU reduce; a cudaError_t */
+  int (*gpu_scan)(const xpar_operator_gpu_call *call);   /**< the GPU scan; a cudaError_t */
 } xpar_operator;
 
 /**
@@ -341,7 +373,7 @@ typedef struct xpar_operator {
  * arrays; `result` is an accumulator in host or device memory (written there
  * before the call returns; xpar_reduce_op_nowait's in device-accessible memory),
  * aligned to the accumulator.  Tiers, thresholds (per operator,
- * as for kernels: XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD and
+ * as for kernels: `XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD` and
  * xpar_context_set_operator_threshold), statuses and the decision record as
  * xpar_launch.
  */
@@ -368,26 +400,31 @@ XPAR_API xpar_status xpar_scan_op(xpar_context *ctx, const xpar_operator *op,
  */
 XPAR_API xpar_status xpar_reduce_op_nowait(xpar_context *ctx, const xpar_operator *op,
                                            const void *in, size_t n, void *result);
+/** xpar_scan_op(), nowait: see xpar_reduce_op_nowait(). */
 XPAR_API xpar_status xpar_scan_op_nowait(xpar_context *ctx, const xpar_operator *op,
                                          xpar_scan_kind kind, const void *in, void *out,
                                          size_t n);
 
-/** An operator's thresholds, as xpar_context_set_kernel_threshold and
- *  xpar_context_get_kernel_threshold. */
+/** Set an operator's threshold, as xpar_context_set_kernel_threshold. */
 XPAR_API xpar_status xpar_context_set_operator_threshold(xpar_context *ctx,
                                                          const xpar_operator *op,
                                                          xpar_threshold which, size_t n);
+/** Get an operator's threshold, as xpar_context_get_kernel_threshold. */
 XPAR_API xpar_status xpar_context_get_operator_threshold(xpar_context *ctx,
                                                          const xpar_operator *op,
                                                          xpar_threshold which, size_t *out);
+/** @} */
 #ifdef __cplusplus
 }
 #endif
 
 /* ---- defining a kernel ------------------------------------------------------ */
+/** @addtogroup kernels
+ *  @{ */
 
-/** Inside a body: argument k as an array of T, or the scalar k as a T. */
+/** Inside a body: argument k as an array of T. */
 #define XPAR_ARRAY(T, k) ((T *)xpar_kargs_->ptr[(k)])
+/** Inside a body: the scalar argument k as a T. */
 #define XPAR_SCALAR(T, k) (*(const T *)(const void *)xpar_kargs_->scalar[(k)].bytes)
 
 /** Declare a kernel object defined in another file (C or C++). */
@@ -397,14 +434,15 @@ XPAR_API xpar_status xpar_context_get_operator_threshold(xpar_context *ctx,
 #define XPAR_KERNEL_DECLARE(name) extern const xpar_kernel name
 #endif
 
+/** Functions a body calls must exist on both sides: XPAR_KERNEL_FN marks
+ *  them (__host__ __device__ under nvcc). */
 #if defined(__CUDACC__)
-/* Functions a body calls must exist on both sides. */
 #define XPAR_KERNEL_FN __host__ __device__
 #else
 #define XPAR_KERNEL_FN
 #endif
 
-/*
+/**
  * XPAR_KERNEL(name, i) { body }: the body runs once per index i (a size_t).
  * Under nvcc it becomes a __global__ grid-stride kernel and two extern "C"
  * host functions (launch, occupancy); under a C compiler the CPU loop and
@@ -514,20 +552,29 @@ inline const void *kernel_handle(const void *global_fn) {
 #endif
 
 
+/** @} */
+
 /* ---- defining an operator ----------------------------------------------------- */
+/** @addtogroup operators
+ *  @{ */
 
 /**
+ * @def XPAR_OPERATOR(name, Acc, In, identity, combine, transform)
  * XPAR_OPERATOR(name, Acc, In, identity, combine, transform) defines the
  * operator object `name` from three functions the application writes with
  * XPAR_KERNEL_FN (so that they exist on both sides):
+ * @code{.unparsed}
  *   Acc identity(void);
  *   Acc combine(Acc a, Acc b);               associative; a comes first
  *   Acc transform(const In *in, size_t i);   element i of the input
+ * @endcode
  * Under nvcc it instantiates the block and decoupled look-back templates of
  * xpar/xpar_operator.cuh for these functions; under a C compiler the serial
  * and OpenMP loops and the object.  Declare it elsewhere with
  * XPAR_OPERATOR_DECLARE(name).
  */
+
+/** Declare an operator object defined in another file (C or C++). */
 #ifdef __cplusplus
 #define XPAR_OPERATOR_DECLARE(name) extern "C" const xpar_operator name
 #else
@@ -654,5 +701,7 @@ inline const void *kernel_handle(const void *global_fn) {
   _Static_assert(sizeof(Acc) <= XPAR_OPERATOR_MAX_ACC,                                     \
                  "an operator's accumulator has at most XPAR_OPERATOR_MAX_ACC bytes")
 #endif
+
+/** @} */
 
 #endif /* XPAR_XPAR_KERNEL_H */

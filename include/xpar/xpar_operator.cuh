@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * The GPU side of xpar operators (XPAR_OPERATOR in xpar/xpar_kernel.h):
  * header-only templates instantiated in the application's translation unit
  * for its own accumulator type and functions.  Included by xpar_kernel.h
@@ -49,7 +50,10 @@
 #include "detail/cuda_done_signal.cuh"
 #include "detail/cuda_tile_status.cuh"
 
+/** The GPU side of xpar operators: reduce() and scan(), instantiated by
+ *  XPAR_OPERATOR for the application's operator. */
 namespace xpar_operator_cuda {
+/** @cond XPAR_INTERNAL */
 
 /* The operator as the shared layers see it. */
 template <class Ops> struct Op {
@@ -504,7 +508,9 @@ template <class Ops, class S, bool ALIGNED> cudaError_t resident_blocks(unsigned
   return err;
 }
 
-/* out (device-visible, one accumulator) = the reduction of in[0, n). */
+/** @endcond */
+
+/** out (device-visible, one accumulator) = the reduction of in[0, n). */
 template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
   using Acc = typename Ops::acc_type;
   using S = typename Shapes<Ops>::Reduce;
@@ -560,9 +566,9 @@ template <class Ops> int reduce(const xpar_operator_gpu_call *c) {
   return (int)cudaGetLastError();
 }
 
-/* out[0, n) = the scan of in[0, n).  Tile status: 4- and 8-byte accumulators
+/** out[0, n) = the scan of in[0, n).  Tile status: 4- and 8-byte accumulators
  * use the context's words (c->status, the built-in scan's buffer and layout,
- * TileWord<T, 4> / <T, 8>), tagged with a per-call epoch, so nothing is
+ * `TileWord<T, 4>` / `<T, 8>`), tagged with a per-call epoch, so nothing is
  * cleared per call (an older word never matches; a call captured into a CUDA
  * graph is handed zeroed words of the graph's own and epoch 1); other sizes keep theirs in
  * the scratch after the control block, zeroed here (epoch 1 never matches a

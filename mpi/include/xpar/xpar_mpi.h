@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * xpar_mpi — distributed reduce, dot and scan over an MPI communicator, on top
  * of xpar.  An optional component: its own header, library (libxpar_mpi),
  * CMake target (find_package(xpar COMPONENTS mpi) -> xpar::mpi) and
@@ -24,18 +25,19 @@
  * one scalar per rank crosses ranks, always through host memory: the
  * component never hands an application pointer (let alone a device pointer)
  * to MPI, so any MPI library works, CUDA-aware or not.
- *   reduce / wide sum / dot: local xpar call -> one MPI_Allgather of a
- *     16-byte record per rank (the local status, what was called, the
- *     partial) -> every rank folds the partials itself, in rank order; when
- *     any rank's result lies in device memory or inside a mapping (see
- *     below), one MPI_Allreduce of a status word after the writes, as for a
- *     scan.
- *   scan: every rank but the last reduces its slice with xpar_reduce (its
- *     total: the last rank's total is needed by nobody) -> the same
- *     MPI_Allgather -> rank r folds the totals of ranks 0..r-1 in rank order
- *     into its carry -> xpar_scan_init(carry) on its slice -> one
- *     MPI_Allreduce of a status word, so that a rank whose local scan failed
- *     is known to all.
+ *  - reduce / wide sum / dot: local xpar call -> one MPI_Allgather of a
+ *    16-byte record per rank (the local status, what was called, the
+ *    partial) -> every rank folds the partials itself, in rank order; when
+ *    any rank's result lies in device memory or inside a mapping (see
+ *    below), one MPI_Allreduce of a status word after the writes, as for a
+ *    scan.
+ *  - scan: every rank but the last reduces its slice with xpar_reduce (its
+ *    total: the last rank's total is needed by nobody) -> the same
+ *    MPI_Allgather -> rank r folds the totals of ranks 0..r-1 in rank order
+ *    into its carry -> xpar_scan_init(carry) on its slice -> one
+ *    MPI_Allreduce of a status word, so that a rank whose local scan failed
+ *    is known to all.
+ *
  * The result of a reduce, wide sum or dot may lie where xpar_reduce's may: a
  * host variable (pageable, pinned, managed, or inside a mapping, whose host
  * copy is written as by xpar_reduce) or device memory (cudaMalloc, aligned to
@@ -50,8 +52,10 @@
  * 2^bits exactly as in xpar, whatever the rank count).  For floats the
  * cross-rank step is fixed: the partials (or slice totals) are combined in
  * rank order, left to right, in the result's type, by every rank itself:
+ * @code{.unparsed}
  *     result = ((p_0 op p_1) op p_2) ... op p_{size-1}
  *     carry of rank r = (p_0 op p_1) ... op p_{r-1}   (rank 0: the identity)
+ * @endcode
  * never in an order MPI picks (no MPI_Allreduce or MPI_Exscan on data).  So
  *  - the reduce, wide-sum and dot results are the same bits on every rank;
  *  - a result is the same bits on every run with the same rank count and
@@ -103,11 +107,13 @@
  *  - checked before any communication, returned at once on the rank that
  *    passes them (such a rank cannot take part, so the others of its
  *    communicator would wait for it: pass every rank a usable communicator):
+ *    @code{.unparsed}
  *      XPAR_ERR_INVALID_ARGUMENT  MPI is not initialised (MPI_Initialized)
  *                                 or already finalised; comm is
  *                                 MPI_COMM_NULL; comm is an
  *                                 intercommunicator
  *      XPAR_ERR_NULL_POINTER      comm is a zero (NULL) handle
+ *    @endcode
  *  - XPAR_ERR_IO: an MPI call returned an error (only possible when the
  *    application set MPI_ERRORS_RETURN on comm; with MPI's default handler,
  *    MPI_ERRORS_ARE_FATAL, MPI aborts instead).  The detail names the function,
@@ -147,6 +153,13 @@
 extern "C" {
 #endif
 
+/**
+ * @defgroup mpi MPI component
+ * Distributed reduce, wide sum, dot and scan over an MPI communicator
+ * (libxpar_mpi, xpar/xpar_mpi.h: see the file's description).
+ * @{
+ */
+
 #if defined(XPAR_MPI_STATIC_DEFINE)
 #define XPAR_MPI_API
 #elif defined(_WIN32)
@@ -177,7 +190,7 @@ XPAR_MPI_API const char *xpar_mpi_last_error_detail(void);
  * @param in       this rank's slice (anywhere xpar accepts data); any pointer,
  *                 NULL or unaligned, when n_local is 0 (nothing is read)
  * @param n_local  this rank's slice length (may differ between ranks; 0 ok)
- * @param result   a scalar of dtype (host, or device memory aligned to its
+ * @param[out] result  a scalar of dtype (host, or device memory aligned to its
  *                 type: see "How it runs"), written on every rank on success
  *                 (the identity when every slice is empty)
  * @return XPAR_OK on every rank, or an error on every rank (see "Errors");
@@ -247,7 +260,7 @@ XPAR_MPI_API xpar_status xpar_mpi_scan(xpar_context *ctx, MPI_Comm comm, xpar_dt
  *
  * @param comm    any intracommunicator; the ranks sharing a node are counted
  *                among comm's ranks only
- * @param device  out: the ordinal, or -1
+ * @param[out] device  the ordinal, or -1
  * @return XPAR_OK; XPAR_ERR_NULL_POINTER (device NULL, or a zero comm
  *         handle); XPAR_ERR_INVALID_ARGUMENT (MPI not initialised or
  *         finalised, MPI_COMM_NULL, an intercommunicator); XPAR_ERR_IO (an
@@ -265,7 +278,7 @@ XPAR_MPI_API xpar_status xpar_mpi_local_device(MPI_Comm comm, int *device);
  * overrides the environment in xpar.  Collective on comm (the node split).
  *
  * @param comm  the communicator whose ranks share the node's GPUs
- * @param out   out: the new context (NULL on failure); destroy it with
+ * @param[out] out  the new context (NULL on failure); destroy it with
  *              xpar_context_destroy()
  * @return XPAR_OK; the statuses of xpar_mpi_local_device, of
  *         xpar_context_create (XPAR_ERR_INVALID_ENV, ...) and of
@@ -273,6 +286,8 @@ XPAR_MPI_API xpar_status xpar_mpi_local_device(MPI_Comm comm, int *device);
  *         not told (no exchange follows the split).
  */
 XPAR_MPI_API xpar_status xpar_mpi_context_create(MPI_Comm comm, xpar_context **out);
+
+/** @} */
 
 #ifdef __cplusplus
 }
