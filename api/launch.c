@@ -219,14 +219,20 @@ static xpar_status check_operator(const xpar_operator *op, int scan) {
                   (const void *)op, op->abi, XPAR_KERNEL_ABI);
   XPAR__RETURN_IF(!op->name, XPAR_ERR_INVALID_ARGUMENT, "operator object at %p has no name",
                   (const void *)op);
-  XPAR__RETURN_IF(op->acc_size == 0 || op->acc_size > XPAR_OPERATOR_MAX_ACC ||
-                      op->in_size == 0 || !power_of_two(op->acc_align) ||
-                      !power_of_two(op->in_align),
+  /* Each rule its own refusal, naming the rule and the value that broke it. */
+  XPAR__RETURN_IF(op->acc_size == 0 || op->acc_size > XPAR_OPERATOR_MAX_ACC,
                   XPAR_ERR_INVALID_ARGUMENT,
-                  "operator %s: accumulator of %zu bytes (align %zu), input of %zu (align %zu); "
-                  "an accumulator has 1 to %d bytes",
-                  op->name, op->acc_size, op->acc_align, op->in_size, op->in_align,
-                  XPAR_OPERATOR_MAX_ACC);
+                  "operator %s: accumulator of %zu bytes; an accumulator has 1 to %d bytes",
+                  op->name, op->acc_size, XPAR_OPERATOR_MAX_ACC);
+  XPAR__RETURN_IF(op->in_size == 0, XPAR_ERR_INVALID_ARGUMENT,
+                  "operator %s: input element of 0 bytes; an input element has at least 1 byte",
+                  op->name);
+  XPAR__RETURN_IF(!power_of_two(op->acc_align), XPAR_ERR_INVALID_ARGUMENT,
+                  "operator %s: accumulator alignment %zu; an alignment is a power of two",
+                  op->name, op->acc_align);
+  XPAR__RETURN_IF(!power_of_two(op->in_align), XPAR_ERR_INVALID_ARGUMENT,
+                  "operator %s: input alignment %zu; an alignment is a power of two", op->name,
+                  op->in_align);
   const int has_cpu = scan ? op->cpu_scan != NULL : op->cpu_reduce != NULL;
   const int has_gpu = scan ? op->gpu_scan != NULL : op->gpu_reduce != NULL;
   XPAR__RETURN_IF(!has_cpu && !has_gpu, XPAR_ERR_NOT_SUPPORTED,

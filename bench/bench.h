@@ -273,7 +273,7 @@ int bench_crossing(const double *a, const double *b, int lo, int hi);
 /** "2^14", "never", "n/a" into buf. */
 const char *bench_exp_str(int e, char *buf, size_t size);
 
-/* Shared option parsing (bench_main.c). */
+/* Shared option parsing (bench_cli.c). */
 int bench_parse_long(const char *s, long lo, long hi, long *out);
 /** The next item of a comma-separated list at *p (its start; *len its
  *  length, 0 for an empty item); *p moves past it, NULL after the last. */
@@ -288,6 +288,19 @@ int bench_list_valid(const char *cmd, const char *opt, const char *list,
 /** bench_list_valid for --ops and --dtypes (NULL: not given). */
 int bench_ops_dtypes_valid(const char *cmd, const char *ops, const char *dtypes);
 
+/** A command of xpar-bench or xpar-devbench: its name, its entry, one line of help. */
+typedef struct bench_command {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *what;
+} bench_command;
+/** Runs the command argv[1] names (prog's usage for -h, --help, or none):
+ *  its exit status; 2 for an unknown command. */
+int bench_run_command(const char *prog, const bench_command *cmds, size_t ncmds, int argc,
+                      char **argv);
+void bench_usage_commands(FILE *f, const char *prog, const bench_command *cmds, size_t ncmds);
+
+int bench_cmd_sweep(int argc, char **argv);
 int bench_cmd_crossover(int argc, char **argv);
 int bench_cmd_calibrate(int argc, char **argv);
 int bench_cmd_kernel(int argc, char **argv);

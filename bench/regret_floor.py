@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The floor under `xpar-bench regret`'s per-point target, from several runs.
+"""The floor under `xpar-devbench regret`'s per-point target, from several runs.
 
 Usage: bench/regret_floor.py RUN1/regret.csv RUN2/regret.csv [...]
-       (each the CSV that `xpar-bench regret --out-dir RUN` writes; runs of the
+       (each the CSV that `xpar-devbench regret --out-dir RUN` writes; runs of the
        same points, e.g. the same command on fresh machines of one kind)
 
 A point meets the target when AUTO's median is <= 1.10x the best

@@ -1,4 +1,4 @@
-# CI smoke test of `xpar-bench regret --quick` (issue 12.7): CPU-only, small
+# CI smoke test of `xpar-devbench regret --quick` (issue 12.7): CPU-only, small
 # (pageable data, every op -- reduce, scan, axpy, add, fill, dot -- x
 # int32/float/double, 2^7..2^14, 5 rounds; a few seconds on 2 cores), with 9 rounds for the contenders (AUTO and those near
 # the fastest) after the 5 of everyone, and up to 3 confirmation rounds where AUTO
@@ -14,7 +14,7 @@ execute_process(
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "xpar-bench regret --quick exited ${rc}: ${err}")
+  message(FATAL_ERROR "xpar-devbench regret --quick exited ${rc}: ${err}")
 endif()
 foreach(want "# overall: [0-9]+ points, geometric mean [0-9]+\\.[0-9]+"
              "# first look: [0-9]+ points missed before their confirmation rounds"
@@ -23,9 +23,9 @@ foreach(want "# overall: [0-9]+ points, geometric mean [0-9]+\\.[0-9]+"
              "axpy +float +pageable" "add +int32 +pageable" "fill +double +pageable"
              "dot +float +pageable" "# host speed: a plain fill of 128 int32 took [0-9.]+ ns")
   if(NOT out MATCHES "${want}")
-    message(FATAL_ERROR "xpar-bench regret --quick: output lacks /${want}/")
+    message(FATAL_ERROR "xpar-devbench regret --quick: output lacks /${want}/")
   endif()
 endforeach()
 if(NOT EXISTS ${WORK_DIR}/regret.csv)
-  message(FATAL_ERROR "xpar-bench regret --quick wrote no ${WORK_DIR}/regret.csv")
+  message(FATAL_ERROR "xpar-devbench regret --quick wrote no ${WORK_DIR}/regret.csv")
 endif()

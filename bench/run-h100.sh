@@ -2,7 +2,7 @@
 # The crossover run for the lent H100 machine, in one call of at most ~9 minutes:
 #
 #   1. xpar-bench calibrate            -> $OUT/profile.txt (+ calibrate.txt)
-#   2. xpar-bench overhead             -> $OUT/overhead.txt
+#   2. xpar-devbench overhead            -> $OUT/overhead.txt
 #   3. xpar-bench crossover with XPAR_PROFILE=$OUT/profile.txt:
 #      reduce, scan x int32, float x host, device data, N = 2^7 .. 2^30
 #                                      -> $OUT/crossover/ (CSV, charts, summary)
@@ -21,6 +21,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BIN=${XPAR_BENCH:-build-gpu/bench/xpar-bench}
+DEVBIN=${XPAR_DEVBENCH:-build-gpu/bench/xpar-devbench}
 OUT=${OUT:-out/h100}
 BUDGET=${BUDGET_S:-530}
 start=$SECONDS
@@ -70,7 +71,7 @@ log "$profile_note"
 
 # ---- 2. per-call overhead ----------------------------------------------------
 log "overhead"
-timeout 60 "$BIN" overhead >"$OUT/overhead.txt" 2>&1
+timeout 60 "$DEVBIN" overhead >"$OUT/overhead.txt" 2>&1
 cat "$OUT/overhead.txt" >&2
 
 # ---- 3. crossover ------------------------------------------------------------

@@ -2,21 +2,21 @@
 # AUTO against every alternative on the lent H100 machine, in one call of at most ~9 minutes
 # (docs/performance.md, "AUTO against every alternative"):
 #
-#   0. build Release, sm_90: xpar-bench and the GPU tests that guard dispatch
+#   0. build Release, sm_90: xpar-bench, xpar-devbench and the GPU tests that guard dispatch
 #      (test_embed_gpu: freed pinned memory reused as device memory; the
 #      policy, dispatch, mapping and serial-exact tests), -j16    -> run.log
 #   1. those tests (ctest -R)                                      -> checks.txt
 #   2. what one pointer classification costs (runtime vs driver) -> checks.txt
-#   3. the stall probe (xpar-bench stalls): reduce without and with the CUDA
+#   3. the stall probe (xpar-devbench stalls): reduce without and with the CUDA
 #      runtime's threads, with binding, with passive waiting; scan; the
 #      bandwidth of the smaller teams at 2^26                   -> stalls.txt
-#   4. xpar-bench regret with the built-in thresholds, 2^7..2^MAX_EXP, every
+#   4. xpar-devbench regret with the built-in thresholds, 2^7..2^MAX_EXP, every
 #      residency; then a coarse large-N set (2^26, 2^28: AUTO, the OpenMP
 #      tier, CUDA, the plain OpenMP loop and CUB; the one-thread alternatives
 #      are 10x off there and would not fit the call)   -> regret-default.txt
 #      and, for the record, a small set with the old method (--no-warm)
 #   5. xpar-bench calibrate (every op, int32/float/double)      -> calibrate.txt
-#   6. xpar-bench regret with that profile                     -> regret-profile.txt
+#   6. xpar-devbench regret with that profile                     -> regret-profile.txt
 #   7. xpar-bench crossover with that profile                   -> crossover.txt
 #   CSVs, summaries, the profile and the crossover data     -> regret-data.tar.gz
 #   and the summaries, printed last.
@@ -68,7 +68,7 @@ for v in $(compgen -e | grep '^XPAR_'); do unset "$v"; done
 # ---- 0. build ------------------------------------------------------------------
 log "build"
 jobs=$(nproc); [ "$jobs" -gt 16 ] && jobs=16
-TESTS=OFF CMOCKA=() TARGETS=(xpar-bench)
+TESTS=OFF CMOCKA=() TARGETS=(xpar-bench xpar-devbench)
 if has tests && [ -d .deps/cmocka ]; then
   TESTS=ON CMOCKA=(-DCMOCKA_ROOT="$PWD/.deps/cmocka")
   TARGETS+=(test_embed_gpu test_policy test_dispatch test_mapping test_serial_exact)
@@ -82,6 +82,7 @@ if ! { cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DXPAR_CUDA
   log "BUILD FAILED"; tail -40 "$OUT/run.log"; exit 1
 fi
 BIN=$BUILD/bench/xpar-bench
+DEVBIN=$BUILD/bench/xpar-devbench
 log "built ($(left)s left)"
 
 # ---- 1. the GPU tests that guard dispatch --------------------------------------
@@ -105,7 +106,7 @@ if has stalls; then
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
     echo "## $label" >>"$OUT/stalls.txt"
-    env "${envs[@]}" timeout 40 "$BIN" stalls --time-limit 8 --csv "$WORK/stalls.csv" "$@" >>"$OUT/stalls.txt" 2>&1 ||
+    env "${envs[@]}" timeout 40 "$DEVBIN" stalls --time-limit 8 --csv "$WORK/stalls.csv" "$@" >>"$OUT/stalls.txt" 2>&1 ||
       echo "## ($label: exit $?)" >>"$OUT/stalls.txt"
   }
   log "stall probe"
@@ -128,7 +129,7 @@ if has stalls-after; then
   for op in reduce scan; do
     echo "## $op int32, CUDA runtime initialised: xpar-default and plain-P taking turns" \
       >>"$OUT/stalls.txt"
-    timeout 60 "$BIN" stalls --op $op --cuda --exps 10,14,18,22 --calls "$((PROBE_CALLS * 2))" --time-limit 20 \
+    timeout 60 "$DEVBIN" stalls --op $op --cuda --exps 10,14,18,22 --calls "$((PROBE_CALLS * 2))" --time-limit 20 \
       --variants xpar-default,plain-P --csv "$WORK/stalls.csv" >>"$OUT/stalls.txt" 2>&1 ||
       echo "## (exit $?)" >>"$OUT/stalls.txt"
   done
@@ -138,7 +139,7 @@ fi
 regret() { # label, limit, [extra args]
   local label=$1 lim=$2; shift 2
   log "regret ($label, limit ${lim}s)"
-  timeout $((lim + 40)) "$BIN" regret --rounds "$ROUNDS" --point-budget-ms "$POINT_BUDGET_MS" \
+  timeout $((lim + 40)) "$DEVBIN" regret --rounds "$ROUNDS" --point-budget-ms "$POINT_BUDGET_MS" \
     --time-limit "$lim" \
     --out-dir "$WORK/regret-$label" "$@" >"$WORK/regret-$label.txt" 2>"$WORK/regret-$label.err"
   log "regret ($label) exit $?"
@@ -190,7 +191,7 @@ log "done"
 for label in default profile; do
   [ -f "$OUT/regret-$label.txt" ] || continue
   echo "=== regret, $label thresholds ==="
-  sed -n '/^# xpar-bench regret summary/,$p' "$OUT/regret-$label.txt" | grep -v '^#   ' | head -60
+  sed -n '/^# xpar-devbench regret summary/,$p' "$OUT/regret-$label.txt" | grep -v '^#   ' | head -60
 done
 echo "=== old method (rotation, no warm call) ==="
 grep -E '^# overall|^# targets' "$WORK/regret-old-method.txt" 2>/dev/null

@@ -339,7 +339,8 @@ static xpar_status run_kernel(const xpar__backend *b, const xpar__exec *ex, cons
  * backend can give it (a device-to-host copy into pageable memory goes
  * through the driver's own staging and took 2-4 us more per small call on
  * the H100 host than one into pinned memory, which is what decides whether
- * a tiny device-resident call pays on the CPU: bench/NOTES.md, issue 12),
+ * a tiny device-resident call pays on the CPU: docs/design.md, "Where data
+ * lives"),
  * else malloc.  Grown when needed, kept until the context is destroyed or
  * its memory released (xpar__host_staging_free). */
 static xpar_status host_staging(xpar_context *ctx, int slot, size_t bytes, void **out) {
@@ -629,7 +630,7 @@ static inline int fast_pointer_kind(xpar_context *ctx, const void *p, xpar__ptr_
  * is cached; device or managed memory, or an error, goes to the general
  * path, which classifies again and reports.  (Arrays of one pinned
  * allocation sharing one look-up that also asks the allocation's range cost
- * separate allocations ~23 ns per call more: bench/NOTES.md, session 14.) */
+ * separate allocations ~23 ns per call more on the H100 host, 2026-11-26.) */
 static int fast_host_operand(xpar_context *ctx, const void *p, unsigned bit,
                              xpar__policy_facts *f, unsigned *pinned) {
   xpar__ptr_kind kind;

@@ -10,6 +10,18 @@
 
 #include "state.h"
 
+int xpar__parse_ordinal(const char *s, int *out) {
+  if (!s || !*s) return -1;
+  int v = 0;
+  for (const char *p = s; *p; p++) {
+    if (!isdigit((unsigned char)*p)) return -1;
+    v = v * 10 + (*p - '0');
+    if (v > XPAR__MAX_DEVICE_ORDINAL) return -1;
+  }
+  *out = v;
+  return 0;
+}
+
 int xpar__parse_count(const char *s, size_t *out) {
   if (!s || !*s) return -1;
   if (strcasecmp(s, "never") == 0) {
@@ -119,10 +131,8 @@ xpar_status xpar__env_apply_policy(xpar_context *ctx) {
     else return bad_env("XPAR_SHADOW_FAIL", v, "0 or 1");
   }
   if ((v = getenv("XPAR_DEVICE")) != NULL) {
-    size_t d;
-    if (xpar__parse_count(v, &d) != 0 || d == XPAR_NEVER || d > 1024)
-      return bad_env("XPAR_DEVICE", v, "a device ordinal (0, 1, ...)");
-    ctx->device = (int)d;
+    if (xpar__parse_ordinal(v, &ctx->device) != 0)
+      return bad_env("XPAR_DEVICE", v, "a device ordinal in decimal (0, 1, ... 1024)");
   }
   return XPAR_OK;
 }

@@ -77,10 +77,9 @@ xpar_status xpar__device_query(xpar_device_info *out) {
     snprintf(out->reason, sizeof out->reason, "built without CUDA");
     return XPAR_OK;
   }
-  int device = -1;
+  int device = -1; /* the default device where XPAR_DEVICE is unset or invalid */
   const char *env = getenv("XPAR_DEVICE");
-  size_t d;
-  if (env && xpar__parse_count(env, &d) == 0 && d <= 1024) device = (int)d;
+  if (env) (void)xpar__parse_ordinal(env, &device);
   const xpar_status st = g->query(device, out);
   xpar__gpu_restore_caller(); /* the probe selects the device it describes */
   XPAR__FORWARD(st);

@@ -256,6 +256,12 @@ xpar_status xpar__env_apply_policy(xpar_context *ctx);
 xpar_status xpar__env_apply_thresholds(xpar_context *ctx);
 /** Parse a threshold value: decimal, 2^k, or "never". 0 on success. */
 int xpar__parse_count(const char *s, size_t *out);
+/** The largest device ordinal XPAR_DEVICE accepts. */
+#define XPAR__MAX_DEVICE_ORDINAL 1024
+/** Parse a device ordinal (XPAR_DEVICE): decimal digits only, at most
+ *  XPAR__MAX_DEVICE_ORDINAL -- an ordinal is not a count, so neither 2^k nor
+ *  "never".  0 on success; *out untouched otherwise. */
+int xpar__parse_ordinal(const char *s, int *out);
 
 /* ---- gpu.c ---------------------------------------------------------------- */
 /** The CUDA backend table, or NULL when built without CUDA. */

@@ -1,9 +1,9 @@
 # `XPAR_PROFILE=<file not there yet> xpar-bench calibrate` (issue 9.3): the
 # calibration writes the profile there, and a later process loads it.
-#   cmake -DBENCH=<xpar-bench> -DWORK_DIR=<scratch dir> -P calibrate_into_profile.cmake
+#   cmake -DBENCH=<xpar-bench> -DDEVBENCH=<xpar-devbench> -DWORK_DIR=<dir> -P calibrate_into_profile.cmake
 # Calibrates one op and dtype over 2^4..2^6 without the GPU: a second or so.
 cmake_minimum_required(VERSION 3.24)
-foreach(v BENCH WORK_DIR)
+foreach(v BENCH DEVBENCH WORK_DIR)
   if(NOT ${v})
     message(FATAL_ERROR "${v} is not set")
   endif()
@@ -11,11 +11,12 @@ endforeach()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(QUICK --dtypes int32 --omp-range 4:6 --no-gpu --min-time-ms 1)
+set(PROG ${BENCH}) # the program run_bench runs: xpar-bench, or xpar-devbench
 
 # Runs xpar-bench with XPAR_PROFILE=<profile> and args; fails unless it exits 0.
 function(run_bench profile)
   execute_process(
-    COMMAND ${CMAKE_COMMAND} -E env "XPAR_PROFILE=${profile}" ${BENCH} ${ARGN}
+    COMMAND ${CMAKE_COMMAND} -E env "XPAR_PROFILE=${profile}" ${PROG} ${ARGN}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message(STATUS "xpar-bench ${ARGN} (XPAR_PROFILE=${profile}):\n${out}${err}")
   if(NOT rc EQUAL 0)
@@ -58,7 +59,9 @@ expect("${text}" "\nwritten: ")
 expect("${text}" "\nreduce int32 openmp ")
 
 # 2. Another process loads it: AUTO's decision record quotes the profile.
+set(PROG ${DEVBENCH})
 run_bench("${profile}" overhead --batches 1 --calls 1)
+set(PROG ${BENCH})
 expect("${out}" "openmp threshold")
 if(NOT out MATCHES "openmp threshold [^ ]+ \\(profile\\)")
   message(FATAL_ERROR "the decision record does not quote the profile's threshold")

@@ -7,7 +7,7 @@
 # Usage: check_worklog.sh [source dir]   (lists the offending lines; exit 1)
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
-pattern='\bsessions? [0-9]|\bcalls? [0-9]+\b|work period|next session|this session|left for later|worktree|bench/results|\bissues? [0-9]+|\bitem [0-9]+\b|-s[0-9]+\b|\bs[0-9]+-review|lead'"'"'s session'
+pattern='\bsessions? [0-9]|(^|[^-])\bcalls? [0-9]+\b|work period|next session|this session|left for later|worktree|bench/results|\bissues? [0-9]+|\bitem [0-9]+\b|-s[0-9]+\b|\bs[0-9]+-review|lead'"'"'s session'
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   files() { git ls-files -z; }
 else

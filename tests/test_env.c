@@ -167,7 +167,9 @@ static void device_values(void **state) {
   xpar_context *ctx = create_ok("XPAR_DEVICE=0");
   xpar_context_destroy(ctx);
   clear_env();
-  const char *bad[] = {"-1", "", "abc", "0x", "1.5", "12abc", "0 ", "99999999999999999999"};
+  /* An ordinal is not a count: the thresholds' 2^k and never do not apply. */
+  const char *bad[] = {"-1", "", "abc", "0x", "1.5", "12abc", "0 ", "99999999999999999999",
+                       "2^1", "2^0", "never", "1025", "+1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_bad("XPAR_DEVICE", bad[i]);
 }
 

@@ -522,13 +522,57 @@ static void t_verbose(void **state) {
   xpar_context_destroy(ctx);
 }
 
+/* An operator object whose layout breaks a rule: refused for both reduce and
+ * scan, the detail naming the rule broken and the value that broke it, and
+ * nothing written. */
+static void t_operator_bad_layout(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  uint32_t in[N], out[N], poison[N];
+  xt_rng rng;
+  xt_rng_for(&rng, "operator_bad_layout");
+  xt_fill_random(&rng, XPAR_UINT32, in, N, XT_DATA_RANDOM, 0);
+  xt_fill_random(&rng, XPAR_UINT32, out, N, XT_DATA_RANDOM, 0);
+  memcpy(poison, out, sizeof out);
+  enum { NCASES = 5 };
+  static const struct {
+    const char *label, *detail;
+  } cases[NCASES] = {
+      {"input alignment 3", "input alignment 3; an alignment is a power of two"},
+      {"accumulator alignment 6", "accumulator alignment 6; an alignment is a power of two"},
+      {"accumulator of 0 bytes", "accumulator of 0 bytes; an accumulator has 1 to"},
+      {"accumulator too large", "accumulator of 4096 bytes; an accumulator has 1 to"},
+      {"input of 0 bytes", "input element of 0 bytes; an input element has at least 1 byte"},
+  };
+  for (int c = 0; c < NCASES; c++) {
+    xpar_operator op = xk_team_max_cpu_only;
+    switch (c) {
+      case 0: op.in_align = 3; break;
+      case 1: op.acc_align = 6; break;
+      case 2: op.acc_size = 0; break;
+      case 3: op.acc_size = 4096; break;
+      case 4: op.in_size = 0; break;
+    }
+    uint64_t result = 0x5a5a5a5a5a5a5a5aull;
+    xt_check_status(cases[c].label, "reduce_op",
+                    xpar_reduce_op(ctx, &op, in, N, &result), XPAR_ERR_INVALID_ARGUMENT);
+    check_detail_names(cases[c].label, cases[c].detail);
+    if (result != 0x5a5a5a5a5a5a5a5aull) xt_failf(cases[c].label, "a refused reduce wrote its result");
+    xt_check_status(cases[c].label, "scan_op",
+                    xpar_scan_op(ctx, &op, XPAR_INCLUSIVE, in, out, N), XPAR_ERR_INVALID_ARGUMENT);
+    check_detail_names(cases[c].label, cases[c].detail);
+    xt_check_bytes(cases[c].label, "out after a refused scan", out, poison, sizeof out);
+  }
+  xpar_context_destroy(ctx);
+}
+
 int main(int argc, char **argv) {
   xt_init("test_kernel_api", argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_bad_input),        cmocka_unit_test(t_no_gpu_variant),
       cmocka_unit_test(t_no_cpu_variant),   cmocka_unit_test(t_thresholds),
       cmocka_unit_test(t_thread_count_cap), cmocka_unit_test(t_thread_count_cap_teams),
-      cmocka_unit_test(t_operator_team),
+      cmocka_unit_test(t_operator_team),    cmocka_unit_test(t_operator_bad_layout),
       cmocka_unit_test(t_print_cpu_serial), cmocka_unit_test(t_print_cuda_serial),
       cmocka_unit_test(t_verbose),
   };

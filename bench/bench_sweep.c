@@ -1,5 +1,5 @@
 /*
- * xpar-bench: measure xpar's tiers side by side.
+ * xpar-bench sweep: every tier of one op and dtype side by side over N.
  *
  *   xpar-bench sweep --op reduce|scan|axpy|add|fill|dot --dtype int32|...
  *                    [--reduction sum|min|max] [--kind inclusive|exclusive] [--init]
@@ -57,70 +57,12 @@ typedef struct sweep_opts {
   bench_timing_cfg timing;
 } sweep_opts;
 
-int bench_parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 0);
-  if (errno || *s == '\0' || *end != '\0' || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
-}
-#define parse_int bench_parse_long
-
-const char *bench_list_item(const char **p, size_t *len) {
-  const char *item = *p, *comma = strchr(item, ',');
-  *len = comma ? (size_t)(comma - item) : strlen(item);
-  *p = comma ? comma + 1 : NULL;
-  return item;
-}
-
-static int item_is(const char *item, size_t len, const char *name) {
-  return strlen(name) == len && strncmp(item, name, len) == 0;
-}
-
-int bench_list_has(const char *list, const char *name) {
-  for (const char *p = *list ? list : NULL; p;) {
-    size_t l;
-    const char *item = bench_list_item(&p, &l);
-    if (item_is(item, l, name)) return 1;
-  }
-  return 0;
-}
-
-int bench_list_valid(const char *cmd, const char *opt, const char *list,
-                     const char *const *names, int count) {
-  for (const char *p = list; p;) {
-    size_t l;
-    const char *item = bench_list_item(&p, &l);
-    int found = 0;
-    for (int i = 0; i < count && !found; ++i) found = item_is(item, l, names[i]);
-    if (!found) {
-      fprintf(stderr, "xpar-bench %s: %s: %s\"%.*s\"; the names are", cmd, opt,
-              l ? "unknown name " : "an empty name ", (int)l, item);
-      for (int i = 0; i < count; ++i) fprintf(stderr, "%s%s", i ? ", " : " ", names[i]);
-      fputc('\n', stderr);
-      return 0;
-    }
-  }
-  return 1;
-}
-
-int bench_ops_dtypes_valid(const char *cmd, const char *ops, const char *dtypes) {
-  _Static_assert(XPAR_DTYPE_COUNT_ <= 16, "the names below hold 16");
-  const char *names[16];
-  int n = 0;
-  for (const bench_op *op; n < 16 && (op = bench_op_at(n)) != NULL; ++n) names[n] = op->name;
-  if (ops && !bench_list_valid(cmd, "--ops", ops, names, n)) return 0;
-  for (n = 0; n < XPAR_DTYPE_COUNT_; ++n) names[n] = xpar_dtype_name((xpar_dtype)n);
-  return !dtypes || bench_list_valid(cmd, "--dtypes", dtypes, names, n);
-}
-
 static int tier_selected(const sweep_opts *o, const bench_tier *t) {
   if (!o->tiers) return t->default_on;
   return bench_list_has(o->tiers, t->name);
 }
 
-static int cmd_sweep(int argc, char **argv) {
+int bench_cmd_sweep(int argc, char **argv) {
   sweep_opts o = {.dtype = XPAR_DTYPE_COUNT_, .reduction = XPAR_SUM, .kind = XPAR_INCLUSIVE,
                   .min_exp = 7, .max_exp = 26, .location = BENCH_HOST,
                   .seed = (uint64_t)(bench_now_s() * 1e6),
@@ -152,23 +94,23 @@ static int cmd_sweep(int argc, char **argv) {
       else if (strcmp(v, "exclusive") == 0) o.kind = XPAR_EXCLUSIVE;
       else goto bad;
     } else if (strcmp(a, "--min-exp") == 0) {
-      if (!parse_int(v, 0, 40, &x)) goto bad;
+      if (!bench_parse_long(v, 0, 40, &x)) goto bad;
       o.min_exp = (int)x;
     } else if (strcmp(a, "--max-exp") == 0) {
-      if (!parse_int(v, 0, 40, &x)) goto bad;
+      if (!bench_parse_long(v, 0, 40, &x)) goto bad;
       o.max_exp = (int)x;
     } else if (strcmp(a, "--reps") == 0) {
-      if (!parse_int(v, 1, 1000000, &x)) goto bad;
+      if (!bench_parse_long(v, 1, 1000000, &x)) goto bad;
       o.timing.fixed_reps = (int)x;
     } else if (strcmp(a, "--min-time-ms") == 0) {
-      if (!parse_int(v, 0, 100000, &x)) goto bad;
+      if (!bench_parse_long(v, 0, 100000, &x)) goto bad;
       o.timing.min_time_s = (double)x * 1e-3;
     } else if (strcmp(a, "--location") == 0) {
       if (strcmp(v, "host") == 0) o.location = BENCH_HOST;
       else if (strcmp(v, "device") == 0) o.location = BENCH_DEVICE;
       else goto bad;
     } else if (strcmp(a, "--threads") == 0) {
-      if (!parse_int(v, 0, 4096, &x)) goto bad;
+      if (!bench_parse_long(v, 0, 4096, &x)) goto bad;
       o.threads = (int)x;
     } else if (strcmp(a, "--seed") == 0) {
       long seed;
@@ -352,49 +294,4 @@ static int cmd_sweep(int argc, char **argv) {
   if (!bench_close_output("sweep", o.csv, csv)) failures++;
   for (int i = 0; i < ntiers; ++i) bench_tier_close(&runs[i]);
   return failures ? 1 : 0;
-}
-
-static const struct {
-  const char *name;
-  int (*fn)(int argc, char **argv);
-  const char *what;
-} commands[] = {
-    {"sweep", cmd_sweep, "every tier of one op and dtype over N, with plain OpenMP baselines"},
-    {"crossover", bench_cmd_crossover,
-     "serial/OpenMP/CUDA/AUTO per op x dtype x location; crossovers, AUTO's efficiency, plots"},
-    {"calibrate", bench_cmd_calibrate, "measure this machine's thresholds; write a profile"},
-    {"kernel", bench_cmd_kernel,
-     "an application kernel's thresholds (xpar_kernel_calibrate) on the shipped kernels"},
-    {"overhead", bench_cmd_overhead, "per-call cost of xpar at N = 128 against inline loops"},
-    {"regret", bench_cmd_regret,
-     "AUTO against every alternative (tiers, plain loops, CUB) per residency x op x dtype x N"},
-    {"stalls", bench_cmd_stalls,
-     "probe OpenMP stall episodes: per-call p50/p99/max by team size, wait, CUDA threads"},
-};
-
-static void usage_all(FILE *f) {
-  fprintf(f, "usage: xpar-bench COMMAND [options]   (COMMAND --help for its options)\n");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
-    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
-}
-
-int main(int argc, char **argv) {
-  if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-    usage_all(stdout);
-    return 0;
-  }
-  for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof commands[0]; ++i)
-    if (strcmp(argv[1], commands[i].name) == 0) {
-      int rc = commands[i].fn(argc - 2, argv + 2);
-      /* a report that could not be written is no success (stdout on a full disk) */
-      if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "xpar-bench %s: writing the standard output failed: %s\n", argv[1],
-                strerror(errno));
-        if (rc == 0) rc = 1;
-      }
-      return rc;
-    }
-  if (argc >= 2) fprintf(stderr, "xpar-bench: unknown command \"%s\"\n", argv[1]);
-  usage_all(stderr);
-  return 2;
 }
