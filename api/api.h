@@ -15,7 +15,7 @@
 xpar_status xpar__ctx_busy(void);
 
 /** The refusal of an array argument that xpar__check_array found wrong:
- *  the same three checks, each with its own status and detail (api/ops.c). */
+ *  the same three checks, each with its own status and detail (api/api.c). */
 xpar_status xpar__check_array_refused(const char *name, const void *p, size_t n, size_t bytes,
                                       xpar_dtype dtype);
 

@@ -1,11 +1,6 @@
 /* Public context functions: creation, policy setters and getters, introspection. */
 #include "api.h"
 
-xpar_status xpar__ctx_busy(void) {
-  return xpar__fail(XPAR_ERR_CONTEXT_BUSY,
-                    "the context is in use by another thread; use one context per thread");
-}
-
 XPAR_API xpar_status xpar_context_create(xpar_context **out) {
   xpar__clear_error();
   XPAR__RETURN_IF(!out, XPAR_ERR_NULL_POINTER, "out is NULL");

@@ -19,20 +19,6 @@ static xpar_status check_dtype(xpar_dtype dtype, size_t n, size_t *bytes) {
   return XPAR_OK;
 }
 
-xpar_status xpar__check_array_refused(const char *name, const void *p, size_t n, size_t bytes,
-                                      xpar_dtype dtype) {
-  XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "%s is NULL (n = %zu)", name, n);
-  /* Elements must be naturally aligned: the GPU faults on anything else, so
-   * every backend refuses it alike. */
-  size_t size = xpar__dtype_size(dtype);
-  XPAR__RETURN_IF((uintptr_t)p & (size - 1), XPAR_ERR_INVALID_ARGUMENT,
-                  "%s (%p) is not aligned to its %zu-byte elements", name, p, size);
-  XPAR__RETURN_IF(p && (uintptr_t)p > UINTPTR_MAX - bytes, XPAR_ERR_SIZE_OVERFLOW,
-                  "%s + %zu bytes overflows the address space", name, bytes);
-  return xpar__fail(XPAR_ERR_INTERNAL, "%s: the array check refused an array it then found valid",
-                    name);
-}
-
 /* Two ranges of `bytes` may be identical or disjoint; anything between is
  * refused, since parallel tiers would read what they already overwrote. */
 static xpar_status check_alias(const char *a_name, const void *a, const char *b_name,

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "gpu.h"
 
 xpar_status xpar__context_new(xpar_context **out) {
   *out = NULL;

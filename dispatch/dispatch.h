@@ -2,6 +2,7 @@
 #ifndef XPAR_DISPATCH_DISPATCH_H
 #define XPAR_DISPATCH_DISPATCH_H
 
+#include "gpu.h"
 #include "state.h"
 #include "xpar/xpar_kernel.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "gpu.h"
 
 #ifdef XPAR_TEST_HOOKS
 /* A test double registered in place of the CUDA backend (tests/test_policy.c,

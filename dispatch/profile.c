@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "gpu.h"
 
 #define PROFILE_MAGIC "xpar-profile 1"
 #define XPAR__KEY_(e, key, env, data) " " key

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "gpu.h"
 
 static xpar__mapping *find_mapping(xpar_context *ctx, const void *p) {
   const unsigned char *c = (const unsigned char *)p;

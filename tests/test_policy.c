@@ -27,7 +27,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dispatch/state.h" /* the backend table and xpar__gpu_backend_set_double */
+#include "dispatch/gpu.h" /* the backend table and xpar__gpu_backend_set_double */
 #include "kernels/test_kernels.h"
 #include "operators/operators.h"
 
