@@ -67,8 +67,9 @@ static void origin(const xpar__provenance *p, char *buf, size_t size) {
 }
 
 /* Where the quoted built-in defaults were measured: "; default (H100 host,
- * 2026-11-25)", "; defaults (...)" for two of one origin, else each named by
- * its threshold. */
+ * 2026-11-25)", "; defaults (...)" for two of one origin, "; defaults (H100
+ * host; GPU 2026-11-26, openmp 2026-11-25)" for two of one machine, else each
+ * named by its threshold. */
 static void append_provenance(out *o, const xpar__decision_raw *d) {
   const int gpu_quoted = d->gpu_rule == XPAR__GPU_BELOW || d->gpu_rule == XPAR__GPU_AT_OR_ABOVE ||
                          d->gpu_rule == XPAR__GPU_WANTED_UNUSABLE ||
@@ -87,7 +88,10 @@ static void append_provenance(out *o, const xpar__decision_raw *d) {
   char g[128] = "", c[128] = "";
   if (gpu) origin(gpu, g, sizeof g);
   if (openmp) origin(openmp, c, sizeof c);
-  if (gpu && openmp && strcmp(g, c))
+  if (gpu && openmp && strcmp(g, c) && !gpu->brief && !openmp->brief &&
+      !strcmp(gpu->machine, openmp->machine))
+    append(o, "; defaults (%s; GPU %s, openmp %s)", gpu->machine, gpu->date, openmp->date);
+  else if (gpu && openmp && strcmp(g, c))
     append(o, "; GPU default (%s), openmp default (%s)", g, c);
   else if (gpu || openmp)
     append(o, "; default%s (%s)", gpu && openmp ? "s" : "", gpu ? g : c);

@@ -336,9 +336,11 @@ static int reason_matches(const char *reason, const char *pattern) {
 /* How a record ends when it is whole: where the quoted built-in defaults were
  * measured, last, as their machine and date; else the shadow note; else the
  * reproducible mode's. */
-#define XT_ORIGIN "\\([^(),]+, [0-9]{4}-[0-9]{2}-[0-9]{2}\\)"
+#define XT_DATE "[0-9]{4}-[0-9]{2}-[0-9]{2}"
+#define XT_ORIGIN "\\([^(),]+, " XT_DATE "\\)"
 static const char *const ends_with_origin =
-    "; (defaults? " XT_ORIGIN "|GPU default " XT_ORIGIN ", openmp default " XT_ORIGIN ")$";
+    "; (defaults? " XT_ORIGIN "|defaults \\([^(),;]+; GPU " XT_DATE ", openmp " XT_DATE "\\)|"
+    "GPU default " XT_ORIGIN ", openmp default " XT_ORIGIN ")$";
 static const char *const ends_with_shadow =
     "; shadow [a-z-]+: (match|not run \\(.*\\)|MISMATCH .*\\))$";
 
@@ -398,7 +400,9 @@ static void reasons_end_whole(void **state) {
              * record would not fit; then where the defaults were measured may
              * be left out too. */
             const char *shortened = strstr(d.reason, "[...]");
-            const int full = len + strlen("; defaults (H100 host, 2026-11-25)") >= sizeof d.reason;
+            const int full = /* the longest origin the built-in defaults give */
+                len + strlen("; defaults (H100 host; GPU 2026-11-25, openmp 2026-11-26)") >=
+                sizeof d.reason;
             if (shortened && (!full || shortened[5] != ')'))
               xt_failf(label, "a quoted text was shortened: \"%s\"", d.reason);
             const int shadow_last = reason_matches(d.reason, ends_with_shadow);
