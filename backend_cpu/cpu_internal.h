@@ -40,8 +40,8 @@
  * An application's plain loop, built for the same baseline, runs 16-byte
  * vectors and, for int32 products, emulates the 32-bit multiply SSE2 lacks
  * (two pmuludq and shuffles per four products; pmulld from SSE4.1 on).  On
- * the development VM the one-thread elementwise tier went from 1.0-1.6x such a
- * loop at 2^8..2^12 to 0.4-1.25x (bench/NOTES.md, session 11).  Results do not
+ * the development VM (2 vCPUs of a Xeon, 2026-11-25) the one-thread elementwise
+ * tier went from 1.0-1.6x such a loop at 2^8..2^12 to 0.4-1.25x.  Results do not
  * change: each element (or dot lane) sees the same IEEE operations in the
  * same order, and neither target has FMA to contract into.  Their vector
  * loops start at a 32-byte boundary (XPAR__CPU_TO_32B_BOUNDARY below). */
@@ -69,8 +69,8 @@
  * element.  An AVX2 access across a cache line costs two, and malloc aligns a
  * block to 16 bytes only (16 mod 4096 above its mmap threshold): unaligned,
  * the AVX2 builds' elementwise stores ran 1.2-1.6x slower than SSE2 at
- * 2^10..2^13 (session 11), the integer reductions' loads 1.2-1.7x slower than
- * from an aligned block (session 13; bench/NOTES.md).  The exit depends on
+ * 2^10..2^13, the integer reductions' loads 1.2-1.7x slower than from an
+ * aligned block (development VM and H100 host, 2026-11-25).  The exit depends on
  * the address, so the compiler keeps it a scalar loop: at most 31 / sizeof *p
  * iterations.  XPAR__CPU_TO_BOUNDARY: the same to a boundary of MASK + 1
  * bytes (a power of two). */
@@ -131,7 +131,7 @@ typedef struct xpar__cpu_partial {
  *  thread count, else the runtime's default (what the application's own
  *  `omp parallel` gets), whatever n.
  *
- *  Why not fewer threads for a small n (bench/NOTES.md, issue 12): libgomp
+ *  Why not fewer threads for a small n (H100 host, 2026-11-25): libgomp
  *  keeps one pool, and a region larger than the one before must wake pool
  *  threads that may have gone to sleep; on the 16-core H100 host a team
  *  alternating between 16 and 8 took 100-290 us per call at the median

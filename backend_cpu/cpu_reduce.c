@@ -64,8 +64,8 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
 /* The dot's chunk loop reads two arrays 64 bytes a step each: from a 32-byte
  * boundary every step touches two cache lines of each, and on malloc'd arrays
  * (16 bytes past a boundary) the one-thread int32 dot ran 6-7 % slower than
- * from a line boundary at 2^13..2^15 (the regret runs of session 15 on the
- * H100 host, 5.5-7.5 %; development VM 7 %, bench/NOTES.md session 16).  So
+ * from a line boundary at 2^13..2^15 (regret runs on the H100 host,
+ * 2026-11-26: 5.5-7.5 %; development VM 7 %).  So
  * long chunks start at a line; short ones keep the 32-byte head (up to 15
  * scalar steps instead of 7 cost ~3 ns, more than a 2^10 call gains). */
 #define XPAR__CPU_DOT_LINE_MIN 2048
@@ -81,7 +81,7 @@ void xpar__cpu_parallel_reduce(const xpar__exec *ex, const void *a, const void *
  * splits a cache line: on the development VM the one-thread double sum and dot took
  * 1.6-1.7x, the float sum 1.4x, the time they take from a 64-byte boundary at 2^14-2^16,
  * and on the H100 host the pageable arrays' one-thread double sum and float dot 1.5-1.75x
- * the pinned (page-aligned) ones' (bench/NOTES.md, session 19).  So a float chunk of at
+ * the pinned (page-aligned) ones' (2026-11-26).  So a float chunk of at
  * least MIN_BYTES per array (below) that starts o elements past a 64-byte boundary
  * runs its lane loop from that boundary with the lanes rotated: rot[q] is lane
  * (q - o) mod L; the first block gives its elements from q = o on, the last whole

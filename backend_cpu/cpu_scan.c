@@ -35,7 +35,8 @@
 
 /* Bytes of input per thread per block: small enough that the slice and its
  * output stay in a 1-2 MiB L2 between the two passes, large enough that the
- * one barrier per block is noise (tuned in bench/NOTES.md). */
+ * one barrier per block is noise (development VM, 2026-11-22: 2^26 int32 on 2
+ * threads is 512 blocks, 512 barriers of ~1 us each). */
 #ifndef XPAR__CPU_SCAN_BLOCK_BYTES
 #define XPAR__CPU_SCAN_BLOCK_BYTES (256u * 1024u)
 #endif
@@ -46,8 +47,7 @@
  * kernels below), so a 4096-element part cost ~3 us where a reduce part
  * costs a few hundred ns, and at
  * 2^14..2^15 four parts of 4096 left xpar's tier 1.15-1.4x behind a plain
- * 16-thread two-pass loop on the H100 host (regret run, bench/NOTES.md,
- * issue 12).  The region (the team) is unchanged: only how many of its
+ * 16-thread two-pass loop on the H100 host (regret run, 2026-11-25).  The region (the team) is unchanged: only how many of its
  * threads get work, hence the float rounding, depends on n. */
 #ifndef XPAR__CPU_SCAN_MIN_PER_THREAD
 #define XPAR__CPU_SCAN_MIN_PER_THREAD 1024u
@@ -194,8 +194,8 @@ static void scan_chunk_sum_simd64(const void *in, void *out, size_t lo, size_t h
  * shifts bring in -0.0, the exact additive identity (x + -0.0 == x for every
  * x, signed zeros included), so a group's first output is carry + x[i], as
  * in the serial formula, and an exclusive scan's is the carry itself.
- * Development VM: 2.2x the element-order loop from 2^7 to 2^16 (bench/NOTES.md,
- * session 12); the bound is the shuffle port (6 shuffles per 8 elements).
+ * Development VM (2026-11-25): 2.2x the element-order loop from 2^7 to 2^16;
+ * the bound is the shuffle port (6 shuffles per 8 elements).
  */
 static inline __m128 scan_f32_up1(__m128 v) { /* [-0, v0, v1, v2] */
   return _mm_or_ps(_mm_castsi128_ps(_mm_slli_si128(_mm_castps_si128(v), 4)),
@@ -244,9 +244,9 @@ static void scan_sum_float_sse2(const void *in, void *out, size_t lo, size_t hi,
 /*
  * Double sums (and float sums without SSE2), regrouped in plain C: four
  * elements' local prefixes, independent of the carry, then the carry plus
- * each; the chain is one add per 4 elements.  Development VM: 1.6x the
- * element-order loop (SSE2 pairs of doubles were 1.45x inclusive and 1.1x
- * exclusive: a shuffle per two elements).  All four loads come before the
+ * each; the chain is one add per 4 elements.  Development VM (2026-11-25):
+ * 1.6x the element-order loop (SSE2 pairs of doubles were 1.45x inclusive and
+ * 1.1x exclusive: a shuffle per two elements).  All four loads come before the
  * stores (out == in).
  */
 #define XPAR__CPU_SCAN_GROUPED4_(e, ctype)                                                    \

@@ -281,7 +281,7 @@ PFN_cuLaunchKernel_v4000 driver_launch() {
 /* Whether st's stream is capturing a CUDA graph (active, or invalidated and not yet ended),
  * or is the legacy default stream while another stream's capture forbids using it
  * (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT).  Through the driver, which leaves the runtime's
- * last error alone: 14-25 ns on the H100 host (bench/NOTES.md, session 20), asked once
+ * last error alone: 14-25 ns on the H100 host (2026-11-26), asked once
  * per nowait call (dispatch: xpar__exec.captured). */
 extern "C" int xpar__cuda_capturing(struct xpar__cuda_state *st) {
   static const PFN_cuStreamIsCapturing_v10000 driver_is_capturing =
@@ -390,8 +390,8 @@ extern "C" void xpar__cuda_restore_caller(void) {
   if (set) (void)set(tl_caller_context);
 }
 
-/* The device ordinal of device memory p (one driver look-up, ~36 ns on the H100 host:
- * bench/NOTES.md, session 14), -1 where the driver cannot say. */
+/* The device ordinal of device memory p (one driver look-up, ~36 ns on the H100 host,
+ * 2026-11-26), -1 where the driver cannot say. */
 extern "C" int xpar__cuda_device_of(const void *p) {
   static const PFN_cuPointerGetAttribute_v4000 get =
       (PFN_cuPointerGetAttribute_v4000)driver_symbol("cuPointerGetAttribute");
@@ -407,8 +407,8 @@ extern "C" int xpar__cuda_device_of(const void *p) {
  * driver answers only where the memory is mapped for it (peer access the application
  * enabled; libcu++'s is_pointer_accessible asks the same way).  Otherwise a kernel's
  * first load would fault and end the CUDA context for the whole process.  (The
- * pointer's ACCESS_FLAGS attribute is no test of this: on the 2 x H100 host of session
- * 27 it let such memory through without peer access, and the kernel faulted.) */
+ * pointer's ACCESS_FLAGS attribute is no test of this: on a 2 x H100 host (2026-11-26) it
+ * let such memory through without peer access, and the kernel faulted.) */
 extern "C" int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p) {
   static const PFN_cuPointerGetAttribute_v4000 get =
       (PFN_cuPointerGetAttribute_v4000)driver_symbol("cuPointerGetAttribute");
@@ -647,7 +647,7 @@ extern "C" unsigned long long xpar__cuda_launch_count(const struct xpar__cuda_st
  * (type, device, device and host pointers) and cost 156-220 ns per operand on
  * the H100 host, the driver's cuPointerGetAttributes asked for the two
  * attributes xpar needs, memory type and managed, 101-174 ns
- * (bench/cub/pointer_query_cost.cu; bench/NOTES.md, issue 12): several times a
+ * (bench/cub/pointer_query_cost.cu, 2026-11-25): several times a
  * small CPU call that needs it, and a pinned operand is asked about on every
  * call (page_cache.h).  The driver function is
  * reached through the runtime's driver entry point, so nothing links
@@ -792,8 +792,8 @@ extern "C" xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot,
  * dependency is the implicit one on the legacy default stream, an
  * application's cudaMemcpyAsync into that pinned buffer on stream 0, still
  * queued behind a kernel, was not seen -- 10 of 10 trials stale at 4, 8 and
- * 16 KiB, none at 32 KiB and above (H100, driver 580.159.04, raw CUDA:
- * bench/results/2026-11-26-s16/h2dcapture.cu; the same copy on stream 0 itself, or
+ * 16 KiB, none at 32 KiB and above (H100, driver 580.159.04, raw CUDA,
+ * 2026-11-26; the same copy on stream 0 itself, or
  * after cudaStreamWaitEvent, or read by a kernel, was never stale).  An
  * event recorded on the legacy stream would order it too, but that event
  * waits for every blocking stream's work, other threads' contexts included.

@@ -200,8 +200,9 @@ xpar_status xpar__cuda_done_signal(xpar__cuda_state *st, bool wait, DoneSignal *
 xpar_status xpar__cuda_finish(xpar__cuda_state *st, const DoneSignal &done, const char *what);
 
 /* Resource figures of the tuned scan kernel for `element_bytes` (4: int32 sum, 8: double
- * sum; bench and notes): registers per thread, local (spill) bytes per thread, block size
- * and resident blocks per SM from the occupancy calculator.  Returns 0 on success. */
+ * sum; xpar-gpu-bench prints them): registers per thread, local (spill) bytes per thread,
+ * block size and resident blocks per SM from the occupancy calculator.  Returns 0 on
+ * success. */
 int xpar__cuda_scan_resources(int element_bytes, int *regs, int *local_bytes, int *block,
                               int *blocks_per_sm);
 
@@ -217,7 +218,7 @@ xpar_status xpar__cuda_check_launch(xpar__cuda_state *st, const char *what);
  * xpar/xpar_kernel.h, resolved once per kernel) and the launch goes through the driver's
  * cuLaunchKernel, reached through the runtime (cudaGetDriverEntryPointByVersion, resolved
  * once per process: libxpar does not link libcuda).  Measured on the H100
- * (bench/cub/NOTES.md, issue 11): cuLaunchKernel returns 0.3-0.5 us sooner than
+ * host (2026-11-25): cuLaunchKernel returns 0.3-0.5 us sooner than
  * cudaLaunchKernel, and the stamp floor (1-thread kernel writing a pinned word the host
  * spins on) drops 7.4 -> 6.7 us.  With a NULL handle, or where the
  * driver path is unavailable or refuses the launch, the runtime's cudaLaunchKernel

@@ -128,7 +128,7 @@ xpar_status run_elementwise(const xpar__exec *ex, const F &f, const T *a, const 
       (const void *)kernel, n,
       tuning::elementwise_vectors_per_thread * (unsigned)Pack16<T>::count, &shape));
   /* The driver's launch (xpar__cuda_launch with a handle): a queued call returns 0.1-0.3 us
-   * sooner (H100, bench/cub/NOTES.md, session 11); a synchronous call's end-to-end time did
+   * sooner (H100 host, 2026-11-25); a synchronous call's end-to-end time did
    * not resolve a difference. */
   static const void *const handle = kernel_handle((const void *)kernel);
   F f_arg = f;

@@ -20,8 +20,8 @@ namespace tuning {
 constexpr unsigned vector_bytes = 16;
 
 /*
- * Tuning, as data.  Figures: NVIDIA H100 80GB HBM3 (132 SMs), lent machine,
- * xpar-gpu-bench runs recorded in bench/cub/NOTES.md.
+ * Tuning, as data.  Figures: NVIDIA H100 80GB HBM3 (132 SMs) of the H100 host (a
+ * 16-core Intel Xeon host), xpar-gpu-bench (bench/cub/) unless said otherwise.
  *
  * reduce: 256 threads, 8 independent 16-byte loads in flight per thread per
  *   iteration (32 int32 / 16 double), up to 8 resident blocks per SM.
@@ -32,17 +32,16 @@ constexpr unsigned vector_bytes = 16;
  *   four: every elementwise kernel then fits 32 registers (ptxas, sm_90: 28-32, against
  *   56-60 with four and the done signal's epilogue), so 8 blocks of 256 are resident per
  *   SM.  Synchronous calls on device data through the library, x CUB + sync, two runs
- *   (bench/cub/experiments/elementwise_wave_ab.cu, session 22, call 4): from DRAM (48-768
+ *   (2026-11-26): from DRAM (48-768
  *   MB of arrays) two vectors 0.3-2.5 % faster than four at every size (axpy double 2^22
  *   1.013 / 1.006 -> 0.993 / 0.999, fill double 3 x 2^21 1.031 / 1.025 -> 1.004 / 1.007,
- *   axpy double 2^25 1.016 / 1.015 -> 1.009 / 1.013), as session 9's events had it (U=2
+ *   axpy double 2^25 1.016 / 1.015 -> 1.009 / 1.013), as CUDA events had it (U=2
  *   tiles 0.99-1.01 x U=4's time); in one wave (32 MB) 1-3 % slower (axpy float 2^22
  *   0.854 / 0.847 -> 0.868 / 0.868: 1,056 blocks drawing the done signal's ticket against
  *   528), still 11-13 % ahead of CUB.  Why the tile grid: capped at 8 blocks
  *   per SM (a grid-stride loop over 1,056 blocks) axpy and fill ran 0.94-0.97 x
  *   CUB at 2^26 and 0.96-1.03 at 2^24; one block per tile 0.98-1.00 and
- *   0.99-1.04, and 1.04-1.21 at 2^22 (bench/cub/experiments/elementwise_shape.cu,
- *   H100, session 9, events, median of 15).
+ *   0.99-1.04, and 1.04-1.21 at 2^22 (2026-11-25, CUDA events, median of 15).
  */
 /* Synchronous calls of at most this many elements wait for a flag the kernel raises in
  * pinned memory instead of for the stream: a reduce with its value on the host (the
@@ -63,14 +62,14 @@ constexpr unsigned reduce_max_blocks_per_sm = 8;
  * of 256 threads per SM.  Why: at 2^29-2^30 int32 every load-instruction reduce tried
  * (16/8/4 loads in flight, 4 or 8 blocks/SM, grid-stride or one contiguous range per
  * block) read at 0.997-1.006 x CUB, the bulk engine at 1.017-1.021
- * (bench/cub/experiments/read_ceiling.cu, H100, session 7: 2^29 3117-3121 GB/s against
- * CUB's 3057, 2^30 3129-3136 against 3075).  Since session 26 the copies carry an L2
- * evict-first policy (every byte is read once), and the bulk kernel starts at 1 GiB: there
- * read_ceiling.cu read 1.054 x CUB with the policy, 1.032 without, the load kernel 1.028
- * (call 2); through the library (call 3, this tree and the one before alternated twice on
- * one H100) the 1 GiB rows went from 1.024-1.042 to 1.046-1.074 x CUB, 2-4 GiB gained
- * 0-1 %, and 8 GiB (an 8-byte 2^30) stayed at 1.018-1.025, the read ceiling of every
- * kernel tried (read_ceiling.cu at 8 GiB: 1.017-1.018 with or without the policy).
+ * (2026-11-25: 2^29 3117-3121 GB/s against CUB's 3057, 2^30 3129-3136 against 3075).
+ * The copies carry an L2 evict-first policy (every byte is read once), and the bulk
+ * kernel starts at 1 GiB: there (2026-11-26) a bulk read ran at 1.054 x CUB with the
+ * policy, 1.032 without, the load kernel 1.028; through the library, with and without
+ * the policy alternated twice on one H100, the 1 GiB rows went from 1.024-1.042 to
+ * 1.046-1.074 x CUB, 2-4 GiB gained 0-1 %, and 8 GiB (an 8-byte 2^30) stayed at
+ * 1.018-1.025, the read ceiling of every kernel tried (a bulk read of 8 GiB: 1.017-1.018
+ * with or without the policy).
  */
 constexpr size_t reduce_bulk_min_bytes = (size_t)1 << 30;
 constexpr unsigned reduce_bulk_block = 256;
@@ -90,8 +89,7 @@ constexpr unsigned reduce_bulk_shared_bytes = reduce_bulk_stages * reduce_bulk_s
  * of these numbers is bench/cub/scan_sweep.cu (xpar-gpu-bench --scan-sweep).
  *
  * Figures: xpar-gpu-bench --scan-sweep (bench/cub/scan_sweep.cu), H100, inclusive sum,
- * GB/s read + write, CUB in the same run; logs in bench/results/h100-2026-11-25-scan/
- * (run1-bench-and-sweep.log, run2-bench-and-sweep.log).
+ * GB/s read + write, CUB in the same run, two runs.
  *
  * 4-byte elements, run 2 of 2026-11-25, 2^28 int32 (CUB 2425-2444):
  *     256 x 8 / 3, window 32 x 1, 800 / 400 ns    2716 (1.111 x CUB; 2^26: 1.28)  <- this
@@ -102,8 +100,8 @@ constexpr unsigned reduce_bulk_shared_bytes = reduce_bulk_stages * reduce_bulk_s
  *     128 x 6 / 8, window 1, warp-transposed       2326 (0.952)
  *   Run 1: 256 x 8 / 3 with window 32 x 2, 800 / 400 ns 1.108; a window of one tile per
  *   lane beat two in every shape (fewer status words live beside the items).  ptxas: 80
- *   registers, 0-4 B of spill stores.  The final gpu-check (bench/results/
- *   h100-2026-11-25-final/bench.log): int32 1.113-1.123 x CUB at 2^26..2^30, float
+ *   registers, 0-4 B of spill stores.  A gpu-check of these kernels (2026-11-25):
+ *   int32 1.113-1.123 x CUB at 2^26..2^30, float
  *   1.098-1.104.  Below 500 blocks no sleeps (CUB's GridThreshold; the sleep cost 1.2 us
  *   at 2^13..2^17, crossover run of 2026-11-22).  The warp-transposed rows ran CUB's
  *   blocked layout (one warp scan per tile, two shared-memory round trips; removed).
@@ -116,9 +114,9 @@ constexpr unsigned reduce_bulk_shared_bytes = reduce_bulk_stages * reduce_bulk_s
  *     256 x 8 / 3, transposed                      2579 (1.007)
  *     256 x 4 / 4 and 128 x 6 / 6, transposed      2317 / 2350 (0.90 / 0.92)
  *   ptxas: 64 registers, 72-104 B of spill stores (78-80 registers at 3 blocks/SM do not
- *   spill but measured slower).  Final gpu-check: double 1.031-1.035 x CUB at 2^26..2^29,
+ *   spill but measured slower).  That gpu-check: double 1.031-1.035 x CUB at 2^26..2^29,
  *   int64 0.999-1.008, min / max / exclusive 0.969-1.030 at 2^28.
- * 8-byte, issue 11 second session (bench/results/h100-2026-11-25-gpu11/run1): with
+ * 8-byte, a later sweep (2026-11-25): with
  *   fixed_block (scan_kernel tells the compiler the block size) no 8-byte shape spills;
  *   sweep at 2^26 / 2^28, x CUB, inclusive sum and max of double, 800 / 400 ns:
  *     256 x 7 / 4   sum 1.074 / 1.065, max 1.037 / 1.030   <- this (64 registers)
@@ -127,8 +125,8 @@ constexpr unsigned reduce_bulk_shared_bytes = reduce_bulk_stages * reduce_bulk_s
  *     128 x 6 / 8   sum 1.024 / 1.015, max 0.988 / 0.978
  *   (500 / 300 ns: 1-4 % slower in every shape.)  256 x 6 / 4 with fixed_block in that
  *   run's bench: double sum 1.038-1.051, min / max / exclusive 0.995-1.013, int64 /
- *   uint64 sum 0.991-1.005 (rows at 2^26..2^29).  256 x 7 / 4 in the final gpu-check
- *   (run2-final/bench.log): every 8-byte row, sum / min / max, inclusive / exclusive,
+ *   uint64 sum 0.991-1.005 (rows at 2^26..2^29).  256 x 7 / 4 in a gpu-check
+ *   after it: every 8-byte row, sum / min / max, inclusive / exclusive,
  *   int64 / uint64 / double, 2^26..2^29: 1.015-1.077 x CUB.
  * 4-byte with fixed_block, same run: 256 x 8 / 3 at 72 registers 2481 GB/s at 2^28
  *   (without: 2670-2716 in earlier runs), 256 x 8 / 4 (64 registers) 2585, 256 x 10 / 3
@@ -140,7 +138,7 @@ template <> struct ScanTuning<4> {
   static constexpr int vectors = 8; /* 32 items per thread, 8192-item tiles */
   static constexpr unsigned min_blocks = 3;
   static constexpr int window = 1;
-  static constexpr bool fixed_block = false; /* on: 7 % slower (issue 11, gpu11 run 1) */
+  static constexpr bool fixed_block = false; /* on: 7 % slower (2026-11-25) */
   static constexpr unsigned first_poll_delay_ns = 800;
   static constexpr unsigned poll_delay_ns = 400;
   static constexpr unsigned delay_min_grid = 500;
@@ -163,14 +161,14 @@ template <> struct ScanTuning<8> {
  * to max_block threads rather than several of 256 walked in turn.
  * Why: at small n the scan is one latency chain per thread (the items' loads, the thread's
  * serial scan, the warp's shuffles, the barriers), and four vectors made it ~800 issued
- * instructions a warp at ~8 cycles each (ncu, session 23: the kernel 4.6-4.8 us against
+ * instructions a warp at ~8 cycles each (ncu, 2026-11-26: the kernel 4.6-4.8 us against
  * the one-block reduce's 3.1-3.3).  xpar-gpu-bench --small-scan-sweep, H100, synchronous
- * inclusive sums, us (bench/results/2026-11-26-s23/):
- *   call 6, two runs, the tile of 4 vectors (256 threads at most) against 1 vector:
+ * inclusive sums, us (2026-11-26):
+ *   two runs, the tile of 4 vectors (256 threads at most) against 1 vector:
  *     int32  n = 32 / 256 / 1024     10.21-10.61 -> 9.11-9.56
  *     double n = 32 / 256            10.73-11.15 -> 9.52-9.99
- *   call 8, two runs each, 1 vector up to 1,024 threads and the generic one-block tile up
- *   to max_block, against the 256-thread limits of call 7's tree:
+ *   two runs each, 1 vector up to 1,024 threads and the generic one-block tile up
+ *   to max_block, against the 256-thread limits before:
  *     double n = 1024                11.21 / 11.31 -> 10.34 / 10.09  (1 vector, 512 threads)
  *     double n = 2048                11.57 / 11.11 -> 10.86 / 10.77  (1 vector, 1,024)
  *     int32  n = 2048                10.43 / 10.80 -> 10.60 / 10.05  (1 vector, 512)
@@ -190,18 +188,16 @@ constexpr unsigned elementwise_vectors_per_thread = 2;
  * floats) costs more than it saves; from DRAM the tile grid keeps more loads in flight.
  * Synchronous calls on device data, H100 (50 MB L2), host wall clock, through the
  * library (four vectors per thread then: 528 resident blocks) with this bound at 8
- * against one block per tile everywhere, alternated twice,
- * x CUB + sync in the same rounds (bench/cub/experiments/elementwise_wave_ab.cu, session
- * 22, call 2): arrays of 24-32 MB (where the grids differ) 1-13 % faster -- axpy float
- * 2^22 0.96-1.00 -> 0.86, axpy double 2^21 0.98-0.99 -> 0.86-0.87, fill double 2^22
+ * against one block per tile everywhere, alternated twice, x CUB + sync in the same
+ * rounds (2026-11-26): arrays of 24-32 MB (where the grids differ) 1-13 % faster -- axpy
+ * float 2^22 0.96-1.00 -> 0.86, axpy double 2^21 0.98-0.99 -> 0.86-0.87, fill double 2^22
  * 1.04-1.05 -> 0.99-1.00; 48 MB mixed (add -1 to 0 %, axpy +1 %, fill +4-5 %); 64-96 MB
- * +0-7 % (fill the worst); 128 MB and over +4-6 %.  With this bound (call 4, four
- * vectors): axpy float 2^22 0.984 / 0.967 -> 0.854 / 0.847, double 2^21 1.010 / 0.998 ->
- * 0.860 / 0.855. */
+ * +0-7 % (fill the worst); 128 MB and over +4-6 %.  With this bound (four vectors): axpy
+ * float 2^22 0.984 / 0.967 -> 0.854 / 0.847, double 2^21 1.010 / 0.998 -> 0.860 / 0.855. */
 constexpr double elementwise_one_wave_max_l2 = 0.75;
 /* Blocks per SM of that one wave (at most; fewer where fewer are resident).  Why 4 when 8
- * of two vectors fit: through the library's launch-shape override (elementwise_wave_ab.cu
- * GRID, session 22, call 8, two runs, x CUB + sync), arrays of 16-32 MB in 528 blocks
+ * of two vectors fit: through the library's launch-shape override (2026-11-26,
+ * two runs, x CUB + sync), arrays of 16-32 MB in 528 blocks
  * against 1,024-1,056 (8 per SM) and 792 (6): axpy float 2^22 0.884 / 0.876 -> 0.824 /
  * 0.818 (792: 0.849 / 0.827), axpy double 2^21 0.897 / 0.888 -> 0.828 / 0.822, add float
  * 2^21 1.018 / 0.997 -> 0.942 / 0.952, fill double 2^21 1.012 / 1.022 -> 0.985 / 0.982, every
@@ -258,7 +254,7 @@ xpar_status xpar__cuda_choose_shape(const xpar__exec *ex, const xpar__cuda_state
 
 /* The resident blocks per SM of a kernel at `block` threads on `device`: query(key, block,
  * per_sm) asked once per key, device and block and remembered (a cudaOccupancy... call
- * costs 0.2-0.5 us of host time, bench/NOTES.md, session 21, against calls of a few
+ * costs 0.2-0.5 us of host time on the H100 host, 2026-11-26, against calls of a few
  * microseconds).  key: the built-in kernel's address (query: the runtime's occupancy
  * calculator on the current device), or an application kernel object (device_kernel.cu).
  * A direct-mapped table of 256 entries shared by every context and thread; an entry

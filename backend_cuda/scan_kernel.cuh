@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(TUNED ? Tn::block : tuning::max_block,
    * block_scan.cuh and the look-back).  ptxas, sm_90, nvcc 13.0: the 8-byte kernels went
    * from 64 registers + 76-104 B of spill stores to 62-64 registers and none; the 4-byte
    * ones from 80 registers to 72-80, also without spills, but measured 7 % slower
-   * (2500 vs 2670 GB/s, int32 2^28), so ScanTuning<4> leaves it off (bench/cub/NOTES.md).
+   * (2500 vs 2670 GB/s, int32 2^28), so ScanTuning<4> leaves it off (H100 host, 2026-11-25).
    * Both facts are needed: with the block size alone the 4-byte kernels spilled 68 B. */
   if (TUNED && tuning_fixes_block<Tn>()) {
     __builtin_assume(blockDim.x == Tn::block);

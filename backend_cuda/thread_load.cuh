@@ -25,8 +25,8 @@ template <class T> union Pack16 {
 /* Read-only data (never written during the kernel), read once (reduce, dot): the
  * non-coherent path, no L1 line (L1::no_allocate: nothing re-reads it) and 256-byte L2
  * fetches (L2::256B: the sectors after the one asked for are on their way before the
- * warp's next load asks).  Against __ldg in the same kernel (bench/cub/NOTES.md, issue
- * 11 run 1, events, x CUB): int32 2^26 1.086 vs 0.999, 2^28 1.010 vs 0.989, 2^30 0.996
+ * warp's next load asks).  Against __ldg in the same kernel (H100 host,
+ * 2026-11-25, events, x CUB): int32 2^26 1.086 vs 0.999, 2^28 1.010 vs 0.989, 2^30 0.996
  * vs 0.991; double 2^26 1.044 vs 1.001, 2^28 1.011 vs 1.001. */
 __device__ __forceinline__ int4 load16_streaming(const void *p) {
   int4 v;
@@ -38,7 +38,7 @@ __device__ __forceinline__ int4 load16_streaming(const void *p) {
 /* The same data when it may still sit in L2 from its last use (it fits there): the
  * streaming hints cost 12-23 % on such reduces (H100, regret-style, device data reduced
  * again and again: int32 / float 2^23, double 2^22 at 1.12-1.23 x CUB with them, 0.99-1.02
- * through __ldg; bench/cub/NOTES.md, session 7), so the kernel reads through __ldg there.
+ * through __ldg; 2026-11-25), so the kernel reads through __ldg there.
  * `streaming` is uniform across the grid. */
 __device__ __forceinline__ int4 load16_readonly(const void *p, bool streaming) {
   return streaming ? load16_streaming(p) : __ldg(reinterpret_cast<const int4 *>(p));
@@ -103,7 +103,7 @@ template <class T> __device__ __forceinline__ void store_cg(T *p, T v) {
  * of this thread is visible GPU-wide before the flag is); an acquire load
  * reads a flag such that later loads of the value cannot see older data.
  * GPU scope, not the sequentially consistent __threadfence(): on H100 the
- * scan spent most of its time in MEMBAR.SC.GPU (740 GB/s at 2^30, NOTES.md).
+ * scan spent most of its time in MEMBAR.SC.GPU (740 GB/s at 2^30, 2026-11-22).
  *
  * Polling many flags at once: relaxed loads (independent, all in flight
  * together), then one acquire fence once the flags are seen. */

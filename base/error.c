@@ -11,8 +11,8 @@
  * default (global-dynamic) TLS model, not initial-exec: an initial-exec
  * variable must fit in the static TLS block that glibc sizes when the
  * program starts, and a library loaded later with dlopen (Python's ctypes,
- * Julia, R) gets only a small surplus of it, often already spent ("cannot
- * allocate memory in static TLS block", issue 9.2).
+ * Julia, R) gets only a small surplus of it, often already spent (dlopen then
+ * fails with "cannot allocate memory in static TLS block"; tests/test_dlopen.c).
  *
  * Reaching a global-dynamic thread-local costs a __tls_get_addr call (13
  * instructions on a 497-instruction 128-element reduce, callgrind), so the

@@ -165,9 +165,9 @@ static size_t exp_value(int e) { return e == BENCH_NEVER ? XPAR_NEVER : (size_t)
 /* The CPU side of a CPU -> GPU comparison at one N, kept from stall episodes.
  * Twice the elements cannot take more than 4x the time of the size before
  * (the work is linear in n; the serial -> OpenMP switch costs under 3x); a
- * larger jump is an OpenMP stall episode (bench/NOTES.md, issue 12: calls of
- * ~6 ms instead of 10-20 us), and one such median made the H100 calibration
- * of 2026-11-25 (run 3) send pageable double reduces of 2^19 and more to the
+ * larger jump is an OpenMP stall episode (xpar-bench stalls: calls of ~6 ms
+ * instead of 10-20 us), and one such median made a calibration on the H100
+ * host (2026-11-25) send pageable double reduces of 2^19 and more to the
  * GPU, 13-31x slower.  So that size is timed again, up to 3 times after a
  * pause of 20 ms, keeping the lowest median (an episode only ever adds time);
  * prev <= 0 (the first size) is not checked. */
@@ -280,7 +280,7 @@ static void sweep_gpu(cal_state *s, const bench_op *op, xpar_dtype t) {
   }
 }
 
-/* Device-only data (issue 12): a tiny call on cudaMalloc'd arrays either
+/* Device-only data: a tiny call on cudaMalloc'd arrays either
  * launches (AUTO's GPU side: launch + synchronise, the result copied back)
  * or copies the arrays to the host, runs AUTO's CPU choice and copies the
  * output back (what the CPU backend does with device pointers).  Measured

@@ -124,8 +124,8 @@ typedef struct rg_point {
   double paired;
   int paired_pass;
   /* The verdict without the one-thread alternative (AUTO's own one-thread
-   * tier, added in session 18): the set sessions 9-17 judged against, kept
-   * so their figures compare (NAN / 0 when no other alternative ran). */
+   * tier): the alternatives of the regret runs before 2026-11-26, kept so
+   * their figures compare (NAN / 0 when no other alternative ran). */
   double ratio_no_one;
   int pass_no_one;
 } rg_point;
@@ -183,7 +183,7 @@ RG_NOIPA static void host_speed_fill(int32_t *out, int32_t v, size_t n) {
 
 /* Nanoseconds per plain fill of 128 int32 (median of 31 batches of 2,000).
  * The same binary on the same H100 host ran this loop at 14-72 ns from one
- * run to the next (bench/NOTES.md, session 11), and every small host call
+ * run to the next (2026-11-25), and every small host call
  * with it: a miss at small N is an absolute gap over 0.3 us, so two runs'
  * miss counts compare only beside this figure, printed at both ends. */
 static double host_speed_ns(void) {
@@ -631,7 +631,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
    * budget's worth).  An alternative 10x off cannot become the best, and at
    * large N its rounds (a one-thread pass over 64 MB: 15-20 ms) were what
    * limited the contenders to 7-15 rounds, too few to settle a 10 % target
-   * against a spread of 10-50 % between single calls (bench/NOTES.md).
+   * against a spread of 10-50 % between single calls (H100 host, 2026-11-25).
    * Confirmation rounds: where AUTO then misses the target, up to
    * --confirm-rounds more of AUTO, the contenders and every alternative it
    * misses against (a third budget's worth), and the point is judged again
@@ -656,8 +656,8 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
    * with one call per sample at large N the first call paid for what its
    * predecessor left behind: a sleeping OpenMP team, caches holding other
    * data, a GPU whose L2 held the input or did not.  AUTO and the forced
-   * tier it ran, the same code, differed by up to 1.37x so (bench/NOTES.md,
-   * issue 12).  The warm call puts every alternative in the state of an
+   * tier it ran, the same code, differed by up to 1.37x so (H100 host,
+   * 2026-11-25).  The warm call puts every alternative in the state of an
    * application calling it in a loop, which is what AUTO's thresholds
    * decide for; the shuffle keeps a slow stretch of the machine spread
    * over all of them. */
@@ -1021,7 +1021,7 @@ static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state 
             exp(paired_log_sum / points), paired_misses);
   if (points_no_one && s->avail[A_ONE])
     fprintf(f, "# without the one-thread alternative (AUTO's own one-thread tier in another "
-               "context; the set sessions 9-17 judged against): geometric mean %.3f, %d points "
+               "context; the alternatives before it was one): geometric mean %.3f, %d points "
                "miss the per-point target\n",
             exp(log_sum_no_one / points_no_one), misses_no_one);
   print_excess(f, sw, nsw, points);
@@ -1273,10 +1273,10 @@ int bench_cmd_regret(int argc, char **argv) {
    * allocating device memory can hand the device allocation the freed pinned
    * addresses (under unified addressing both come from the driver's range);
    * xpar's page cache still calls those pages host memory, and a small call
-   * on them ran on the CPU and dereferenced device memory (the H100 run of
-   * 2026-11-25 crashed so at the first device series after a pinned one:
-   * see bench/NOTES.md, issue 12).  Stable buffers keep the bench off that
-   * path; the bug itself is xpar's, reported there. */
+   * on them ran on the CPU and dereferenced device memory (a run on the H100
+   * host, 2026-11-25, crashed so at the first device series after a pinned
+   * one).  Stable buffers keep the bench off that path, whatever xpar's page
+   * cache does. */
   int max_exp_of[MAX_OPS][XPAR_DTYPE_COUNT_];
   size_t max_bytes = 0;
   int any_y = 0, any_out = 0;

@@ -7,8 +7,8 @@
  * For sum, wide sum and dot (float and double) and the inclusive sum scan, the
  * same context times the call in default mode and in reproducible mode,
  * alternately, and prints both bandwidths (bytes read + written per second,
- * median of the runs) and the ratio reproducible / default.  The issue's
- * targets: >= 0.9 for the reductions, >= 0.6 for the scan.
+ * median of the runs) and the ratio reproducible / default.  Targets: >= 0.9
+ * for the reductions, >= 0.6 for the scan.
  * `gpu` also checks, at every size, that the GPU's reproducible results equal
  * the CPU's bit for bit (the reductions' results and every scan element).
  * Only the public API is used.

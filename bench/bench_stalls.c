@@ -1,9 +1,9 @@
 /*
- * xpar-bench stalls: the probe mode for OpenMP stall episodes (issue 12.4).
+ * xpar-bench stalls: the probe mode for OpenMP stall episodes.
  *
- * On the 16-core host of the lent H100 machine, OpenMP calls of 2^10..2^22
- * elements sometimes took 4-12 ms instead of 5-400 us, xpar's tier and a
- * plain `omp parallel for` alike.  A median hides how often; this probe times
+ * On the 16-core host of the lent H100 machine (2026-11-25), OpenMP calls of
+ * 2^10..2^22 elements sometimes took 4-12 ms instead of 5-400 us, xpar's tier
+ * and a plain `omp parallel for` alike.  A median hides how often; this probe times
  * every call on its own and reports p50, p99, max and the calls over 1 ms,
  * per variant and N, for the suspects one process can vary:
  *

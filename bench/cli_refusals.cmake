@@ -1,6 +1,5 @@
 # xpar-bench refuses bad command lines with exit status 2 and a message naming
-# the fault, before it measures anything (an outside review of the command lines
-# found a hang, a crash and silent successes here).
+# the fault, before it measures anything: no hang, crash or silent success.
 #   cmake -DBENCH=<xpar-bench> -DDEVBENCH=<xpar-devbench> -P cli_refusals.cmake
 cmake_minimum_required(VERSION 3.24)
 if(NOT BENCH OR NOT DEVBENCH)

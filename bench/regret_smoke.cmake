@@ -1,11 +1,11 @@
-# CI smoke test of `xpar-devbench regret --quick` (issue 12.7): CPU-only, small
+# CI smoke test of `xpar-devbench regret --quick`: CPU-only, small
 # (pageable data, every op -- reduce, scan, axpy, add, fill, dot -- x
 # int32/float/double, 2^7..2^14, 5 rounds; a few seconds on 2 cores), with 9 rounds for the contenders (AUTO and those near
 # the fastest) after the 5 of everyone, and up to 3 confirmation rounds where AUTO
 # then misses.  It must print its table with the geometric mean, the first-look
 # count, the paired ratio and the host-speed line, AUTO's 9 rounds at 2^7, and exit 0 (0
 # also means every alternative's answer matched the reference).
-# Speed is judged from the H100 run, never here.
+# Speed is judged on the H100 host, never here.
 #   cmake -DBENCH=path/to/xpar-bench -DWORK_DIR=dir -P regret_smoke.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(

@@ -1,4 +1,6 @@
 /* Decision records as text: built only when asked for, never on the hot path. */
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,18 +13,101 @@ static int fmt_count(char *buf, size_t size, size_t v) {
 
 static const char *const source_names[] = {"default", "profile", "env", "api"};
 
-void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) {
+/* The texts a record quotes from elsewhere, whose length it does not choose:
+ * the GPU's reason (why), the shadow tier's detail, a kernel's name. */
+enum { QUOTE_WHY, QUOTE_SHADOW, QUOTE_KERNEL, QUOTE_COUNT };
+
+/* What one formatting pass may spend: each quoted text at most cap[q] bytes
+ * (a shortened one ends in SHORTENED), and where the quoted built-in
+ * defaults were measured, or not. */
+typedef struct limits {
+  size_t cap[QUOTE_COUNT];
+  int provenance;
+} limits;
+
+#define SHORTENED "[...]"
+
+typedef struct out {
+  char *buf;
+  size_t size;
+  size_t used; /* bytes the whole record needs, which may exceed size - 1 */
+} out;
+
+static void append(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append(out *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const size_t at = o->used < o->size ? o->used : o->size - 1;
+  const int w = vsnprintf(o->buf + at, o->size - at, fmt, ap);
+  va_end(ap);
+  if (w > 0) o->used += (size_t)w;
+}
+
+/* text, or its first bytes and SHORTENED in cap bytes (never a UTF-8
+ * sequence cut in two). */
+static void append_quote(out *o, const char *text, size_t cap) {
+  const size_t len = strlen(text);
+  if (len <= cap) {
+    append(o, "%s", text);
+    return;
+  }
+  size_t keep = cap > strlen(SHORTENED) ? cap - strlen(SHORTENED) : 0;
+  while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) keep--;
+  append(o, "%.*s" SHORTENED, (int)keep, text);
+}
+
+/* What a record quotes for a built-in default's origin: the record's own few
+ * words where it has them (a kernel's, dispatch/kernel.c), else its machine
+ * and date. */
+static void origin(const xpar__provenance *p, char *buf, size_t size) {
+  if (p->brief)
+    snprintf(buf, size, "%s", p->brief);
+  else
+    snprintf(buf, size, "%s, %s", p->machine, p->date);
+}
+
+/* Where the quoted built-in defaults were measured: "; default (H100 host,
+ * 2026-11-25)", "; defaults (...)" for two of one origin, "; defaults (H100
+ * host; GPU 2026-11-26, openmp 2026-11-25)" for two of one machine, else each
+ * named by its threshold. */
+static void append_provenance(out *o, const xpar__decision_raw *d) {
+  const int gpu_quoted = d->gpu_rule == XPAR__GPU_BELOW || d->gpu_rule == XPAR__GPU_AT_OR_ABOVE ||
+                         d->gpu_rule == XPAR__GPU_WANTED_UNUSABLE ||
+                         (d->gpu_rule == XPAR__GPU_DEVICE_ONLY && d->gpu_threshold != 0);
+  const int openmp_quoted =
+      d->cpu_rule == XPAR__CPU_BELOW_OPENMP || d->cpu_rule == XPAR__CPU_AT_OR_ABOVE_OPENMP;
+  const xpar__provenance *gpu = NULL, *openmp = NULL;
+  /* A kernel's defaults have one provenance (dispatch/kernel.c). */
+  if (gpu_quoted && d->gpu_source == XPAR__SRC_DEFAULT)
+    gpu = d->kernel ? d->kernel_from
+                    : xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind, NULL);
+  if (openmp_quoted && d->openmp_source == XPAR__SRC_DEFAULT)
+    openmp = d->kernel ? d->kernel_from
+                       : xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP,
+                                                      NULL);
+  char g[128] = "", c[128] = "";
+  if (gpu) origin(gpu, g, sizeof g);
+  if (openmp) origin(openmp, c, sizeof c);
+  if (gpu && openmp && strcmp(g, c) && !gpu->brief && !openmp->brief &&
+      !strcmp(gpu->machine, openmp->machine))
+    append(o, "; defaults (%s; GPU %s, openmp %s)", gpu->machine, gpu->date, openmp->date);
+  else if (gpu && openmp && strcmp(g, c))
+    append(o, "; GPU default (%s), openmp default (%s)", g, c);
+  else if (gpu || openmp)
+    append(o, "; default%s (%s)", gpu && openmp ? "s" : "", gpu ? g : c);
+}
+
+/* One pass: the whole record within lim; returns the bytes it needs (without
+ * the NUL), written to buf as far as size allows. */
+static size_t format_within(const xpar__decision_raw *d, char *buf, size_t size,
+                            const limits *lim) {
+  out o = {buf, size, 0};
   char thr[32];
-  size_t used = 0;
-#define XPAR__APPEND_(...)                                                          \
-  do {                                                                              \
-    if (used < size) {                                                              \
-      int w_ = snprintf(buf + used, size - used, __VA_ARGS__);                      \
-      if (w_ > 0) used += (size_t)w_;                                               \
-    }                                                                               \
-  } while (0)
   buf[0] = '\0';
   const char *why = d->why ? d->why : "unknown";
+  const char *kernel = d->kernel ? d->kernel : "";
+  const char *shadow = d->shadow_detail ? d->shadow_detail : "";
+  const size_t *cap = lim->cap;
   fmt_count(thr, sizeof thr, d->gpu_threshold);
   /* With a cached (unverified) pinned/pageable kind, n is below both GPU
    * thresholds for host data: the smaller one is quoted, for host data. */
@@ -33,119 +118,138 @@ void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) 
     case XPAR__GPU_NOT_CONSIDERED: break;
     case XPAR__GPU_BELOW:
       if (d->gpu_threshold == XPAR_NEVER)
-        XPAR__APPEND_("GPU threshold never (%s) for %s", gsrc, kind);
+        append(&o, "GPU threshold never (%s) for %s", gsrc, kind);
       else
-        XPAR__APPEND_("n=%zu below GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
+        append(&o, "n=%zu below GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
       break;
     case XPAR__GPU_AT_OR_ABOVE:
-      XPAR__APPEND_("n=%zu at or above GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
+      append(&o, "n=%zu at or above GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
       break;
     case XPAR__GPU_WANTED_UNUSABLE:
-      XPAR__APPEND_("n=%zu at or above GPU threshold %s (%s) for %s, but the GPU is not usable "
-                    "(%s)", d->n, thr, gsrc, kind, why);
+      append(&o, "n=%zu at or above GPU threshold %s (%s) for %s, but the GPU is not usable (",
+             d->n, thr, gsrc, kind);
+      append_quote(&o, why, cap[QUOTE_WHY]);
+      append(&o, ")");
       break;
-    case XPAR__GPU_FORCED: XPAR__APPEND_("backend forced to the GPU"); break;
+    case XPAR__GPU_FORCED: append(&o, "backend forced to the GPU"); break;
     case XPAR__GPU_FORCED_UNUSABLE:
-      XPAR__APPEND_("a GPU backend was requested, but the GPU is not usable (%s): ran on the CPU",
-                    why);
+      append(&o, "a GPU backend was requested, but the GPU is not usable (");
+      append_quote(&o, why, cap[QUOTE_WHY]);
+      append(&o, "): ran on the CPU");
       break;
-    case XPAR__GPU_MANDATORY: XPAR__APPEND_("offload mandatory"); break;
+    case XPAR__GPU_MANDATORY: append(&o, "offload mandatory"); break;
     case XPAR__GPU_DEVICE_ONLY:
       if (d->gpu_threshold == 0)
-        XPAR__APPEND_("data valid only on the device");
+        append(&o, "data valid only on the device");
       else if (d->n < d->gpu_threshold)
-        XPAR__APPEND_("n=%zu below GPU threshold %s (%s) for %s, but a queued (nowait) call "
-                      "stays on the GPU", d->n, thr, gsrc, kind);
+        append(&o, "n=%zu below GPU threshold %s (%s) for %s, but a queued (nowait) call "
+                   "stays on the GPU", d->n, thr, gsrc, kind);
       else
-        XPAR__APPEND_("n=%zu at or above GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
+        append(&o, "n=%zu at or above GPU threshold %s (%s) for %s", d->n, thr, gsrc, kind);
       break;
-    case XPAR__GPU_DISABLED: XPAR__APPEND_("offload disabled"); break;
+    case XPAR__GPU_DISABLED: append(&o, "offload disabled"); break;
     case XPAR__GPU_FAILED_FALLBACK:
-      XPAR__APPEND_("the GPU failed (%s): fell back to the CPU", why);
+      append(&o, "the GPU failed (");
+      append_quote(&o, why, cap[QUOTE_WHY]);
+      append(&o, "): fell back to the CPU");
       break;
     case XPAR__GPU_NO_GPU_VARIANT:
-      XPAR__APPEND_("kernel %s has no GPU variant in this build", d->kernel);
+      append(&o, "kernel ");
+      append_quote(&o, kernel, cap[QUOTE_KERNEL]);
+      append(&o, " has no GPU variant in this build");
       break;
     case XPAR__GPU_NO_CPU_VARIANT:
-      XPAR__APPEND_("kernel %s has no CPU variant", d->kernel);
+      append(&o, "kernel ");
+      append_quote(&o, kernel, cap[QUOTE_KERNEL]);
+      append(&o, " has no CPU variant");
       break;
   }
   fmt_count(thr, sizeof thr, d->openmp_threshold);
-  const char *sep = used ? "; " : "";
+  const char *sep = o.used ? "; " : "";
   switch (d->cpu_rule) {
     case XPAR__CPU_NONE: break;
     case XPAR__CPU_BELOW_OPENMP:
-      XPAR__APPEND_("%sn=%zu below openmp threshold %s (%s)", sep, d->n, thr, osrc);
+      append(&o, "%sn=%zu below openmp threshold %s (%s)", sep, d->n, thr, osrc);
       break;
     case XPAR__CPU_AT_OR_ABOVE_OPENMP:
-      XPAR__APPEND_("%sn=%zu at or above openmp threshold %s (%s)", sep, d->n, thr, osrc);
+      append(&o, "%sn=%zu at or above openmp threshold %s (%s)", sep, d->n, thr, osrc);
       break;
-    case XPAR__CPU_FORCED_SERIAL: XPAR__APPEND_("%sbackend forced to serial", sep); break;
+    case XPAR__CPU_FORCED_SERIAL: append(&o, "%sbackend forced to serial", sep); break;
   }
   if (d->bytes_to_device || d->bytes_to_host)
-    XPAR__APPEND_("; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
-                  d->bytes_to_host);
-  if (d->reproducible) XPAR__APPEND_("; reproducible mode");
+    append(&o, "; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
+           d->bytes_to_host);
+  if (d->reproducible) append(&o, "; reproducible mode");
   switch (d->shadow_state) {
     case XPAR__SHADOW_OFF: break;
-    case XPAR__SHADOW_MATCH:
-      XPAR__APPEND_("; shadow %s: match", xpar__tier_name(d->shadow_tier));
-      break;
+    case XPAR__SHADOW_MATCH: append(&o, "; shadow %s: match", xpar__tier_name(d->shadow_tier)); break;
     case XPAR__SHADOW_MISMATCH:
-      XPAR__APPEND_("; shadow %s: MISMATCH %s", xpar__tier_name(d->shadow_tier),
-                    d->shadow_detail ? d->shadow_detail : "");
+      append(&o, "; shadow %s: MISMATCH ", xpar__tier_name(d->shadow_tier));
+      append_quote(&o, shadow, cap[QUOTE_SHADOW]);
       break;
     case XPAR__SHADOW_NOT_RUN:
-      XPAR__APPEND_("; shadow %s: not run (%s)", xpar__tier_name(d->shadow_tier),
-                    d->shadow_detail ? d->shadow_detail : "");
+      append(&o, "; shadow %s: not run (", xpar__tier_name(d->shadow_tier));
+      append_quote(&o, shadow, cap[QUOTE_SHADOW]);
+      append(&o, ")");
       break;
   }
-  /* Where the built-in defaults it quoted were measured (thresholds.c's
-   * data), last: a full record loses this first. */
-  const xpar__provenance *from[2] = {NULL, NULL};
-  int gpu_quoted = d->gpu_rule == XPAR__GPU_BELOW || d->gpu_rule == XPAR__GPU_AT_OR_ABOVE ||
-                   d->gpu_rule == XPAR__GPU_WANTED_UNUSABLE;
-  int openmp_quoted = d->cpu_rule == XPAR__CPU_BELOW_OPENMP ||
-                      d->cpu_rule == XPAR__CPU_AT_OR_ABOVE_OPENMP;
-  /* A kernel's defaults have one provenance (dispatch/kernel.c). */
-  if (gpu_quoted && d->gpu_source == XPAR__SRC_DEFAULT)
-    from[0] = d->kernel ? d->kernel_from
-                        : xpar__threshold_default_from(d->op, d->dtype, d->gpu_kind, NULL);
-  if (openmp_quoted && d->openmp_source == XPAR__SRC_DEFAULT)
-    from[1] = d->kernel ? d->kernel_from
-                        : xpar__threshold_default_from(d->op, d->dtype, XPAR_THRESHOLD_OPENMP,
-                                                       NULL);
-  if (!from[0]) from[0] = from[1], from[1] = NULL;
-  /* Two records of one date and machine name them once, the second by what
-   * its results folder adds after the last '-' the two share ("...-s8 and
-   * -s12"); one that reads the same as the first adds nothing.  The two
-   * spelled out in full did not fit the field beside the rule. */
-  const int shared = from[1] && !strcmp(from[0]->date, from[1]->date) &&
-                     !strcmp(from[0]->machine, from[1]->machine);
-  const char *first = from[0] ? xpar__provenance_brief(from[0]) : NULL;
-  if (shared && !strcmp(first, xpar__provenance_brief(from[1]))) from[1] = NULL;
-  for (int i = 0; i < 2 && from[i]; i++) {
-    const xpar__provenance *p = from[i];
-    const char *brief = xpar__provenance_brief(p);
-    const char *plural = from[1] && shared ? "s" : "";
-    if (i == 1 && shared) {
-      const char *const folders = "bench/results/";
-      size_t k = 0, cut = 0;
-      for (; first[k] && first[k] == brief[k]; k++)
-        if (first[k] == '-') cut = k;
-      XPAR__APPEND_(" and %s",
-                    !strncmp(first, folders, strlen(folders)) && cut > strlen(folders)
-                        ? brief + cut
-                        : brief);
-    } else if (strstr(brief, p->date)) { /* a results folder names its date: once is enough */
-      XPAR__APPEND_("; default%s measured on %s, %s", plural, p->machine, brief);
-    } else {
-      XPAR__APPEND_("; default%s measured %s, %s, %s", plural, p->date, p->machine, brief);
+  /* Where the built-in defaults it quoted were measured, last. */
+  if (lim->provenance) append_provenance(&o, d);
+  return o.used;
+}
+
+/* The record fits its field whole: where it would not, the quoted texts are
+ * shortened, the longest first, down to QUOTE_FLOOR bytes each, then where
+ * the defaults were measured is left out and the quoted texts may shrink to
+ * QUOTE_MIN.  Only a record that fits none of these (numbers of more than
+ * ten digits with every note on) is cut, and ends in "..." (tests/test_policy.c
+ * formats the longest of every rule). */
+enum { QUOTE_FLOOR = 40, QUOTE_MIN = 12 };
+
+void xpar__decision_format(const xpar__decision_raw *d, char *buf, size_t size) {
+  if (!size) return;
+  const char *texts[QUOTE_COUNT] = {
+      [QUOTE_WHY] = d->gpu_rule == XPAR__GPU_WANTED_UNUSABLE ||
+                            d->gpu_rule == XPAR__GPU_FORCED_UNUSABLE ||
+                            d->gpu_rule == XPAR__GPU_FAILED_FALLBACK
+                        ? (d->why ? d->why : "unknown")
+                        : "",
+      [QUOTE_SHADOW] = (d->shadow_state == XPAR__SHADOW_MISMATCH ||
+                        d->shadow_state == XPAR__SHADOW_NOT_RUN) && d->shadow_detail
+                           ? d->shadow_detail
+                           : "",
+      [QUOTE_KERNEL] = (d->gpu_rule == XPAR__GPU_NO_GPU_VARIANT ||
+                        d->gpu_rule == XPAR__GPU_NO_CPU_VARIANT) && d->kernel
+                           ? d->kernel
+                           : ""};
+  size_t len[QUOTE_COUNT], longest = 0, quoted = 0;
+  for (int q = 0; q < QUOTE_COUNT; q++) {
+    len[q] = strlen(texts[q]);
+    quoted += len[q];
+    if (len[q] > longest) longest = len[q];
+  }
+  limits lim = {{SIZE_MAX, SIZE_MAX, SIZE_MAX}, 1};
+  for (; lim.provenance >= 0; lim.provenance--) {
+    const size_t least = lim.provenance ? QUOTE_FLOOR : QUOTE_MIN;
+    for (int q = 0; q < QUOTE_COUNT; q++) lim.cap[q] = SIZE_MAX;
+    const size_t need = format_within(d, buf, size, &lim);
+    if (need < size) return;
+    /* The bytes besides the quoted texts; the largest common cap that fits. */
+    const size_t fixed = need - quoted;
+    for (size_t c = longest; c-- > least;) {
+      size_t total = fixed;
+      for (int q = 0; q < QUOTE_COUNT; q++) total += len[q] < c ? len[q] : c;
+      if (total < size) {
+        for (int q = 0; q < QUOTE_COUNT; q++) lim.cap[q] = c;
+        if (format_within(d, buf, size, &lim) < size) return;
+        break;
+      }
     }
   }
-  /* A record that did not fit says so rather than ending mid-word. */
-  if (used >= size && size >= 4) memcpy(buf + size - 4, "...", 4);
-#undef XPAR__APPEND_
+  /* Nothing fitted: the shortest form, cut, says so rather than ending mid-word. */
+  lim.provenance = 0;
+  for (int q = 0; q < QUOTE_COUNT; q++) lim.cap[q] = QUOTE_MIN;
+  if (format_within(d, buf, size, &lim) >= size && size >= 4) memcpy(buf + size - 4, "...", 4);
 }
 
 void xpar__decision_log(const xpar__decision_raw *d) {

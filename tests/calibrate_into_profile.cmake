@@ -1,4 +1,4 @@
-# `XPAR_PROFILE=<file not there yet> xpar-bench calibrate` (issue 9.3): the
+# `XPAR_PROFILE=<file not there yet> xpar-bench calibrate`: the
 # calibration writes the profile there, and a later process loads it.
 #   cmake -DBENCH=<xpar-bench> -DDEVBENCH=<xpar-devbench> -DWORK_DIR=<dir> -P calibrate_into_profile.cmake
 # Calibrates one op and dtype over 2^4..2^6 without the GPU: a second or so.

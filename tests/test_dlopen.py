@@ -1,4 +1,4 @@
-"""libxpar from Python through ctypes: the plugin host of issue 9.2.
+"""libxpar from Python through ctypes: a plugin host that loads it late.
 
 Usage: python3 test_dlopen.py PATH-TO-LIBXPAR
 CTest runs it with the same GLIBC_TUNABLES as test_dlopen (a host whose

@@ -153,8 +153,8 @@ static void run_case(void **state, case_t c) {
             }
             xt_check_status(label, "call with NULL arrays, n == 0", s, XPAR_OK);
             if (c != C_ADD) {
-              /* on the GPU tiers too (a forced cuda axpy read *alpha before
-               * looking at n: session 16's GPU audit) */
+              /* on the GPU tiers too (a forced cuda axpy once read *alpha
+               * before looking at n) */
               s = c == C_FILL ? xpar_fill(ctx, d, NULL, NULL, 0)
                               : xpar_axpy(ctx, d, NULL, NULL, NULL, 0);
               xt_check_status(label, "NULL alpha / value with n == 0", s, XPAR_OK);

@@ -1,5 +1,5 @@
 /*
- * xpar inside a CUDA application (issue 9), on the GPU:
+ * xpar inside a CUDA application, on the GPU:
  *  - stream order: the application's stream-0 kernels and copies before a
  *    call, stream-0 kernels consuming its outputs after it (synchronous and
  *    nowait), the application's own stream set on the context, and

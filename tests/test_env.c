@@ -223,7 +223,7 @@ static void threshold_values(void **state) {
   read_thresholds(ctx, &defaults);
   xpar_context_destroy(ctx);
 
-  /* The examples from the issue and the header. */
+  /* The header's examples. */
   expect_threshold("XPAR_SCAN_GPU_THRESHOLD", "65536", XPAR_OP_SCAN, XPAR_THRESHOLD_GPU_DEVICE_DATA,
                    65536, &defaults);
   expect_threshold("XPAR_REDUCE_OPENMP_THRESHOLD", "2^10", XPAR_OP_REDUCE, XPAR_THRESHOLD_OPENMP,

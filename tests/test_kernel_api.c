@@ -308,7 +308,7 @@ static void check_teams(const char *label, xpar_context *ctx, int expect) {
 
 /* The cap holds whoever asks for more: the context's count, or (count 0) the
  * OpenMP runtime's default, which OMP_NUM_THREADS or the application may set
- * above 256 (the audit of session 23: 300 and 20,000 opened that many). */
+ * above 256 (300 and 20,000 once opened that many). */
 static void t_thread_count_cap_teams(void **state) {
   (void)state;
   xpar_context *ctx = new_context();

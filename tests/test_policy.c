@@ -41,6 +41,7 @@ static struct {
 } blocks[FAKE_MAX_BLOCKS];
 static int fake_ops;                /* operations the fake ran */
 static xpar_status fake_fail_next;  /* XPAR_OK, or the status the next op returns */
+static const char *fake_fail_detail; /* its detail (NULL: "fake GPU: injected failure") */
 static void *fake_staging[XPAR__OPERAND_SLOTS];
 static size_t fake_staging_bytes[XPAR__OPERAND_SLOTS];
 static int fake_state; /* its address is the opaque per-context state */
@@ -76,7 +77,7 @@ static xpar_status fake_begin(void) {
   if (fake_fail_next != XPAR_OK) {
     xpar_status s = fake_fail_next;
     fake_fail_next = XPAR_OK;
-    return xpar__fail(s, "fake GPU: injected failure");
+    return xpar__fail(s, "%s", fake_fail_detail ? fake_fail_detail : "fake GPU: injected failure");
   }
   return XPAR_OK;
 }
@@ -1298,6 +1299,227 @@ static void result_inside_a_mapping(void **state) {
   }
 }
 
+/* ---- reasons end whole ------------------------------------------------------------- */
+
+/* The bytes of the record `d` formatted without a limit (big enough for any). */
+static void reason_unlimited(const xpar__decision_raw *d, char *buf, size_t size) {
+  xpar__decision_format(d, buf, size);
+  assert_true(strlen(buf) + 1 < size);
+}
+
+/* Where a record says where its quoted defaults were measured: its last note. */
+static const char *origin_note(const char *reason) {
+  static const char *const starts[] = {"; default (", "; defaults (", "; GPU default ("};
+  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+    const char *at = strstr(reason, starts[i]);
+    if (at) return at;
+  }
+  return NULL;
+}
+
+/* Whether `s`, a record as its 256-byte field holds it, is the whole record `f`
+ * (formatted without a limit) or f with quoted texts shortened -- their tail
+ * replaced by "[...]" -- and perhaps without where the defaults were measured,
+ * f's last note: then s ends in f's complete text.  A record that fits is
+ * never shortened, and none is cut ("..." at its end). */
+static int is_whole(const char *s, const char *f) {
+  const size_t ls = strlen(s), lf = strlen(f);
+  if (ls >= 3 && !strcmp(s + ls - 3, "...")) return 0;
+  if (lf < 256) return !strcmp(s, f);
+  const char *origin = origin_note(f);
+  const size_t lf2 = origin ? (size_t)(origin - f) : lf; /* f without its origin */
+  const char *const mark = "[...]";
+  size_t pos = 0; /* where in f the next piece of s may start */
+  const char *piece = s;
+  for (int first = 1;; first = 0) {
+    const char *cut = strstr(piece, mark);
+    const size_t len = cut ? (size_t)(cut - piece) : strlen(piece);
+    if (!cut) { /* the last piece: the end of f, or of f without its origin */
+      if (lf >= pos + len && !memcmp(f + lf - len, piece, len)) return 1;
+      return lf2 >= pos + len && !memcmp(f + lf2 - len, piece, len);
+    }
+    if (first) {
+      if (memcmp(f, piece, len)) return 0; /* s starts as f does */
+      pos = len;
+    } else {
+      char want[256];
+      snprintf(want, sizeof want, "%.*s", (int)len, piece);
+      const char *at = strstr(f + pos, want);
+      if (!at) return 0;
+      pos = (size_t)(at - f) + len;
+    }
+    piece = cut + strlen(mark);
+  }
+}
+
+static void check_whole(xpar_context *ctx, const char *label) {
+  const xpar_decision d = last(ctx);
+  char full[2048];
+  reason_unlimited(&ctx->last, full, sizeof full);
+  if (!is_whole(d.reason, full))
+    fail_msg("%s: the reason \"%s\" does not end whole (in full: \"%s\")", label, d.reason, full);
+  /* A quoted default names its machine and date, never a results folder. */
+  if (strstr(full, "(default)") && !origin_note(full))
+    fail_msg("%s: a default quoted without its origin: \"%s\"", label, full);
+  if (strstr(full, "bench/") || strstr(full, "results/"))
+    fail_msg("%s: the reason names a folder: \"%s\"", label, full);
+}
+
+/* n elements of dtype t: op `op` (arrays of 8-byte slots). */
+static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, void *y, void *z,
+                           size_t n) {
+  static const uint64_t zero = 0;
+  uint64_t res;
+  switch (op) {
+    case XPAR_OP_REDUCE: return xpar_reduce(ctx, t, XPAR_SUM, x, n, &res);
+    case XPAR_OP_SCAN: return xpar_scan(ctx, t, XPAR_SUM, XPAR_INCLUSIVE, x, z, n);
+    case XPAR_OP_AXPY: return xpar_axpy(ctx, t, &zero, x, z, n);
+    case XPAR_OP_ADD: return xpar_add(ctx, t, x, y, z, n);
+    case XPAR_OP_FILL: return xpar_fill(ctx, t, &zero, z, n);
+    default: return xpar_dot(ctx, t, x, y, n, &res);
+  }
+}
+
+/* The longest records of every op x dtype x residency (device-only, pinned,
+ * pageable, mapped) x the tier AUTO picks (around the built-in thresholds:
+ * one thread, OpenMP, the GPU, the CPU with copies) under reproducible and
+ * shadow mode, and after a GPU failure with a long detail, fit the public
+ * field whole: each ends in its complete text, a default quoted with its
+ * machine and date. */
+static void reasons_end_whole(void **state) {
+  (void)state;
+  const size_t n_max = (size_t)1 << 21; /* at or above every built-in GPU threshold for mapped data */
+  enum { DEVICE, PINNED, PAGEABLE, MAPPED, RESIDENCIES };
+  static const char *const res_names[] = {"device-only", "pinned", "pageable", "mapped"};
+  static const size_t ns[] = {8, 1000, (size_t)1 << 18, (size_t)1 << 21};
+  for (int r = 0; r < RESIDENCIES; r++) {
+    void *a[3];
+    for (int i = 0; i < 3; i++) {
+      a[i] = r == DEVICE ? fake_register(n_max * 8, 0)
+             : r == PINNED ? fake_register(n_max * 8, 1)
+                           : calloc(n_max, 8);
+      assert_non_null(a[i]);
+      for (size_t k = 0; k < n_max; k++) ((uint32_t *)a[i])[k] = (uint32_t)(k % 7);
+    }
+    /* 0: plain; 1: shadow cpu-serial; 2: also reproducible (the fake GPU
+     * refuses that mode: its calls are left out). */
+    for (int mode = 0; mode < 3; mode++) {
+      xpar_context *ctx = new_context();
+      if (mode) assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_CPU_SERIAL, 0), XPAR_OK);
+      if (mode == 2) assert_int_equal(xpar_context_set_reproducible(ctx, 1), XPAR_OK);
+      if (r == MAPPED)
+        for (int i = 0; i < 3; i++) assert_int_equal(xpar_map(ctx, a[i], n_max * 8, XPAR_MAP_TO), XPAR_OK);
+      for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+        for (int op = 0; op < XPAR_OP_COUNT_; op++)
+          for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+            if (ns[k] == n_max && r != MAPPED) continue; /* nothing new: 2^18 decides as it does */
+            if (r == MAPPED) /* every operand's device copy valid: mapped data, not host data */
+              assert_int_equal(xpar_update(ctx, a[2], XPAR_UPDATE_TO_DEVICE), XPAR_OK);
+            char label[128];
+            snprintf(label, sizeof label, "%s %s n=%zu on %s data%s", xpar_op_name((xpar_op)op),
+                     xpar_dtype_name((xpar_dtype)t), ns[k], res_names[r],
+                     mode == 2 ? ", reproducible + shadow" : mode ? ", shadow" : "");
+            const xpar_status st = run_any(ctx, op, (xpar_dtype)t, a[0], a[1], a[2], ns[k]);
+            if (st == XPAR_ERR_NOT_SUPPORTED && mode == 2) continue;
+            if (st != XPAR_OK) fail_msg("%s: %s (%s)", label, xpar_status_name(st), xpar_last_error_detail());
+            check_whole(ctx, label);
+          }
+      /* The GPU fails with a detail longer than the field: AUTO falls back to
+       * the CPU, and the record quotes the detail shortened. */
+      if (r == MAPPED && mode < 2) {
+        char detail[300];
+        memset(detail, 'x', sizeof detail - 1);
+        detail[sizeof detail - 1] = '\0';
+        fake_fail_detail = detail;
+        fake_fail_next = XPAR_ERR_DEVICE_OUT_OF_MEMORY;
+        assert_int_equal(xpar_update(ctx, a[2], XPAR_UPDATE_TO_DEVICE), XPAR_OK);
+        assert_int_equal(run_any(ctx, XPAR_OP_SCAN, XPAR_DOUBLE, a[0], a[1], a[2], n_max), XPAR_OK);
+        fake_fail_detail = NULL;
+        const xpar_decision d = last(ctx);
+        if (!strstr(d.reason, "the GPU failed (xxx") || !strstr(d.reason, "x[...]): fell back"))
+          fail_msg("mapped data, GPU failure: \"%s\"", d.reason);
+        check_whole(ctx, "GPU failure with a long detail");
+      }
+      if (r == MAPPED)
+        for (int i = 0; i < 3; i++) assert_int_equal(xpar_unmap(ctx, a[i], XPAR_UNMAP_RELEASE), XPAR_OK);
+      xpar_context_destroy(ctx);
+    }
+    for (int i = 0; i < 3; i++) {
+      if (r == DEVICE || r == PINNED)
+        fake_release(a[i]);
+      else
+        free(a[i]);
+    }
+  }
+}
+
+/* Records no call makes together, formatted directly: every GPU rule x CPU rule
+ * x shadow state, with copies where the rule can move data, reproducible mode,
+ * quoted texts (the GPU's reason, a shadow detail, a kernel name) longer than
+ * the field and numbers of ten digits: each fits whole, its quoted texts
+ * shortened first, then without where the defaults were measured. */
+static void reasons_end_whole_at_the_limits(void **state) {
+  (void)state;
+  char longtext[400];
+  memset(longtext, 'q', sizeof longtext - 1);
+  longtext[sizeof longtext - 1] = '\0';
+  static const xpar__provenance kernel_from = {
+      .machine = "a machine", .date = "2026-01-01", .run = "a command", .brief = "a few words"};
+  for (int g = XPAR__GPU_NOT_CONSIDERED; g <= XPAR__GPU_NO_CPU_VARIANT; g++)
+    for (int c = XPAR__CPU_NONE; c <= XPAR__CPU_FORCED_SERIAL; c++)
+      for (int sh = XPAR__SHADOW_OFF; sh <= XPAR__SHADOW_NOT_RUN; sh++)
+        for (int kernel = 0; kernel < 2; kernel++)
+          for (int kind = 0; kind < XPAR_THRESHOLD_COUNT_; kind++) {
+            /* As calls make them: a record of the GPU tier has no CPU rule, one
+             * of a CPU tier has one; the rule "data valid only on the device"
+             * is of that kind of data; no data moves where the GPU is not
+             * usable, or offload disabled. */
+            const int on_gpu = g == XPAR__GPU_AT_OR_ABOVE || g == XPAR__GPU_FORCED ||
+                               g == XPAR__GPU_MANDATORY || g == XPAR__GPU_DEVICE_ONLY ||
+                               g == XPAR__GPU_NO_CPU_VARIANT;
+            if (on_gpu != (c == XPAR__CPU_NONE)) continue;
+            if (g == XPAR__GPU_DEVICE_ONLY && kind != XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA) continue;
+            if (kind == XPAR_THRESHOLD_OPENMP) continue;
+            const int moves = g != XPAR__GPU_WANTED_UNUSABLE && g != XPAR__GPU_FORCED_UNUSABLE &&
+                              g != XPAR__GPU_DISABLED;
+            size_t gpu_thr, openmp_thr;
+            xpar__threshold_default_from(XPAR_OP_DOT, XPAR_DOUBLE, (xpar_threshold)kind, &gpu_thr);
+            xpar__threshold_default_from(XPAR_OP_DOT, XPAR_DOUBLE, XPAR_THRESHOLD_OPENMP, &openmp_thr);
+            /* n of ten digits, or the largest below the threshold a rule says n is below. */
+            size_t n = (size_t)1 << 30;
+            if (g == XPAR__GPU_BELOW && gpu_thr != XPAR_NEVER && n >= gpu_thr) n = gpu_thr - 1;
+            if (c == XPAR__CPU_BELOW_OPENMP && n >= openmp_thr) n = openmp_thr - 1;
+            if ((g == XPAR__GPU_AT_OR_ABOVE || g == XPAR__GPU_WANTED_UNUSABLE) && n < gpu_thr) continue;
+            xpar__decision_raw d = {
+                .op = XPAR_OP_DOT,
+                .dtype = XPAR_DOUBLE,
+                .n = n,
+                .tier = XPAR_TIER_CPU_OPENMP,
+                .gpu_rule = (xpar__gpu_rule)g,
+                .gpu_kind = (xpar_threshold)kind,
+                .gpu_threshold = gpu_thr,
+                .gpu_source = XPAR__SRC_DEFAULT,
+                .cpu_rule = (xpar__cpu_rule)c,
+                .openmp_threshold = openmp_thr,
+                .openmp_source = XPAR__SRC_DEFAULT,
+                .bytes_to_device = moves ? n * 8 : 0,
+                .bytes_to_host = moves ? n * 8 : 0,
+                .why = longtext,
+                .kernel = kernel ? longtext : NULL,
+                .kernel_from = kernel ? &kernel_from : NULL,
+                .reproducible = 1,
+                .shadow_tier = XPAR_TIER_CUDA_SERIAL,
+                .shadow_state = (xpar__shadow_state)sh,
+                .shadow_detail = longtext};
+            char s[256], f[2048];
+            xpar__decision_format(&d, s, sizeof s);
+            reason_unlimited(&d, f, sizeof f);
+            if (!is_whole(s, f))
+              fail_msg("gpu rule %d, cpu rule %d, shadow %d, kernel %d, kind %d: \"%s\" does "
+                       "not end whole (in full: \"%s\")", g, c, sh, kernel, kind, s, f);
+          }
+}
+
 int main(void) {
   /* The application's view: no XPAR_* settings from the caller's shell. */
   extern char **environ;
@@ -1327,6 +1549,8 @@ int main(void) {
       cmocka_unit_test(fast_path_matches_general_path),
       cmocka_unit_test(result_inside_a_mapping),
       cmocka_unit_test(repeats_follow_what_changes),
+      cmocka_unit_test(reasons_end_whole),
+      cmocka_unit_test(reasons_end_whole_at_the_limits),
   };
   return cmocka_run_group_tests_name("policy (fake GPU backend)", tests, NULL, NULL);
 }

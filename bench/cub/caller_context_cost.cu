@@ -1,7 +1,7 @@
 /*
  * What a synchronous xpar call costs by the calling thread's current driver
- * context (session 27): xpar runs on its device's primary context and puts
- * the thread's own back when the call returns (README, "Device and driver
+ * context: xpar runs on its device's primary context and puts the thread's
+ * own back when the call returns (README, "Device and driver
  * context").  A context on device 0, 1,024 device int32 reduced (forced CUDA:
  * the launch and done-signal path) and 2^20 (the bandwidth path), from
  *   same     the thread has device 0's primary context current (nothing to switch)

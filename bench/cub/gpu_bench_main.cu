@@ -3,7 +3,7 @@
  *                [--sticky-test] [--profile-scan] [--seed N]
  *   --check        correctness of the CUDA backend on the GPU (gpu_check.cu)
  *   --quick        a small subset (for compute-sanitizer), or short timings
- *   --bench        CUB vs xpar timings (gpu_timing.cu), issue 11's table; the default
+ *   --bench        CUB vs xpar timings (gpu_timing.cu), the targets' table; the default
  *   --sticky-test  a context-corrupting error must stay reported (own process)
  *   --profile-scan three CUB and five xpar int32 scans of 2^28 elements, for ncu
  *   --scan-sweep   tile shapes x look-back delays of the scan kernel, int32 and double

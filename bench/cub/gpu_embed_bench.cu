@@ -1,6 +1,6 @@
 /*
  * xpar-gpu-bench --embed: the costs an application sees through the public
- * API (not the backend table), for issue 9's before/after figures:
+ * API (not the backend table) when xpar runs inside a CUDA application:
  *  - a synchronous AUTO reduce of 1,024 device-resident int32 (wall clock);
  *  - an AUTO inclusive scan of 256 int32, pageable to pageable against pinned
  *    to pinned (two separate 2 MiB-aligned cudaMallocHost arrays, which a

@@ -1,6 +1,6 @@
 /*
- * `xpar-gpu-bench --bench`: the CUDA backend side by side with CUB in one run, as issue
- * 11's table asks:
+ * `xpar-gpu-bench --bench`: the CUDA backend side by side with CUB in one run, as the
+ * targets' table (table_line below) asks:
  *  - synchronous calls as an application sees them, on the state's own stream: xpar's
  *    reduce with the result on the host against CUB's reduce + cudaMemcpy of the result;
  *    xpar's scan against CUB's scan + cudaStreamSynchronize;
@@ -13,7 +13,7 @@
  *  - small N: 1,024 device int32, synchronous, and the floors beside them (an empty
  *    kernel's launch alone, empty kernel + stream sync, a kernel stamping a pinned word
  *    that the host spins on).
- * Lines: "ROW ..." per measurement, then "TABLE ..." per row of the issue's table with
+ * Lines: "ROW ..." per measurement, then "TABLE ..." per row of the targets' table with
  * the range of ratios over N and the target.
  */
 #include <algorithm>
@@ -333,7 +333,7 @@ __global__ void stamp_kernel(unsigned long long *w, unsigned long long v, int fe
     asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(w), "l"(v) : "memory");
 }
 
-/* The issue's table: ratio range over the rows that match, against the target. */
+/* The targets' table: ratio range over the rows that match, against the target. */
 void table_line(const char *what, const std::vector<std::string> &ops,
                 const std::vector<std::string> &dtypes, double target) {
   double lo_w = 1e9, hi_w = 0, lo_e = 1e9, hi_e = 0;
@@ -558,7 +558,7 @@ int gpu_bench_run(int quick) {
       [&] { GB_XPAR(B.reduce(&rd_ex, XPAR_INT32, XPAR_SUM, c.in, 1024, c.d_result)); }, 200,
       sreps);
   const double set_device_us = median_wall_us([&] { GB_CUDA(cudaSetDevice(0)); }, 200, sreps);
-  /* Components (issue 11 point 4).  Host side: the time a queued (nowait) call takes to
+  /* Components.  Host side: the time a queued (nowait) call takes to
    * return, i.e. argument checks + launch, with no waiting; device side: CUDA events
    * around one queued call (kernel start-up + run, no host cost). */
   xpar__exec qdev = sync_ex;

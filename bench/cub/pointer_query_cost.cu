@@ -1,5 +1,5 @@
 /*
- * What classifying one pointer costs (issue 12): the runtime's
+ * What classifying one pointer costs: the runtime's
  * cudaPointerGetAttributes, which xpar used per operand, against the driver's
  * queries, reached through cudaGetDriverEntryPointByVersion as
  * backend_cuda/cuda_state.cu does:
@@ -12,7 +12,7 @@
  * managed pointers; median ns per query over 31 batches of 20,000, the
  * variants interleaved batch by batch.  D2's answers are checked against the
  * runtime's, and the raw answers printed (memory type alone calls managed
- * memory device memory: session 25).
+ * memory device memory: H100 host, 2026-11-26).
  *
  * Not part of the build: bench/run-regret-h100.sh compiles and runs it
  *   nvcc -O2 -arch=sm_90 bench/cub/pointer_query_cost.cu -o pqc && ./pqc

@@ -76,7 +76,7 @@ struct Shape {
  * compiler told the block size: scan_kernel).  With fixed_block these shapes compile
  * without spills (ptxas, sm_90): 4-byte 256 x 8 / 3 at 72 registers, 256 x 8 / 4 at 64,
  * 256 x 10 / 3 at 80; 8-byte 256 x 6 / 4, 256 x 7 / 4, 128 x 6 / 8 at 62-64, 256 x 8 / 3
- * at 80 (256 x 8 / 4: 12 B of spills).  Run 1 of the second issue-11 session chose
+ * at 80 (256 x 8 / 4: 12 B of spills).  A sweep on the H100 host (2026-11-25) chose
  * 256 x 7 / 4 fixed for 8-byte elements (launch_shape.cuh has the rows). */
 const Shape kShapes[] = {
     XPAR_SWEEP_SHAPE(SumOp, int32_t, 256, 8, 3, 1, false), /* ScanTuning<4> */

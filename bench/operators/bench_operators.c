@@ -3,7 +3,7 @@
  * (examples/operators/operators.xk.c) against the built-in operations on the
  * same bytes, on cudaMalloc'd data with the backend forced to cuda:
  *  - xk_sum_u32 (a 4-byte scalar operator, uint32 sum) against the built-in
- *    uint32 sum: reduce, inclusive scan, exclusive scan (the issue's target:
+ *    uint32 sum: reduce, inclusive scan, exclusive scan (the target:
  *    built-in / operator at most 1.15);
  *  - xk_argmin (int32 in, a 16-byte (value, index) accumulator) reduce against
  *    the built-in int32 min reduce;

@@ -37,8 +37,8 @@ template <class T> static std::vector<T> to_host(const T *d, size_t n) {
 /* A host-to-device copy that has landed when it returns.  cudaMemcpy from pageable memory
  * returns once the data is staged, its DMA possibly still in flight on the legacy stream,
  * which the tests' non-blocking streams do not wait for: a graph launched right after read
- * the tail of an array from before the copy (session 22: a replay's operator scan wrong
- * from element 917,504 on).  Never called during a capture. */
+ * the tail of an array from before the copy (on the H100 host, 2026-11-26, a replay's
+ * operator scan was wrong from element 917,504 on).  Never called during a capture. */
 static void to_device(void *d, const void *h, size_t bytes) {
   CK(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
   CK(cudaDeviceSynchronize());

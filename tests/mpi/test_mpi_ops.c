@@ -135,8 +135,8 @@ static void check_decision(mpt_case *c, const setting *set, xpar_context *ctx, x
              d.reason);
   /* Data valid only on the device runs there under AUTO from the context's
    * device-only threshold on; a smaller synchronous call copies it to the host
-   * and runs on the CPU (issue 12: a tiny call's copies cost less than a
-   * launch and its synchronisation). */
+   * and runs on the CPU (a tiny call's copies cost less than a launch and
+   * its synchronisation). */
   if (set->mem == MPT_MEM_DEVICE) {
     size_t thr = 0;
     if (xpar_context_get_threshold(ctx, d.op, d.dtype, XPAR_THRESHOLD_GPU_DEVICE_ONLY_DATA, &thr) !=
