@@ -1,6 +1,6 @@
 /*
- * xpar-bench kernel: an application kernel's thresholds, measured by
- * xpar_kernel_calibrate.  xpar-bench cannot build the arguments of an
+ * xpar-devbench kernel: an application kernel's thresholds, measured by
+ * xpar_kernel_calibrate.  xpar-devbench cannot build the arguments of an
  * application's kernel, so it calibrates the kernels it ships
  * (kernels/bench_kernels.xk.c, built with xpar_add_kernels as an application
  * builds its own): a bandwidth-bound saxpy and a compute-bound logistic map.
@@ -26,7 +26,7 @@ static const char *const thr_keys[XPAR_THRESHOLD_COUNT_] = {XPAR_THRESHOLD_MAP(K
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xpar-bench kernel [options]\n"
+          "usage: xpar-devbench kernel [options]\n"
           "  --kernels LIST  comma-separated: saxpy, logistic64 (default: both)\n"
           "  --n-max N       largest n, e.g. 2^24 (default 2^24; capped by memory)\n"
           "  --mapped        map the arrays on the GPU first (xpar_map): the GPU\n"
@@ -74,12 +74,12 @@ static void print_report(const char *name, const xpar_kernel_calibration *r) {
 
 /* The profile's kernel lines, as xpar_profile_save writes them. */
 static int print_profile_lines(xpar_context *ctx, const char *out) {
-  char tmp[] = "/tmp/xpar-bench-kernel-XXXXXX";
+  char tmp[] = "/tmp/xpar-devbench-kernel-XXXXXX";
   const char *path = out;
   if (!path) {
     int fd = mkstemp(tmp);
     if (fd < 0) {
-      fprintf(stderr, "xpar-bench kernel: mkstemp: %s\n", strerror(errno));
+      fprintf(stderr, "xpar-devbench kernel: mkstemp: %s\n", strerror(errno));
       return 0;
     }
     close(fd);
@@ -88,7 +88,7 @@ static int print_profile_lines(xpar_context *ctx, const char *out) {
   xpar_status st = xpar_profile_save(ctx, path);
   int ok = st == XPAR_OK;
   if (!ok)
-    fprintf(stderr, "xpar-bench kernel: saving %s: %s (%s)\n", path, xpar_status_name(st),
+    fprintf(stderr, "xpar-devbench kernel: saving %s: %s (%s)\n", path, xpar_status_name(st),
             xpar_last_error_detail());
   FILE *f = ok ? fopen(path, "r") : NULL;
   if (f) {
@@ -129,7 +129,7 @@ int bench_cmd_kernel(int argc, char **argv) {
       n_max = (size_t)v;
       ++i;
     } else {
-      fprintf(stderr, "xpar-bench kernel: bad option or value: %s%s%s\n", a,
+      fprintf(stderr, "xpar-devbench kernel: bad option or value: %s%s%s\n", a,
               i + 1 < argc ? " " : "", i + 1 < argc ? argv[i + 1] : "");
       usage(stderr);
       return 2;
@@ -142,21 +142,21 @@ int bench_cmd_kernel(int argc, char **argv) {
   float *x = malloc(n_max * sizeof *x), *y = malloc(n_max * sizeof *y);
   xpar_context *ctx = NULL;
   if (!x || !y || xpar_context_create(&ctx) != XPAR_OK) {
-    fprintf(stderr, "xpar-bench kernel: %s\n",
+    fprintf(stderr, "xpar-devbench kernel: %s\n",
             x && y ? xpar_last_error_detail() : "out of memory");
     free(x);
     free(y);
     return 1;
   }
   const uint64_t seed = 12345;
-  printf("# xpar-bench kernel: n up to %zu, seed %llu%s\n", n_max, (unsigned long long)seed,
+  printf("# xpar-devbench kernel: n up to %zu, seed %llu%s\n", n_max, (unsigned long long)seed,
          mapped ? ", mapped arrays" : ", pageable host arrays");
   int ok = 1;
   if (mapped) {
     xpar_status st = xpar_map(ctx, x, n_max * sizeof *x, XPAR_MAP_TO);
     if (st == XPAR_OK) st = xpar_map(ctx, y, n_max * sizeof *y, XPAR_MAP_TO);
     if (st != XPAR_OK) {
-      fprintf(stderr, "xpar-bench kernel: --mapped: xpar_map: %s (%s)\n", xpar_status_name(st),
+      fprintf(stderr, "xpar-devbench kernel: --mapped: xpar_map: %s (%s)\n", xpar_status_name(st),
               xpar_last_error_detail());
       ok = 0;
     }
@@ -179,7 +179,7 @@ int bench_cmd_kernel(int argc, char **argv) {
     xpar_status st = which == 0 ? xpar_kernel_calibrate(ctx, k, n_max, saxpy_args, 3, &r)
                                 : xpar_kernel_calibrate(ctx, k, n_max, logistic_args, 2, &r);
     if (st != XPAR_OK) {
-      fprintf(stderr, "xpar-bench kernel: %s: %s (%s)\n", k->name, xpar_status_name(st),
+      fprintf(stderr, "xpar-devbench kernel: %s: %s (%s)\n", k->name, xpar_status_name(st),
               xpar_last_error_detail());
       ok = 0;
       break;

@@ -1,5 +1,5 @@
 /*
- * xpar-bench overhead: what one small call through xpar costs next to the
+ * xpar-devbench overhead: what one small call through xpar costs next to the
  * loop an application would otherwise write inline.  N = 128 int32 on host
  * data, sum: xpar_reduce through AUTO (and through the forced serial tier),
  * against a vectorized and a scalar loop compiled into this program.
@@ -168,7 +168,7 @@ static int cmp_double(const void *a, const void *b) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xpar-bench overhead [--n N] [--batches B] [--calls C]\n"
+          "usage: xpar-devbench overhead [--n N] [--batches B] [--calls C]\n"
           "  --n N        elements per call (default 128)\n"
           "  --batches B  batches per variant; the median counts (default 301)\n"
           "  --calls C    calls per batch (default 2000)\n");
@@ -186,7 +186,7 @@ int bench_cmd_overhead(int argc, char **argv) {
     if (!((strcmp(a, "--n") == 0 && bench_parse_long(v, 1, 1 << 24, &n)) ||
           (strcmp(a, "--batches") == 0 && bench_parse_long(v, 1, 100000, &batches)) ||
           (strcmp(a, "--calls") == 0 && bench_parse_long(v, 1, 10000000, &calls)))) {
-      fprintf(stderr, "xpar-bench overhead: bad option or value: %s %s\n", a, v);
+      fprintf(stderr, "xpar-devbench overhead: bad option or value: %s %s\n", a, v);
       usage(stderr);
       return 2;
     }
@@ -201,7 +201,7 @@ int bench_cmd_overhead(int argc, char **argv) {
   memcpy(x2, x, (size_t)n * sizeof *x);
   xpar_context *ctx_auto, *ctx_serial;
   if (xpar_context_create(&ctx_auto) != XPAR_OK || xpar_context_create(&ctx_serial) != XPAR_OK) {
-    fprintf(stderr, "xpar-bench overhead: %s\n", xpar_last_error_detail());
+    fprintf(stderr, "xpar-devbench overhead: %s\n", xpar_last_error_detail());
     return 1;
   }
   xpar_context_set_backend(ctx_serial, XPAR_BACKEND_CPU_SERIAL);
@@ -212,7 +212,7 @@ int bench_cmd_overhead(int argc, char **argv) {
   xpar_reduce(ctx_serial, XPAR_INT32, XPAR_SUM, x, (size_t)n, &r_serial);
   if (r_auto != r_serial || r_auto != sum_vectorized(x, (size_t)n) ||
       r_auto != sum_scalar(x, (size_t)n)) {
-    fprintf(stderr, "xpar-bench overhead: the four sums disagree\n");
+    fprintf(stderr, "xpar-devbench overhead: the four sums disagree\n");
     return 1;
   }
   xpar_decision d; /* the reduce's, which the first table is about */
@@ -228,7 +228,7 @@ int bench_cmd_overhead(int argc, char **argv) {
     if (xpar_axpy(ctx_auto, XPAR_INT32, &e.alpha, e.x[0], e.y[0], (size_t)n) != XPAR_OK ||
         xpar_add(ctx_auto, XPAR_INT32, e.x[0], e.y[0], e.y[0], (size_t)n) != XPAR_OK ||
         memcmp(want, e.y[0], (size_t)n * sizeof *want) != 0) {
-      fprintf(stderr, "xpar-bench overhead: xpar's axpy / add disagree with the inline loops\n");
+      fprintf(stderr, "xpar-devbench overhead: xpar's axpy / add disagree with the inline loops\n");
       return 1;
     }
     free(want);
@@ -240,7 +240,7 @@ int bench_cmd_overhead(int argc, char **argv) {
     for (int v = 0; v < V_COUNT; ++v) {
       t[v * batches + b] = batch(v, ctx_auto, ctx_serial, x, x2, &e, (size_t)n, (int)calls);
       if (t[v * batches + b] == 0) {
-        fprintf(stderr, "xpar-bench overhead: %s failed: %s\n", v_names[v],
+        fprintf(stderr, "xpar-devbench overhead: %s failed: %s\n", v_names[v],
                 xpar_last_error_detail());
         return 1;
       }
@@ -251,7 +251,7 @@ int bench_cmd_overhead(int argc, char **argv) {
     med[v] = t[v * batches + batches / 2];
     lo[v] = t[v * batches];
   }
-  printf("# xpar-bench overhead: sum of %ld int32 on host data, %ld batches x %ld calls, "
+  printf("# xpar-devbench overhead: sum of %ld int32 on host data, %ld batches x %ld calls, "
          "median ns per call\n# AUTO ran %s: %s\n",
          n, batches, calls, xpar_tier_name(d.tier), d.reason);
   printf("%-26s %10s %10s %12s %12s\n", "variant", "ns/call", "min", "/ vectorized", "/ scalar");

@@ -1,5 +1,5 @@
 /*
- * xpar-bench regret: is AUTO as fast as the best thing the application could
+ * xpar-devbench regret: is AUTO as fast as the best thing the application could
  * have done instead?  For every residency x op x dtype x N it times, side by
  * side in one process:
  *
@@ -266,7 +266,7 @@ static int call_once(void *arg) {
  * alternative is unavailable without a GPU build). */
 int bench_cub_call(bench_case *c, int on_device, char *why, size_t why_size) {
   (void)c, (void)on_device;
-  snprintf(why, why_size, "xpar-bench was built without CUDA");
+  snprintf(why, why_size, "xpar-devbench was built without CUDA");
   return 0;
 }
 void bench_cub_release(void) {}
@@ -365,7 +365,7 @@ typedef struct rg_arrays {
 
 static int out_of_time(rg_state *s) {
   if (!s->out_of_time && s->o.time_limit_s > 0 && bench_now_s() - s->t_start > s->o.time_limit_s) {
-    fprintf(stderr, "xpar-bench regret: --time-limit %.0f s reached: reporting what is measured\n",
+    fprintf(stderr, "xpar-devbench regret: --time-limit %.0f s reached: reporting what is measured\n",
             s->o.time_limit_s);
     s->out_of_time = 1;
   }
@@ -469,7 +469,7 @@ static void run_round(rg_rounds *rr, const int *list, int nl, int r) {
     rg_call *k = &rr->calls[a];
     if (rr->s->o.warm && !call_once(k)) {
       p->a[a].st = P_FAILED;
-      fprintf(stderr, "\nxpar-bench regret: %s at 2^%d: a warm-up call failed: %s\n",
+      fprintf(stderr, "\nxpar-devbench regret: %s at 2^%d: a warm-up call failed: %s\n",
               alt_names[a], rr->e, k->why);
       (*rr->failures)++;
       continue;
@@ -481,7 +481,7 @@ static void run_round(rg_rounds *rr, const int *list, int nl, int r) {
     for (int b = 0; b < batch; ++b)
       if (!call_once(k)) {
         p->a[a].st = P_FAILED;
-        fprintf(stderr, "\nxpar-bench regret: %s at 2^%d: a timed call failed: %s\n",
+        fprintf(stderr, "\nxpar-devbench regret: %s at 2^%d: a timed call failed: %s\n",
                 alt_names[a], rr->e, k->why);
         (*rr->failures)++;
         break;
@@ -570,7 +570,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
   if (sr->res == R_MAPPED) {
     xpar_status st = map_point(s, ar, bytes, op, 1);
     if (st != XPAR_OK) {
-      fprintf(stderr, "\nxpar-bench regret: xpar_map at 2^%d: %s (%s)\n", e, xpar_status_name(st),
+      fprintf(stderr, "\nxpar-devbench regret: xpar_map at 2^%d: %s (%s)\n", e, xpar_status_name(st),
               xpar_last_error_detail());
       map_point(s, ar, bytes, op, 0);
       for (int a = 0; a < A_COUNT; ++a) p->a[a].st = P_FAILED;
@@ -593,7 +593,7 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     int ok = check_alt(k, ar, ref_out, ref_result, y_init);
     if (ok != 1) {
       p->a[a].st = ok == 0 ? P_WRONG : P_FAILED;
-      fprintf(stderr, "\nxpar-bench regret: %s %s %s 2^%d, %s: %s: %s\n", sr->op->name,
+      fprintf(stderr, "\nxpar-devbench regret: %s %s %s 2^%d, %s: %s: %s\n", sr->op->name,
               xpar_dtype_name(sr->dtype), res_names[sr->res], e, alt_names[a],
               ok == 0 ? "WRONG" : "failed", k->why);
       (*failures)++;
@@ -926,7 +926,7 @@ static void plot_series(const rg_state *s, rg_series *sr, bench_plot *pl, char *
   snprintf(base, base_size, "%s/%s-%s-%s", s->o.out_dir, sr->op->name, xpar_dtype_name(sr->dtype),
            res_names[sr->res]);
   if (!bench_plot_write(pl, base, gnuplot, sr->plot_path, sizeof sr->plot_path))
-    fprintf(stderr, "xpar-bench regret: could not write the chart %s\n", base);
+    fprintf(stderr, "xpar-devbench regret: could not write the chart %s\n", base);
 }
 
 /* Where the geometric mean's excess lies: the sum of ln(AUTO / best) over the
@@ -970,7 +970,7 @@ static void print_excess(FILE *f, const rg_series *sw, int nsw, int points) {
 }
 
 static void print_summary(FILE *f, const rg_series *sw, int nsw, const rg_state *s) {
-  fprintf(f, "\n# xpar-bench regret summary: AUTO / best alternative per point (median of "
+  fprintf(f, "\n# xpar-devbench regret summary: AUTO / best alternative per point (median of "
              "rounds); target <= %.2fx or within %.1f us at every point, geomean <= 1.03\n",
           RG_TARGET_RATIO, RG_TARGET_ABS_S * 1e6);
   fprintf(f, "%-7s %-7s %-9s %7s %8s %-22s %7s %7s %7s %8s %7s\n", "# op", "dtype", "data",
@@ -1060,7 +1060,7 @@ static void print_stalls(FILE *f) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xpar-bench regret [options]\n"
+          "usage: xpar-devbench regret [options]\n"
           "  --quick            CI smoke: pageable (and the other residencies with a GPU),\n"
           "                     every op x int32,float,double, 2^7..2^14, 5 rounds\n"
           "  --ops LIST         reduce,scan,axpy,add,fill,dot (default all)\n"
@@ -1122,7 +1122,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
     }
     const char *val = i + 1 < argc ? argv[++i] : NULL;
     if (!val) {
-      fprintf(stderr, "xpar-bench regret: %s needs a value\n", a);
+      fprintf(stderr, "xpar-devbench regret: %s needs a value\n", a);
       return -1;
     }
     if (strcmp(a, "--ops") == 0) o->ops = val;
@@ -1157,7 +1157,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
     else if (strcmp(a, "--seed") == 0 && bench_parse_long(val, 0, __LONG_MAX__, &v))
       o->seed = (uint64_t)v;
     else {
-      fprintf(stderr, "xpar-bench regret: bad option or value: %s %s\n", a, val);
+      fprintf(stderr, "xpar-devbench regret: bad option or value: %s %s\n", a, val);
       usage(stderr);
       return -1;
     }
@@ -1170,7 +1170,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
     if (!budget_set) o->point_budget_s = 0.2;
   }
   if (o->min_exp > o->max_exp) {
-    fprintf(stderr, "xpar-bench regret: --min-exp (%d) > --max-exp (%d%s)\n", o->min_exp,
+    fprintf(stderr, "xpar-devbench regret: --min-exp (%d) > --max-exp (%d%s)\n", o->min_exp,
             o->max_exp, max_set ? "" : ", the default");
     return -1;
   }
@@ -1196,7 +1196,7 @@ static int cap_exp(const rg_state *s, const bench_op *op, xpar_dtype t, int want
            (double)arrays * 7.0 * ldexp(es, e) > 0.8 * (double)s->dev.total_memory)
       --e;
   if (e < want)
-    fprintf(stderr, "xpar-bench regret: %s %s: N capped at 2^%d by free memory\n", op->name,
+    fprintf(stderr, "xpar-devbench regret: %s %s: N capped at 2^%d by free memory\n", op->name,
             xpar_dtype_name(t), e);
   return e;
 }
@@ -1209,7 +1209,7 @@ int bench_cmd_regret(int argc, char **argv) {
   int r = parse_opts(argc, argv, &s.o);
   if (r <= 0) return r == 0 ? 0 : 2;
   if (!bench_mkdir_p(s.o.out_dir)) {
-    fprintf(stderr, "xpar-bench regret: cannot create %s: %s\n", s.o.out_dir, strerror(errno));
+    fprintf(stderr, "xpar-devbench regret: cannot create %s: %s\n", s.o.out_dir, strerror(errno));
     return 1;
   }
   if (xpar_device_query(&s.dev) != XPAR_OK) s.dev.usable = 0;
@@ -1229,7 +1229,7 @@ int bench_cmd_regret(int argc, char **argv) {
         if (strcmp(bench_tier_at(i)->name, alt_tier[a]) == 0) t = bench_tier_at(i);
       xpar_status st = t ? bench_tier_open(&s.runs[a], t, s.o.threads) : XPAR_ERR_INTERNAL;
       if (st != XPAR_OK) {
-        fprintf(stderr, "xpar-bench regret: %s: %s (%s)\n", alt_names[a], xpar_status_name(st),
+        fprintf(stderr, "xpar-devbench regret: %s: %s (%s)\n", alt_names[a], xpar_status_name(st),
                 xpar_last_error_detail());
         return 1;
       }
@@ -1246,7 +1246,7 @@ int bench_cmd_regret(int argc, char **argv) {
                  "auto_minus_best_us,pass,faults_per_call,preemptions_per_round,"
                  "paired_auto_over_best,paired_pass,first_auto_over_best,first_pass,"
                  "confirm_rounds\n");
-  printf("# xpar-bench regret, seed %llu, GPU: %s, threads %d%s, rounds %d (shuffled order; "
+  printf("# xpar-devbench regret, seed %llu, GPU: %s, threads %d%s, rounds %d (shuffled order; "
          "AUTO and the alternatives within %.1fx of the fastest up to %d; where AUTO then misses, "
          "up to %d more), sample >= %.0f us, %s\n",
          (unsigned long long)s.o.seed, s.gpu ? s.dev.name : (s.dev.usable ? "no runtime" : s.dev.reason),
@@ -1309,7 +1309,7 @@ int bench_cmd_regret(int argc, char **argv) {
        * (a scan's prefix is the scan of the prefix) */
       bench_case ref = {.reduction = XPAR_SUM, .kind = XPAR_INCLUSIVE};
       if (!bench_case_init(&ref, op, dt, nmax, s.o.seed + (uint64_t)oi * 131 + (uint64_t)t)) {
-        fprintf(stderr, "xpar-bench regret: out of memory at 2^%d\n", max_exp);
+        fprintf(stderr, "xpar-devbench regret: out of memory at 2^%d\n", max_exp);
         failures++;
         continue;
       }
@@ -1321,7 +1321,7 @@ int bench_cmd_regret(int argc, char **argv) {
         if (!bench_list_has(s.o.residencies, res_names[res]) || out_of_time(&s)) continue;
         if (res != R_PAGEABLE && !s.gpu) {
           if (!s.o.quick || res == R_DEVICE)
-            fprintf(stderr, "xpar-bench regret: %s data skipped: no usable GPU%s\n",
+            fprintf(stderr, "xpar-devbench regret: %s data skipped: no usable GPU%s\n",
                     res_names[res], s.dev.usable ? " runtime in the bench" : "");
           continue;
         }
@@ -1338,7 +1338,7 @@ int bench_cmd_regret(int argc, char **argv) {
           ok = 0;
         }
         if (!ok) {
-          fprintf(stderr, "xpar-bench regret: %s %s %s: %s\n", op->name, xpar_dtype_name(dt),
+          fprintf(stderr, "xpar-devbench regret: %s %s %s: %s\n", op->name, xpar_dtype_name(dt),
                   res_names[res], why);
           failures++;
           continue;
@@ -1413,7 +1413,7 @@ int bench_cmd_regret(int argc, char **argv) {
   free(bases);
   for (int a = 0; a < A_COUNT; ++a) bench_tier_close(&s.runs[a]);
   if (nsw == 0) {
-    fprintf(stderr, "xpar-bench regret: nothing was measured\n");
+    fprintf(stderr, "xpar-devbench regret: nothing was measured\n");
     return 1;
   }
   return failures ? 1 : 0;

@@ -1,5 +1,5 @@
 /*
- * xpar-bench stalls: the probe mode for OpenMP stall episodes.
+ * xpar-devbench stalls: the probe mode for OpenMP stall episodes.
  *
  * On the 16-core host of the lent H100 machine (2026-11-25), OpenMP calls of
  * 2^10..2^22 elements sometimes took 4-12 ms instead of 5-400 us, xpar's tier
@@ -53,7 +53,7 @@ static int procs(void) {
 #define pct bench_quantile
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: xpar-bench stalls [options]\n"
+  fprintf(f, "usage: xpar-devbench stalls [options]\n"
              "  --op reduce|scan    (default reduce)\n"
              "  --dtype T           (default int32)\n"
              "  --exps LIST         N = 2^E for each E (default 10,14,18,22)\n"
@@ -100,7 +100,7 @@ int bench_cmd_stalls(int argc, char **argv) {
     else if (strcmp(a, "--time-limit") == 0) ok = bench_parse_long(v, 1, 100000, &limit_s);
     else ok = 0;
     if (!ok) {
-      fprintf(stderr, "xpar-bench stalls: bad option or value: %s\n", a);
+      fprintf(stderr, "xpar-devbench stalls: bad option or value: %s\n", a);
       usage(stderr);
       return 2;
     }
@@ -109,7 +109,7 @@ int bench_cmd_stalls(int argc, char **argv) {
   xpar_dtype dt;
   if (!op || (op->op != XPAR_OP_REDUCE && op->op != XPAR_OP_SCAN) || !op->baseline ||
       !bench_parse_dtype(dtname, &dt)) {
-    fprintf(stderr, "xpar-bench stalls: needs --op reduce|scan, a dtype, and OpenMP\n");
+    fprintf(stderr, "xpar-devbench stalls: needs --op reduce|scan, a dtype, and OpenMP\n");
     return 2;
   }
   /* --exps: exponents 1 to 34, comma-separated, each checked before anything runs */
@@ -122,7 +122,7 @@ int bench_cmd_stalls(int argc, char **argv) {
     long e = 0;
     if (l >= sizeof item || nexps == MAX_EXPS ||
         (memcpy(item, it, l), item[l] = '\0', !bench_parse_long(item, 1, 34, &e))) {
-      fprintf(stderr, "xpar-bench stalls: --exps %s: \"%.*s\" is not an exponent from 1 to 34 "
+      fprintf(stderr, "xpar-devbench stalls: --exps %s: \"%.*s\" is not an exponent from 1 to 34 "
                       "(a comma-separated list of at most %d)\n",
               exps, (int)l, it, MAX_EXPS);
       return 2;
@@ -135,12 +135,12 @@ int bench_cmd_stalls(int argc, char **argv) {
   if (cuda) {
     char why[160];
     void *d = bench_alloc_device(64, why, sizeof why);
-    if (!d) fprintf(stderr, "xpar-bench stalls: --cuda: %s (going on without)\n", why);
+    if (!d) fprintf(stderr, "xpar-devbench stalls: --cuda: %s (going on without)\n", why);
     bench_free_device(d);
   }
   const char *wait = getenv("OMP_WAIT_POLICY"), *bind = getenv("OMP_PROC_BIND"),
              *places = getenv("OMP_PLACES");
-  printf("# xpar-bench stalls: %s %s, %d procs, OMP_WAIT_POLICY=%s OMP_PROC_BIND=%s "
+  printf("# xpar-devbench stalls: %s %s, %d procs, OMP_WAIT_POLICY=%s OMP_PROC_BIND=%s "
          "OMP_PLACES=%s, CUDA runtime %s; %ld calls per variant and N, turns of %ld\n",
          op->name, dtname, P, wait ? wait : "(unset)", bind ? bind : "(unset)",
          places ? places : "(unset)", cuda ? "initialised" : "not initialised", calls, block);
@@ -153,14 +153,14 @@ int bench_cmd_stalls(int argc, char **argv) {
   int teams[4] = {P, 0, half, P};
   for (int i = 0; i < 4; ++i)
     if (!omp_tier || bench_tier_open(&tr[i], omp_tier, teams[i]) != XPAR_OK) {
-      fprintf(stderr, "xpar-bench stalls: cannot open the OpenMP tier: %s\n",
+      fprintf(stderr, "xpar-devbench stalls: cannot open the OpenMP tier: %s\n",
               xpar_last_error_detail());
       return 1;
     }
   int top = bandwidth && max_e < 26 ? 26 : max_e;
   bench_case c = {.reduction = XPAR_SUM, .kind = XPAR_INCLUSIVE};
   if (!bench_case_init(&c, op, dt, (size_t)1 << top, 12)) {
-    fprintf(stderr, "xpar-bench stalls: out of memory for 2^%d elements\n", top);
+    fprintf(stderr, "xpar-devbench stalls: out of memory for 2^%d elements\n", top);
     for (int i = 0; i < 4; ++i) bench_tier_close(&tr[i]);
     return 1;
   }

@@ -21,10 +21,10 @@
  * more work per index crosses to the GPU earlier: set its thresholds
  * (XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD or xpar_context_set_kernel_threshold). */
 static const xpar__provenance kernel_defaults_from = {
-    .machine = "H100 80GB HBM3, 16-core host",
+    .machine = XPAR__H100_HOST,
     .date = "2026-11-22",
-    .run = "not measured for kernels: the elementwise add's of the 2026-11-22 calibration, "
-           "bench/results/h100-2026-11-22/calibrate.txt",
+    .run = "not measured for kernels: the elementwise add's of xpar-bench calibrate; "
+           "measure a kernel's own with xpar_kernel_calibrate",
     .brief = "not measured for kernels: the add's of 2026-11-22"};
 static const size_t kernel_defaults[XPAR_THRESHOLD_COUNT_] = {
     [XPAR_THRESHOLD_OPENMP] = POW2(15),

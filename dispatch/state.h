@@ -218,13 +218,17 @@ void xpar__context_record_refused(xpar_context *ctx, xpar_op op, xpar_dtype dtyp
 
 /* ---- thresholds.c --------------------------------------------------------- */
 /** Where a threshold value was measured, kept as data beside the value: the
- *  machine, the date (UTC, ISO 8601) and the run (a results file or the
- *  program that measured it).  Profiles carry theirs in the `written:` line. */
+ *  machine, the date (UTC, ISO 8601) and the command that measures it again.
+ *  Profiles carry theirs in the `written:` line. */
+/* The machine most defaults were measured on: one H100 80GB HBM3 with a 16-core
+ * Intel Xeon host. */
+#define XPAR__H100_HOST "H100 host"
 typedef struct xpar__provenance {
-  const char *machine;
-  const char *date;
-  const char *run;   /* the runs in full: a saved profile's comments quote it */
-  const char *brief; /* the results folder (or a few words), for decision records (256 bytes in all) */
+  const char *machine; /* "H100 host" */
+  const char *date;    /* "2026-11-25" */
+  const char *run;     /* the command that re-measures it; a saved profile's comments quote it */
+  const char *brief;   /* NULL, or the few words a decision record quotes instead of
+                          machine and date (a kernel's defaults: measured for no kernel) */
 } xpar__provenance;
 /** Fill the built-in defaults. */
 void xpar__thresholds_default(size_t t[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_]);
@@ -234,9 +238,6 @@ const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtyp
                                                      xpar_threshold k, size_t *value);
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
-/** The brief, else the full run where a record has no brief: what a decision
- *  record quotes (decision.c). */
-const char *xpar__provenance_brief(const xpar__provenance *p);
 
 /* ---- kernel.c: kernels' thresholds per context ------------------------------ */
 /** The context's entry for `k`, made (defaults, then the environment) on

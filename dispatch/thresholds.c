@@ -69,7 +69,7 @@
 /* ---- where the values were measured: data, quoted by decision records ------- */
 
 /* One H100 80GB HBM3, a 16-core Intel Xeon host (the lent H100 machine kind). */
-#define H100_HOST "H100 host"
+#define H100_HOST XPAR__H100_HOST
 
 /* The full calibration: every op, the three measured dtypes. */
 static const xpar__provenance calibrated_h100 = {
@@ -85,13 +85,13 @@ static const xpar__provenance calibrated_h100_int32 = {
 static const xpar__provenance regret_h100 = {
     .machine = H100_HOST,
     .date = "2026-11-26",
-    .run = "xpar-bench regret --out-dir RUN on each of several machines, then "
+    .run = "xpar-devbench regret --out-dir RUN on each of several machines, then "
            "bench/regret_thresholds.py RUN*/regret.csv"};
 /* One regret run of the float and double sums and dots around the OpenMP crossing. */
 static const xpar__provenance regret_h100_float_dot = {
     .machine = H100_HOST,
     .date = "2026-11-26",
-    .run = "xpar-bench regret --ops reduce,dot --dtypes float,double "
+    .run = "xpar-devbench regret --ops reduce,dot --dtypes float,double "
            "--residencies pinned,pageable,mapped --min-exp 12 --max-exp 17"};
 
 /* ---- why each value is what it is: one letter per reason ----------------------- */
@@ -230,7 +230,4 @@ int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size) {
   return snprintf(buf, size, "%s, %s, %s", p->date, p->machine, p->run);
 }
 
-const char *xpar__provenance_brief(const xpar__provenance *p) {
-  return p->brief ? p->brief : p->run;
-}
 

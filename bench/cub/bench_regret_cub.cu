@@ -1,5 +1,5 @@
 /*
- * CUB as the application's GPU alternative in `xpar-bench regret`
+ * CUB as the application's GPU alternative in `xpar-devbench regret`
  * (bench/bench_regret.c): one synchronous call of each op, written the way an
  * application that skips xpar would write it with CUB:
  *
@@ -23,7 +23,7 @@
  * Integers are computed in the unsigned type of their width: the same bits as
  * xpar's wrapping arithmetic, without signed overflow in device code.
  *
- * Compiled into xpar-bench (a C program) only when the CUDA backend is built;
+ * Compiled into xpar-devbench (a C program) only when the CUDA backend is built;
  * the interface is the two extern "C" functions declared in bench/bench.h.
  */
 #include <cstdint>

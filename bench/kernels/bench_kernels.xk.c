@@ -1,5 +1,5 @@
 /*
- * The kernels `xpar-bench kernel` calibrates (bench_kernel.c), written once
+ * The kernels `xpar-devbench kernel` calibrates (bench_kernel.c), written once
  * and compiled for both sides by the shipped xpar_add_kernels, as an
  * application's would be: a bandwidth-bound one and a compute-bound one,
  * whose thresholds differ from each other and from the built-in defaults.

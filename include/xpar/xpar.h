@@ -685,11 +685,11 @@ typedef struct xpar_decision {
                                 "; shadow <tier>: match|MISMATCH ..." follow
                                 when those modes are on, then where the quoted
                                 built-in defaults were measured ("; default
-                                measured <date>, <machine>, <run>", or
-                                "; default measured on <machine>, <run>"
-                                where the run's results folder names the
-                                date); a reason longer than the field ends
-                                in "..." */
+                                (H100 host, 2026-11-25)").  A record that
+                                would not fit shortens the texts it quotes
+                                (a GPU's or the shadow tier's message),
+                                marked "[...]", before it drops that origin;
+                                its rules and thresholds always stand whole */
   int reproducible;          /**< reproducible mode was on for this call        */
   xpar_tier shadow_tier;     /**< shadow mode's tier (XPAR_TIER_NONE: off)      */
   int shadow_mismatch;       /**< 1: the shadow tier's result differed          */
