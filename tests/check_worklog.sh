@@ -11,7 +11,9 @@ pattern='\bsessions? [0-9]|(^|[^-])\bcalls? [0-9]+\b|work period|next session|th
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   files() { git ls-files -z; }
 else
-  files() { find . -type f -not -path './build*' -not -path './.git/*' -print0; }
+  # no git metadata (an exported tree): every file but build outputs and hidden folders
+  files() { find . -type f -not -path './build*' -not -path './out/*' -not -path './.*' -print0 |
+            sed -z 's|^\./||'; }
 fi
 # This file names the words it looks for; images and baselines' raw data are not prose.
 hits=$(files | grep -zv -e 'check_worklog.sh$' -e '\.png$' -e '^bench/baselines/' |
