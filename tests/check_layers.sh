@@ -69,6 +69,7 @@ for o in "${objs[@]}"; do
   [ -n "$o" ] || continue
   [ -f "$o" ] || { echo "check_layers: no object file $o (build first)" >&2; exit 2; }
   rel=${o#*.dir/}
+  rel=${rel#./} # Ninja writes <target>.dir/./<layer>/...
   layer=${rel%%/*}
   case $o in *xpar_mpi.dir/*) layer=mpi ;; esac
   [ "$(rank "$layer")" -ge 1 ] || continue
