@@ -15,7 +15,7 @@
 #include "dtype_ops.cuh"
 #include "launch_shape.cuh"
 #include "thread_load.cuh"
-#include "warp_block.cuh"
+#include "xpar/detail/cuda_warp_block.cuh" /* shared with the application's operators */
 
 namespace xpar_cuda {
 namespace {

@@ -6,7 +6,7 @@
  *
  * Layers (as CUB's AgentScan: ConsumeTile over BlockScan over WarpScan):
  *   thread      K 16-byte vectors per thread in registers (thread_load.cuh)
- *   warp/block  block_scan.cuh: warp totals -> warp offsets, items scanned in registers
+ *   warp/block  xpar/detail/cuda_block_scan.cuh: warp totals -> warp offsets, items scanned in registers
  *   device      scan_tile_status.cuh: status words, the look-back
  *   tile        consume_tile below: ONE tile body for both paths
  *
@@ -38,7 +38,7 @@
 #ifndef XPAR_BACKEND_CUDA_SCAN_KERNEL_CUH
 #define XPAR_BACKEND_CUDA_SCAN_KERNEL_CUH
 
-#include "block_scan.cuh"
+#include "xpar/detail/cuda_block_scan.cuh" /* shared with the application's operators */
 #include "scan_tile_status.cuh"
 
 namespace xpar_cuda {
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(TUNED ? Tn::block : tuning::max_block,
   /* The tuned kernel is only launched with Tn::block threads (scan_launch: tuned_block).
    * With Tn::fixed_block the compiler is told so, which makes every warp whole at compile
    * time (warp_lanes() = 32, full shuffle masks, no partial-warp branches in
-   * block_scan.cuh and the look-back).  ptxas, sm_90, nvcc 13.0: the 8-byte kernels went
+   * cuda_block_scan.cuh and the look-back).  ptxas, sm_90, nvcc 13.0: the 8-byte kernels went
    * from 64 registers + 76-104 B of spill stores to 62-64 registers and none; the 4-byte
    * ones from 80 registers to 72-80, also without spills, but measured 7 % slower
    * (2500 vs 2670 GB/s, int32 2^28), so ScanTuning<4> leaves it off (H100 host, 2026-11-25).

@@ -21,7 +21,7 @@
  * blocks whose last warp is partial.
  *
  * Installed (xpar/detail/) for the application's operators (xpar/xpar_operator.cuh);
- * backend_cuda/block_scan.cuh forwards here.  Not a public API.
+ * backend_cuda/ includes it as it is.  Not a public API.
  */
 #ifndef XPAR_DETAIL_CUDA_BLOCK_SCAN_CUH
 #define XPAR_DETAIL_CUDA_BLOCK_SCAN_CUH
