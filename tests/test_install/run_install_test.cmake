@@ -42,6 +42,22 @@ if(NOT EXISTS ${prefix}/include/xpar/xpar.h OR NOT EXISTS ${prefix}/include/xpar
   message(FATAL_ERROR "test_install: missing xpar.h, xpar_kernel.h, xparConfig.cmake, "
                       "xpar_kernels.cmake or xpar.pc under ${prefix}")
 endif()
+# Only the product ships: one program (xpar-bench: calibrate, crossover,
+# sweep), no developer bench; and no test hook in the library.
+file(GLOB programs RELATIVE ${prefix}/bin ${prefix}/bin/*)
+if(programs AND NOT programs STREQUAL "xpar-bench")
+  message(FATAL_ERROR "test_install: bin/ holds ${programs}; only xpar-bench ships")
+endif()
+file(GLOB_RECURSE libs ${prefix}/*/libxpar.so* ${prefix}/*/libxpar.a)
+find_program(NM nm)
+foreach(lib ${libs})
+  if(NM AND NOT IS_SYMLINK ${lib})
+    execute_process(COMMAND ${NM} ${lib} OUTPUT_VARIABLE syms ERROR_QUIET)
+    if(syms MATCHES "xpar__shadow_plant|xpar__gpu_backend_set_double|xpar__dispatch_fast_path_off")
+      message(FATAL_ERROR "test_install: ${lib} holds a test hook (${CMAKE_MATCH_0})")
+    endif()
+  endif()
+endforeach()
 list(GET pc 0 pc)
 get_filename_component(pcdir ${pc} DIRECTORY)
 get_filename_component(libdir ${pcdir} DIRECTORY)
