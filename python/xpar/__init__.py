@@ -166,7 +166,8 @@ def _empty_like(x):
         return torch.empty_like(x, memory_format=torch.contiguous_format)
     if fw == "cupy":
         import cupy
-        return cupy.empty_like(x)
+        with x.device:  # on x's device, not the current one
+            return cupy.empty_like(x)
     if fw in ("jax", "jaxlib"):
         raise NotSupported("ERR_NOT_SUPPORTED",  # noqa: F821
                            "JAX arrays are immutable: pass out= (a NumPy, CuPy or "
