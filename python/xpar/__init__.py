@@ -499,35 +499,72 @@ _local = threading.local()
 def default_context() -> Context:
     """The calling thread's default context, made on first use from the
     XPAR_* environment; the module-level functions run on it."""
-    ctx = getattr(_local, "ctx", None)
-    if ctx is None:
+    try:
+        return _local.ctx
+    except AttributeError:
         ctx = _local.ctx = Context()
-    return ctx
+        return ctx
 
 
-def _module_function(name):
-    method = getattr(Context, name)
-
-    def f(*args, **kwargs):
-        return method(default_context(), *args, **kwargs)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = method.__doc__ + "\n\nRuns on the calling thread's default context."
-    return f
+def _doc(name):
+    return getattr(Context, name).__doc__ + "\n\nRuns on the calling thread's default context."
 
 
-sum = _module_function("sum")  # noqa: A001
-sum_wide = _module_function("sum_wide")
-min = _module_function("min")  # noqa: A001
-max = _module_function("max")  # noqa: A001
-dot = _module_function("dot")
-scan = _module_function("scan")
-cumsum = _module_function("cumsum")
-cummin = _module_function("cummin")
-cummax = _module_function("cummax")
-axpy = _module_function("axpy")
-add = _module_function("add")
-fill = _module_function("fill")
+def sum(x, *, wide=False, stream=None):  # noqa: A001
+    return default_context().sum(x, wide=wide, stream=stream)
+
+
+def sum_wide(x, *, stream=None):
+    return default_context().sum(x, wide=True, stream=stream)
+
+
+def min(x, *, stream=None):  # noqa: A001
+    return default_context().min(x, stream=stream)
+
+
+def max(x, *, stream=None):  # noqa: A001
+    return default_context().max(x, stream=stream)
+
+
+def dot(x, y, *, stream=None):
+    return default_context().dot(x, y, stream=stream)
+
+
+def scan(x, op="sum", *, out=None, exclusive=False, initial=None, stream=None):
+    return default_context().scan(x, op, out=out, exclusive=exclusive, initial=initial,
+                                  stream=stream)
+
+
+def cumsum(x, *, out=None, exclusive=False, initial=None, stream=None):
+    return default_context().scan(x, "sum", out=out, exclusive=exclusive, initial=initial,
+                                  stream=stream)
+
+
+def cummin(x, *, out=None, exclusive=False, initial=None, stream=None):
+    return default_context().scan(x, "min", out=out, exclusive=exclusive, initial=initial,
+                                  stream=stream)
+
+
+def cummax(x, *, out=None, exclusive=False, initial=None, stream=None):
+    return default_context().scan(x, "max", out=out, exclusive=exclusive, initial=initial,
+                                  stream=stream)
+
+
+def axpy(alpha, x, y, *, stream=None):
+    return default_context().axpy(alpha, x, y, stream=stream)
+
+
+def add(x, y, out=None, *, stream=None):
+    return default_context().add(x, y, out, stream=stream)
+
+
+def fill(out, value, *, stream=None):
+    return default_context().fill(out, value, stream=stream)
+
+
+for _f in (sum, sum_wide, min, max, dot, scan, cumsum, cummin, cummax, axpy, add, fill):
+    _f.__doc__ = _doc(_f.__name__)
+del _f
 
 
 def last_decision() -> Decision:
