@@ -67,3 +67,9 @@ def assert_close_sum(got, ref, abs_terms, n, dtype):
     """A float sum of n terms: |got - ref| within 2 n u sum|terms| (+ a floor)."""
     tol = 2.0 * max(n, 1) * eps(dtype) * float(abs_terms) + 1e-300
     assert abs(float(got) - float(ref)) <= tol, (got, ref, tol)
+
+
+def pytest_terminal_summary(terminalreporter):
+    # Shown with -q too: the seed that reproduces this run.
+    terminalreporter.write_line(f"xpar: seed {SEED} (rerun with XPAR_TEST_SEED={SEED}); "
+                                f"GPU usable: {GPU}; backends {BACKENDS}")

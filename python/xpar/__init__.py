@@ -399,6 +399,8 @@ class Context(_xpar.Context):
         the tier (reproducible mode: one order everywhere).  With wide=True,
         xpar_reduce_sum_wide: int32 -> int64, uint32 -> uint64, float32 ->
         float64 accumulator.  The sum of nothing is 0."""
+        if stream is None:
+            return self._reduce(_SUM, x, wide)
         return self._call(stream, self._reduce, _SUM, x, wide)
 
     def sum_wide(self, x, *, stream=None):
@@ -408,15 +410,21 @@ class Context(_xpar.Context):
     def min(self, x, *, stream=None):
         """Minimum of x; of nothing, the type's largest value (+inf for
         floats).  A NaN input gives an unspecified choice."""
+        if stream is None:
+            return self._reduce(_MIN, x, False)
         return self._call(stream, self._reduce, _MIN, x, False)
 
     def max(self, x, *, stream=None):
         """Maximum of x; of nothing, the type's smallest value (-inf for floats)."""
+        if stream is None:
+            return self._reduce(_MAX, x, False)
         return self._call(stream, self._reduce, _MAX, x, False)
 
     def dot(self, x, y, *, stream=None):
         """Sum of x[i] * y[i] (xpar_dot), a Python scalar; x and y have the
         same dtype and length."""
+        if stream is None:
+            return self._dot(x, y)
         return self._call(stream, self._dot, x, y)
 
     # -- scans -----------------------------------------------------------
