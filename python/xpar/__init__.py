@@ -326,13 +326,16 @@ class Context(_xpar.Context):
         self._set_shadow(_name_of(_TIERS, tier, "shadow tier"), bool(fail))
 
     @property
-    def threads(self):
-        raise AttributeError("threads is write-only (the C API has no getter)")
+    def threads(self) -> Optional[int]:
+        """OpenMP threads for this context's OpenMP tier, as last set here
+        (0: the runtime's default, OMP_NUM_THREADS or the core count); None
+        when never set through this object (the C API has no getter)."""
+        return getattr(self, "_threads_set", None)
 
     @threads.setter
     def threads(self, n: int):
-        """OpenMP threads for this context's OpenMP tier; 0 = the runtime's default."""
         self._set_num_threads(int(n))
+        self._threads_set = int(n)
 
     def set_verbose(self, on: bool = True) -> None:
         """Log every decision of this context to stderr (XPAR_VERBOSE=1)."""
