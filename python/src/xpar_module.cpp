@@ -22,12 +22,17 @@ namespace {
 using in_array = nb::ndarray<nb::ro>;
 using out_array = nb::ndarray<>;
 
-nb::dict error_classes;  // status code -> exception class (set from Python)
+// status code -> exception class (set from Python).  A plain reference, kept
+// for the life of the process: no destructor to run after the interpreter ends.
+PyObject *error_classes = nullptr;
 
 [[noreturn]] void raise_status(int code, const std::string &detail) {
   nb::handle cls = PyExc_RuntimeError;
   nb::int_ key(code);
-  if (error_classes.is_valid() && error_classes.contains(key)) cls = error_classes[key];
+  if (error_classes) {
+    PyObject *c = PyDict_GetItem(error_classes, key.ptr());  // borrowed
+    if (c) cls = c;
+  }
   nb::object exc = cls(nb::str(xpar_status_name((xpar_status)code)), nb::str(detail.c_str()),
                        nb::int_(code));
   PyErr_SetObject(cls.ptr(), exc.ptr());
@@ -428,7 +433,10 @@ NB_MODULE(_xpar, m) {
 #undef XPAR_PY_ST_
   m.attr("STATUSES") = statuses;
 
-  m.def("_register_errors", [](nb::dict d) { error_classes = d; });
+  m.def("_register_errors", [](nb::dict d) {
+    Py_XDECREF(error_classes);
+    error_classes = d.inc_ref().ptr();
+  });
   m.def("_raise_status", [](int code, const std::string &detail) { raise_status(code, detail); });
   m.def("device_query", &device_query);
   m.def("profile_default_path", []() {
