@@ -185,3 +185,23 @@ def test_map_update_unmap(rng):
     c.unmap(x)
     with pytest.raises(xpar.NotMapped):
         c.unmap(x)
+
+
+def test_environment_then_arguments(monkeypatch):
+    monkeypatch.setenv("XPAR_BACKEND", "serial")
+    monkeypatch.setenv("XPAR_REPRODUCIBLE", "1")
+    c = xpar.Context()
+    assert c.backend == "serial" and c.reproducible
+    c2 = xpar.Context(backend="auto", reproducible=False)
+    assert c2.backend == "auto" and not c2.reproducible
+
+
+def test_overhead_bench_runs():
+    import pathlib
+    import subprocess
+    import sys
+    script = pathlib.Path(__file__).resolve().parents[1] / "bench" / "overhead.py"
+    r = subprocess.run([sys.executable, str(script), "128", "200"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "numpy.sum" in r.stdout and "from C" in r.stdout

@@ -236,8 +236,8 @@ class Context(_xpar.Context):
     """An xpar context (xpar_context): a policy (backend, offload,
     thresholds, modes), a CUDA stream, scratch, staging and mappings.
 
-    Created from the XPAR_* environment (read once, here), then the
-    arguments given override it:
+    Created from the XPAR_* environment (read once, here), then each
+    argument that is not None overrides it:
 
     backend       "auto" (choose per call), "cpu" (serial below its
                   threshold, else OpenMP), "serial" (alias "cpu-serial": one
@@ -247,7 +247,8 @@ class Context(_xpar.Context):
     reproducible  float sums, dots and sum scans in one order: the same bits
                   on every tier (docs/reproducible.md)
     shadow        a tier name to run every call on as well and compare, or
-                  None; a mismatch is recorded in last_decision
+                  "off"; a mismatch is recorded in last_decision (raised as
+                  ShadowMismatch with shadow_fail=True)
     threads       OpenMP threads for the OpenMP tier (0: the runtime's default)
     device        the CUDA device ordinal
 
