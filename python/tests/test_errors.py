@@ -159,6 +159,10 @@ def test_bad_names(ctx):
         ctx.scan(np.ones(3), "prod")
     with pytest.raises(xpar.InvalidArgument):
         ctx.set_stream("stream")
+    with pytest.raises(xpar.InvalidArgument):
+        ctx.sum(np.ones(3), stream=1.5)
+    # stream="current" with host arrays: no stream, the call runs as usual
+    assert ctx.sum(np.ones(3), stream="current") == 3.0
 
 
 def test_closed_context():

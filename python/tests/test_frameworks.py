@@ -226,3 +226,28 @@ def test_jax(rng, dtype):
     ctx.cumsum(x, out=out)
     if dtype == "int32":
         np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(xh, dtype=np.int32))
+
+
+@needs_gpu
+def test_current_stream(rng):
+    # stream="current" takes the framework's current stream for the call.
+    torch = torch_or_skip()
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no GPU")
+    ctx = xpar.Context(backend="cuda")
+    xh = random_array(rng, "int64", 1 << 22)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.from_numpy(xh).cuda()
+        x.mul_(5)
+        out = ctx.cumsum(x, stream="current")
+        m = ctx.max(out, stream="current")
+    s.synchronize()
+    np.testing.assert_array_equal(out.cpu().numpy(), np.cumsum(5 * xh))
+    assert m == int(np.cumsum(5 * xh).max())
+    cp = pytest.importorskip("cupy")
+    cs = cp.cuda.Stream(non_blocking=True)
+    with cs:
+        y = cp.asarray(xh)
+        y *= 7
+        assert ctx.sum(y, stream="current") == int(np.sum(7 * xh))

@@ -142,6 +142,22 @@ def _stream_handle(stream) -> int:
                    f"or .ptr, got {type(stream).__name__}")
 
 
+def _current_stream(args) -> int:
+    """stream="current": the current stream of the framework of the call's
+    first CUDA array (PyTorch: torch.cuda.current_stream(device); CuPy:
+    cupy.cuda.get_current_stream()); 0 when there is none."""
+    for a in args:
+        fw = _framework(a)
+        if fw == "torch" and getattr(a, "is_cuda", False):
+            import torch
+            return torch.cuda.current_stream(a.device).cuda_stream
+        if fw == "cupy":
+            import cupy
+            with a.device:
+                return cupy.cuda.get_current_stream().ptr
+    return 0
+
+
 # ---------------------------------------------------------- array kinds --
 
 def _framework(x) -> str:
@@ -390,7 +406,11 @@ class Context(_xpar.Context):
     def _call(self, stream, fn, *args):
         if stream is None:
             return fn(*args)
-        self._set_stream(_stream_handle(stream))
+        handle = (_current_stream(args) if isinstance(stream, str) and stream == "current"
+                  else _stream_handle(stream))
+        if not handle:  # the legacy default stream, or no device array
+            return fn(*args)
+        self._set_stream(handle)
         try:
             return fn(*args)
         finally:

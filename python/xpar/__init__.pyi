@@ -10,7 +10,7 @@ class _Stream(Protocol): ...
 Array = Any
 A = TypeVar("A")
 Scalar = Union[int, float]
-StreamLike = Union[int, Any]  # an int cudaStream_t, or an object with .cuda_stream / .ptr
+StreamLike = Union[int, str, Any]  # an int cudaStream_t, "current", or an object with .cuda_stream / .ptr
 DType = Union[str, Any]       # "int32" ... "float64" ("float", "double"), or a NumPy / PyTorch dtype
 
 __version__: str
