@@ -81,10 +81,14 @@ for _code, (_name, _extra) in _ERRORS.items():
     _error_classes[_code] = _cls
 del _code, _name, _extra, _bases, _cls
 _xpar._register_errors(_error_classes)
+# The ones this module raises itself, named for readers and linters.
+InvalidEnum = _error_classes[102]
+InvalidArgument = _error_classes[105]
+NotSupported = _error_classes[400]
 
 
 def _invalid(detail: str):
-    return InvalidArgument("ERR_INVALID_ARGUMENT", detail, 105)  # noqa: F821
+    return InvalidArgument("ERR_INVALID_ARGUMENT", detail, 105)
 
 
 # ----------------------------------------------------------------- names --
@@ -108,7 +112,7 @@ _SUM, _MIN, _MAX = 0, 1, 2
 def _name_of(table: dict, value, what: str) -> int:
     key = value.lower() if isinstance(value, str) else value
     if key not in table:
-        raise InvalidEnum("ERR_INVALID_ENUM",  # noqa: F821
+        raise InvalidEnum("ERR_INVALID_ENUM",
                           f"{what} {value!r} is not one of "
                           + ", ".join(repr(k) for k in table if k is not None), 102)
     return table[key]
@@ -166,7 +170,7 @@ def _framework(x) -> str:
 
 def _check_writable_kind(a, what: str):
     if _framework(a) in ("jax", "jaxlib"):
-        raise NotSupported("ERR_NOT_SUPPORTED",  # noqa: F821
+        raise NotSupported("ERR_NOT_SUPPORTED",
                            f"{what}: JAX arrays are immutable; pass a NumPy, CuPy or "
                            "PyTorch array to be written", 400)
 
@@ -185,7 +189,7 @@ def _empty_like(x):
         with x.device:  # on x's device, not the current one
             return cupy.empty_like(x)
     if fw in ("jax", "jaxlib"):
-        raise NotSupported("ERR_NOT_SUPPORTED",  # noqa: F821
+        raise NotSupported("ERR_NOT_SUPPORTED",
                            "JAX arrays are immutable: pass out= (a NumPy, CuPy or "
                            "PyTorch array) for a result array", 400)
     ns = getattr(x, "__array_namespace__", None)
