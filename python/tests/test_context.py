@@ -205,3 +205,16 @@ def test_overhead_bench_runs():
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "numpy.sum" in r.stdout and "from C" in r.stdout
+
+
+@pytest.mark.skipif(GPU, reason="needs a machine without a usable GPU")
+@pytest.mark.parametrize("backend,tier", [("cuda", "cpu"), ("cuda-serial", "cpu-serial")])
+def test_cuda_backend_without_gpu_runs_on_the_cpu(rng, backend, tier):
+    # Without a usable GPU, cuda runs on the CPU tiers and cuda-serial on
+    # cpu-serial, and the decision record says why (offload "default").
+    c = xpar.Context(backend=backend)
+    x = random_array(rng, "int32", 1000)
+    assert c.sum(x) == int(x.sum(dtype=np.int32))
+    d = c.last_decision
+    assert d.tier.startswith(tier), d
+    assert d.reason
