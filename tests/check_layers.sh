@@ -6,7 +6,7 @@
 #   backend_cpu/, backend_cuda/ (neither uses the other)
 #   dispatch/
 #   api/ (the public entry points)
-#   mpi/ (an optional component on the public API, as an application)
+#   mpi/, python/ (optional components on the public API, as applications)
 # Checked:
 #   1. every #include "..." of a layer's file names its own layer or a lower one;
 #   2. every symbol one layer's objects take from another is defined below it;
@@ -23,7 +23,7 @@ shift
 rank() {
   case $1 in
     include) echo 0 ;; base) echo 1 ;; backend_cpu | backend_cuda) echo 2 ;;
-    dispatch) echo 3 ;; api) echo 4 ;; mpi) echo 5 ;; *) echo -1 ;;
+    dispatch) echo 3 ;; api) echo 4 ;; mpi | python) echo 5 ;; *) echo -1 ;;
   esac
 }
 work=$(mktemp -d)
@@ -57,8 +57,8 @@ while IFS= read -r file; do
       bad=1
     fi
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
-done < <(find include base backend_cpu backend_cuda dispatch api mpi -type f \
-           \( -name '*.h' -o -name '*.c' -o -name '*.cu' -o -name '*.cuh' \) \
+done < <(find include base backend_cpu backend_cuda dispatch api mpi python -type f \
+           \( -name '*.h' -o -name '*.c' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' \) \
            -not -path 'mpi/bench/*' | sort)
 
 # ---- 2, 3. symbols ---------------------------------------------------------------
