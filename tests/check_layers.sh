@@ -27,7 +27,7 @@ rank() {
   esac
 }
 work=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT; [ -n "${KEEP:-}" ] && echo "work: $work"
+trap 'rm -rf "$work"' EXIT
 bad=0
 
 # ---- 1. includes -------------------------------------------------------------
