@@ -43,6 +43,17 @@ inline void check(xpar_status st) {
   if (st != XPAR_OK) raise_status((int)st, xpar_last_error_detail());
 }
 
+// A C call that can take time: run without the GIL, then raise on failure
+// (with the GIL back, as raising needs it).
+template <class Call> void check_released(Call &&call) {
+  xpar_status st;
+  {
+    nb::gil_scoped_release g;
+    st = call();
+  }
+  check(st);
+}
+
 [[noreturn]] void invalid(const std::string &detail) {
   raise_status((int)XPAR_ERR_INVALID_ARGUMENT, detail);
 }
@@ -194,12 +205,7 @@ struct Context {
 
 void set_stream(Context &c, uintptr_t stream) {
   xpar_context *ctx = c.get();
-  xpar_status st;
-  {
-    nb::gil_scoped_release r;
-    st = xpar_context_set_stream(ctx, (void *)stream);
-  }
-  check(st);
+  check_released([&] { return xpar_context_set_stream(ctx, (void *)stream); });
 }
 
 nb::object reduce(Context &c, int op, const in_array &x, bool wide) {
@@ -207,14 +213,11 @@ nb::object reduce(Context &c, int op, const in_array &x, bool wide) {
   size_t n;
   xpar_dtype dt = vector_of(x, "x", &n);
   scalar r;
-  xpar_status st;
   const void *p = x.data();
-  {
-    nb::gil_scoped_release g;
-    st = wide ? xpar_reduce_sum_wide(ctx, dt, p, n, &r)
-              : xpar_reduce(ctx, dt, (xpar_reduction)op, p, n, &r);
-  }
-  check(st);
+  check_released([&] {
+    return wide ? xpar_reduce_sum_wide(ctx, dt, p, n, &r)
+                : xpar_reduce(ctx, dt, (xpar_reduction)op, p, n, &r);
+  });
   xpar_dtype rt = dt;
   if (wide) rt = dt == XPAR_INT32 ? XPAR_INT64 : dt == XPAR_UINT32 ? XPAR_UINT64
                  : dt == XPAR_FLOAT ? XPAR_DOUBLE : dt;
@@ -234,13 +237,10 @@ void scan(Context &c, int op, bool exclusive, const in_array &x, out_array &out,
   xpar_scan_kind kind = exclusive ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
   const void *in = x.data();
   void *o = out.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = has_init ? xpar_scan_init(ctx, dt, (xpar_reduction)op, kind, &init, in, o, n)
-                  : xpar_scan(ctx, dt, (xpar_reduction)op, kind, in, o, n);
-  }
-  check(st);
+  check_released([&] {
+    return has_init ? xpar_scan_init(ctx, dt, (xpar_reduction)op, kind, &init, in, o, n)
+                    : xpar_scan(ctx, dt, (xpar_reduction)op, kind, in, o, n);
+  });
 }
 
 nb::object dot(Context &c, const in_array &x, const in_array &y) {
@@ -251,12 +251,7 @@ nb::object dot(Context &c, const in_array &x, const in_array &y) {
   same_kind(dt, n, "x", dty, ny, "y");
   scalar r;
   const void *px = x.data(), *py = y.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_dot(ctx, dt, px, py, n, &r);
-  }
-  check(st);
+  check_released([&] { return xpar_dot(ctx, dt, px, py, n, &r); });
   return scalar_to_python(dt, r);
 }
 
@@ -269,12 +264,7 @@ void axpy(Context &c, nb::handle alpha, const in_array &x, out_array &y) {
   scalar a = scalar_from_python(dt, alpha, "alpha");
   const void *px = x.data();
   void *py = y.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_axpy(ctx, dt, &a, px, py, n);
-  }
-  check(st);
+  check_released([&] { return xpar_axpy(ctx, dt, &a, px, py, n); });
 }
 
 void add(Context &c, const in_array &x, const in_array &y, out_array &z) {
@@ -287,12 +277,7 @@ void add(Context &c, const in_array &x, const in_array &y, out_array &z) {
   same_kind(dt, n, "x", dtz, nz, "out");
   const void *px = x.data(), *py = y.data();
   void *pz = z.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_add(ctx, dt, px, py, pz, n);
-  }
-  check(st);
+  check_released([&] { return xpar_add(ctx, dt, px, py, pz, n); });
 }
 
 void fill(Context &c, out_array &out, nb::handle value) {
@@ -301,12 +286,7 @@ void fill(Context &c, out_array &out, nb::handle value) {
   xpar_dtype dt = vector_of(out, "out", &n);
   scalar v = scalar_from_python(dt, value, "value");
   void *p = out.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_fill(ctx, dt, &v, p, n);
-  }
-  check(st);
+  check_released([&] { return xpar_fill(ctx, dt, &v, p, n); });
 }
 
 size_t byte_size(const out_array &a, const char *what) {
@@ -319,36 +299,21 @@ void map_array(Context &c, out_array &a, int kind) {
   xpar_context *ctx = c.get();
   size_t bytes = byte_size(a, "array");
   void *p = a.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_map(ctx, p, bytes, (xpar_map_kind)kind);
-  }
-  check(st);
+  check_released([&] { return xpar_map(ctx, p, bytes, (xpar_map_kind)kind); });
 }
 
 void update_array(Context &c, out_array &a, int dir) {
   xpar_context *ctx = c.get();
   byte_size(a, "array");
   void *p = a.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_update(ctx, p, (xpar_update_dir)dir);
-  }
-  check(st);
+  check_released([&] { return xpar_update(ctx, p, (xpar_update_dir)dir); });
 }
 
 void unmap_array(Context &c, out_array &a, int kind) {
   xpar_context *ctx = c.get();
   byte_size(a, "array");
   void *p = a.data();
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_unmap(ctx, p, (xpar_unmap_kind)kind);
-  }
-  check(st);
+  check_released([&] { return xpar_unmap(ctx, p, (xpar_unmap_kind)kind); });
 }
 
 const char *threshold_key(int k) {
@@ -380,12 +345,7 @@ nb::dict last_decision(Context &c) {
 
 nb::dict device_query() {
   xpar_device_info info;
-  xpar_status st;
-  {
-    nb::gil_scoped_release g;
-    st = xpar_device_query(&info);
-  }
-  check(st);
+  check_released([&] { return xpar_device_query(&info); });
   nb::dict r;
   r["usable"] = (bool)info.usable;
   r["built_with_cuda"] = (bool)info.built_with_cuda;
@@ -469,14 +429,24 @@ NB_MODULE(_xpar, m) {
         xpar_tier t; int f; check(xpar_context_get_shadow(c.get(), &t, &f));
         return nb::make_tuple(t == XPAR_TIER_NONE ? nb::object(nb::none()) : nb::object(nb::str(xpar_tier_name(t))), (bool)f);
       })
-      .def("_set_device", [](Context &c, int d) { xpar_context *x = c.get(); xpar_status st; { nb::gil_scoped_release g; st = xpar_context_set_device(x, d); } check(st); })
+      .def("_set_device", [](Context &c, int d) {
+        xpar_context *x = c.get();
+        check_released([&] { return xpar_context_set_device(x, d); });
+      })
       .def("_set_stream", &set_stream)
-      .def("release_memory", [](Context &c) { xpar_context *x = c.get(); xpar_status st; { nb::gil_scoped_release g; st = xpar_context_release_memory(x); } check(st); })
-      .def("_profile_save", [](Context &c, const std::string &path) { xpar_context *x = c.get(); xpar_status st; { nb::gil_scoped_release g; st = xpar_profile_save(x, path.c_str()); } check(st); })
+      .def("release_memory", [](Context &c) {
+        xpar_context *x = c.get();
+        check_released([&] { return xpar_context_release_memory(x); });
+      })
+      .def("_profile_save", [](Context &c, const std::string &path) {
+        xpar_context *x = c.get();
+        check_released([&] { return xpar_profile_save(x, path.c_str()); });
+      })
       .def("_profile_load", [](Context &c, const std::string &path) {
-        xpar_context *x = c.get(); int applied = 0; xpar_status st;
-        { nb::gil_scoped_release g; st = xpar_profile_load(x, path.c_str(), &applied); }
-        check(st); return (bool)applied;
+        xpar_context *x = c.get();
+        int applied = 0;
+        check_released([&] { return xpar_profile_load(x, path.c_str(), &applied); });
+        return (bool)applied;
       })
       .def("_last_decision", &last_decision)
       .def("_reduce", &reduce)
