@@ -26,6 +26,7 @@
 #define XPAR_DISPATCH_BACKEND_H
 
 #include "base/base.h"
+#include "base/host_scratch.h"
 #include "base/repro_spec.h"
 
 #ifdef __cplusplus
@@ -55,7 +56,23 @@ typedef struct xpar__exec {
                      * (dispatch asks the backend's `capturing` once per call)  */
   int result_on_device; /* reduce/dot: `result` is device-accessible memory     */
   int reproducible; /* float sums, dots, sum scans: dispatch calls repro_* instead */
+  xpar__host_scratch *host_scratch; /* CPU: the context's kept working memory (sort) */
 } xpar__exec;
+
+/** One stable sort (xpar_sort, xpar_sort_pairs, xpar_argsort), in the order
+ *  of base/sort_key.h.  Keys are permuted as whole elements (their original
+ *  bits); values, when present, move with their keys. */
+typedef struct xpar__sort_spec {
+  xpar_dtype key_dtype;
+  xpar_dtype value_dtype;  /* values' dtype; argsort: XPAR_INT32 or XPAR_INT64 */
+  int descending;          /* 0 ascending, 1 descending (still stable)        */
+  int values_are_indices;  /* argsort: values_in is NULL, the values are 0..n-1 */
+  const void *keys_in;     /* n keys; never written unless keys_out == keys_in */
+  void *keys_out;          /* n keys; may equal keys_in; NULL: not written (argsort) */
+  const void *values_in;   /* NULL: no values (keys only, or argsort)        */
+  void *values_out;        /* NULL: keys only; may equal values_in            */
+  size_t n;
+} xpar__sort_spec;
 
 /** What a pointer is, as the CUDA runtime sees it. */
 typedef enum xpar__ptr_kind {
@@ -95,6 +112,12 @@ typedef struct xpar__backend {
   xpar_status (*fill)(const xpar__exec *ex, xpar_dtype t, const void *value, void *out, size_t n);
   xpar_status (*dot)(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                      void *result);
+  /* Stable sort (xpar__sort_spec).  Arrays are disjoint except keys_out ==
+   * keys_in and values_out == values_in (in place).  Working memory: the CPU
+   * backend's from ex->host_scratch, the CUDA backend's kept in its state
+   * (freed by release_cache); out of memory writes nothing.  NULL: the
+   * backend has no sort (dispatch refuses with XPAR_ERR_NOT_SUPPORTED). */
+  xpar_status (*sort)(const xpar__exec *ex, const xpar__sort_spec *s);
   /* An application kernel (xpar/xpar_kernel.h) over [0, n): the CPU backend
    * runs its CPU loop (one thread when ex->serial or ex->num_threads is 1),
    * the CUDA backend its grid-stride kernel in the backend's launch shape

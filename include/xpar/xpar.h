@@ -175,6 +175,13 @@ typedef enum xpar_scan_kind {
   XPAR_SCAN_KIND_COUNT_
 } xpar_scan_kind;
 
+/** The order of a sort (xpar_sort).  Both are stable. */
+typedef enum xpar_sort_order {
+  XPAR_ASCENDING = 0,  /**< smallest first; NaNs last                        */
+  XPAR_DESCENDING = 1, /**< largest first; NaNs first; equal keys in input order */
+  XPAR_SORT_ORDER_COUNT_
+} xpar_sort_order;
+
 /*
  * The enumerations below are generated from one map each (libuv's
  * UV_HANDLE_TYPE_MAP style), so that every spelling of a value -- its enum,
@@ -191,7 +198,8 @@ typedef enum xpar_scan_kind {
   X(AXPY, "axpy", "AXPY")         \
   X(ADD, "add", "ADD")            \
   X(FILL, "fill", "FILL")         \
-  X(DOT, "dot", "DOT")
+  X(DOT, "dot", "DOT")            \
+  X(SORT, "sort", "SORT") /* xpar_sort, xpar_sort_pairs, xpar_argsort (by key dtype) */
 
 /** An operation; one value per row of XPAR_OP_MAP, prefixed XPAR_OP_. */
 typedef enum xpar_op {
@@ -814,6 +822,51 @@ XPAR_API xpar_status xpar_fill(xpar_context *ctx, xpar_dtype dtype, const void *
 XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x,
                               const void *y, size_t n, void *result);
 
+/**
+ * Sort n keys of dtype into out, stably (equal keys keep their input order),
+ * ascending or descending.  out == in sorts in place; any other overlap is
+ * XPAR_ERR_OVERLAP.  n is 64-bit: up to what memory allows.
+ *
+ * The order, the same on every tier (so every tier gives the same bits):
+ * integers numerically; floats numerically, with -0.0 and +0.0 equal (kept in
+ * input order, as NumPy and CUB), and every NaN, whatever its sign or payload,
+ * equal to every other and after +inf ascending, before it descending (as
+ * NumPy and PyTorch).  Keys are moved, never rewritten: -0.0 stays -0.0 and a
+ * NaN keeps its bits.
+ *
+ * Extra memory, kept by the context between calls (xpar_context_release_memory
+ * frees it): on the CPU n keys (plus n values for xpar_sort_pairs, n keys and
+ * n indices for xpar_argsort); on the GPU the same in device memory plus about
+ * 1 KiB per 4,096 keys, plus staging of host arrays as every GPU call.  Out of
+ * memory: AUTO runs the call on the CPU instead; a forced tier fails with
+ * nothing written.
+ */
+XPAR_API xpar_status xpar_sort(xpar_context *ctx, xpar_dtype dtype, xpar_sort_order order,
+                               const void *in, void *out, size_t n);
+
+/**
+ * Sort n keys and carry n values with them (a stable sort by key): values_out[i]
+ * is the value that came with keys_out[i].  Keys and values may be of any two
+ * dtypes.  keys_out == keys_in and values_out == values_in (in place) are
+ * allowed; any other overlap among the four arrays is XPAR_ERR_OVERLAP.
+ * Everything else as xpar_sort.
+ */
+XPAR_API xpar_status xpar_sort_pairs(xpar_context *ctx, xpar_dtype key_dtype,
+                                     xpar_dtype value_dtype, xpar_sort_order order,
+                                     const void *keys_in, const void *values_in, void *keys_out,
+                                     void *values_out, size_t n);
+
+/**
+ * The stable sorting permutation of n keys: indices[i] is the input position
+ * of the i-th key in order (NumPy's argsort(kind="stable")); the keys are not
+ * written.  index_dtype is XPAR_INT32 (n <= INT32_MAX, else
+ * XPAR_ERR_INVALID_ARGUMENT) or XPAR_INT64.  indices must not overlap in
+ * (XPAR_ERR_OVERLAP).  Everything else as xpar_sort.
+ */
+XPAR_API xpar_status xpar_argsort(xpar_context *ctx, xpar_dtype dtype, xpar_dtype index_dtype,
+                                  xpar_sort_order order, const void *in, void *indices,
+                                  size_t n);
+
 /** @} */
 
 /* ------------------------------------------------------------------------ */
@@ -967,6 +1020,19 @@ XPAR_API xpar_status xpar_fill_nowait(xpar_context *ctx, xpar_dtype dtype, const
 /** xpar_dot(), nowait: *device_result is device-accessible. */
 XPAR_API xpar_status xpar_dot_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, size_t n, void *device_result);
+
+/** xpar_sort(), nowait. */
+XPAR_API xpar_status xpar_sort_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_sort_order order,
+                                      const void *in, void *out, size_t n);
+/** xpar_sort_pairs(), nowait. */
+XPAR_API xpar_status xpar_sort_pairs_nowait(xpar_context *ctx, xpar_dtype key_dtype,
+                                            xpar_dtype value_dtype, xpar_sort_order order,
+                                            const void *keys_in, const void *values_in,
+                                            void *keys_out, void *values_out, size_t n);
+/** xpar_argsort(), nowait. */
+XPAR_API xpar_status xpar_argsort_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                         xpar_dtype index_dtype, xpar_sort_order order,
+                                         const void *in, void *indices, size_t n);
 
 /** Wait for the context's queued GPU work; reports an error it raised. */
 XPAR_API xpar_status xpar_wait(xpar_context *ctx);
