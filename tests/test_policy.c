@@ -1376,6 +1376,7 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
     case XPAR_OP_AXPY: return xpar_axpy(ctx, t, &zero, x, z, n);
     case XPAR_OP_ADD: return xpar_add(ctx, t, x, y, z, n);
     case XPAR_OP_FILL: return xpar_fill(ctx, t, &zero, z, n);
+    case XPAR_OP_SORT: return xpar_sort(ctx, t, XPAR_ASCENDING, x, z, n);
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
 }
