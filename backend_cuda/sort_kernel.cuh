@@ -355,11 +355,11 @@ __global__ void __launch_bounds__(THREADS, 2) onesweep_kernel(SortParams p) {
  * into bits.  Otherwise the radix keys are sorted with their input positions, and keys
  * and values are gathered from those positions; every thread gathers before any writes
  * (a barrier between), so in-place calls are safe. */
-template <class U, class VW, int THREADS, int ITEMS>
+template <class U, class VW, int THREADS, int ITEMS, int BITS = small_bits>
 __global__ void __launch_bounds__(THREADS) small_sort_kernel(SortParams p) {
   constexpr bool HAS_VALUES = !std::is_same<VW, NoValue>::value;
-  using SortK = cub::BlockRadixSort<U, THREADS, ITEMS, cub::NullType, small_bits>;
-  using SortI = cub::BlockRadixSort<U, THREADS, ITEMS, uint32_t, small_bits>;
+  using SortK = cub::BlockRadixSort<U, THREADS, ITEMS, cub::NullType, BITS>;
+  using SortI = cub::BlockRadixSort<U, THREADS, ITEMS, uint32_t, BITS>;
   __shared__ union {
     typename SortK::TempStorage k;
     typename SortI::TempStorage i;
