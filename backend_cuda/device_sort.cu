@@ -25,6 +25,17 @@
  * wraps.  Everything is allocated before anything is queued, so out of memory writes
  * nothing.  A call captured into a CUDA graph takes all of it from GraphScratch instead
  * (zeroed control and status words, epochs from 1), as the scan does.
+ *
+ * Measured (xpar-gpu-bench --sort, H100 80GB HBM3, d2d copy 2990 GB/s, 2026-12-07;
+ * ratio = CUB DeviceRadixSort time / xpar time, random keys, ascending):
+ *   keys int32 / uint32 / float: 1.2-1.4 at 2^16-2^20, 0.96-0.99 at 2^24, 0.89-0.91 at
+ *     2^28-2^30 (43 Gkeys/s against CUB's 49, 52 % of the bandwidth bound);
+ *   keys int64 / double: 1.0-1.26, 0.97-1.0 at 2^28-2^29 (16 Gkeys/s, 73 %);
+ *   pairs int32/int32 1.04, float/int32 1.09, int64/int64 1.0, argsort int32 1.15 at 2^30
+ *     (2^29 for 8-byte keys), more below;
+ *   synchronous 2^10 int32: 13.3 us, 1.52 x the launch-and-flag floor (8.7 us), CUB's
+ *     SortKeys + stream sync 19.2 us; the one-block shapes tried (64-1024 threads, 4-6
+ *     bit digits) all took 13.3-15.5 us but 1024 x 1 (20.7 us).
  */
 #include <string.h>
 
