@@ -3,7 +3,7 @@
  * every key dtype, ascending and descending, keys / pairs (every value dtype
  * appears beside every key dtype over the pairs) / argsort (int32 and int64
  * indices), in place and out of place at element offsets 0..3, sizes 0 ..
- * 2^20 + 3 (tile sizes and powers of two +- 1, a prime), and inputs that are
+ * 2^18 + 3 (tile sizes and powers of two +- 1, a prime), and inputs that are
  * random, random bits (floats: NaN of both signs with payloads, infinities,
  * subnormals), sorted, reversed, all equal, two values, sixteen values,
  * extremes (integer min / max; float specials: +-0, +-inf, NaNs, subnormals).
@@ -32,22 +32,41 @@
 
 /* ---- the oracle ---------------------------------------------------------- */
 
+/* The keys as the comparison reads them: each key's value (long double holds
+ * every value of every dtype exactly) and whether it is a NaN. */
 typedef struct key_view {
-  xpar_dtype t;
-  const void *keys;
+  const long double *value;
+  const unsigned char *nan;
   int descending;
 } key_view;
 
 /* -1, 0, 1: key i before, equal to, after key j in the header's order. */
 static int key_cmp(const key_view *v, size_t i, size_t j) {
-  const long double a = xt_get(v->t, v->keys, i), b = xt_get(v->t, v->keys, j);
   int c;
-  if (xt_is_float(v->t) && (isnan(a) || isnan(b))) {
-    c = isnan(a) && isnan(b) ? 0 : isnan(a) ? 1 : -1; /* NaN after everything */
+  if (v->nan[i] | v->nan[j]) {
+    c = v->nan[i] && v->nan[j] ? 0 : v->nan[i] ? 1 : -1; /* NaN after everything */
   } else {
+    const long double a = v->value[i], b = v->value[j];
     c = a < b ? -1 : a > b ? 1 : 0; /* -0.0 == +0.0 */
   }
   return v->descending ? -c : c;
+}
+
+/* The oracle's view of n keys of dtype t (free both arrays). */
+static key_view view_of(xpar_dtype t, const void *keys, size_t n, int descending) {
+  long double *value = (long double *)malloc((n + 1) * sizeof *value);
+  unsigned char *nan = (unsigned char *)malloc(n + 1);
+  assert_true(value && nan);
+  for (size_t i = 0; i < n; i++) {
+    value[i] = xt_get(t, keys, i);
+    nan[i] = xt_is_float(t) && isnan(value[i]);
+  }
+  return (key_view){value, nan, descending};
+}
+
+static void view_free(key_view *v) {
+  free((void *)v->value);
+  free((void *)v->nan);
 }
 
 /* Stable merge sort of the positions 0..n-1 by key. */
@@ -275,10 +294,10 @@ static void run_case(const sort_case *k) {
   xt_buf_free(&kin);
 }
 
-/* Sizes: 0..3, a warp and a half-tile's edges, tile and power-of-two edges
- * of 2^8 .. 2^16, a prime, and 2^20 + 3. */
-static const size_t sort_sizes[] = {0,    1,    2,    3,    31,    32,    33,    255,    256,
-                                    257,  1000, 4095, 4096, 4097,  7919,  65535, 65537,  1048579};
+/* Sizes: 0..3, a warp's edges, tile and power-of-two edges of 2^8 .. 2^16, a
+ * prime, and 2^18 + 3 (many tiles and several chunks per thread). */
+static const size_t sort_sizes[] = {0,    1,    2,    3,    31,    32,    33,    255,   256,
+                                    257,  1000, 4095, 4096, 4097,  7919,  65535, 65537, 262147};
 #define NSORT_SIZES (sizeof sort_sizes / sizeof sort_sizes[0])
 
 static void run_form(void **state, int form) {
@@ -304,11 +323,11 @@ static void run_form(void **state, int form) {
           xt_rng rng;
           xt_rng_for(&rng, seed_label);
           fill_pattern(&rng, d, keys, n, pat);
-          key_view v = {d, keys, desc};
           for (size_t i = 0; i < n; i++) perm[i] = i;
           if (pat == P_SORTED || pat == P_REVERSED) { /* the input in (reverse) order */
-            key_view ord = {d, keys, pat == P_REVERSED};
+            key_view ord = view_of(d, keys, n, pat == P_REVERSED);
             merge_sort(&ord, perm, tmp, n);
+            view_free(&ord);
             unsigned char *sorted = (unsigned char *)malloc(n * xt_size(d) + 1);
             assert_non_null(sorted);
             for (size_t i = 0; i < n; i++)
@@ -317,7 +336,9 @@ static void run_form(void **state, int form) {
             free(sorted);
             for (size_t i = 0; i < n; i++) perm[i] = i;
           }
+          key_view v = view_of(d, keys, n, desc);
           merge_sort(&v, perm, tmp, n);
+          view_free(&v);
           for (int oi = 0; oi < (large ? 1 : XT_NOFFS); oi++)
             for (int inplace = 0; inplace < 2; inplace++) {
               const int variant = oi * 2 + inplace + pat;

@@ -208,7 +208,8 @@ int check_one(xpar__cuda_state *st, CheckBufs &d, xpar_dtype kt, int desc, Mode 
   return 0;
 }
 
-int sort_check(xpar__cuda_state *st, unsigned long long seed) {
+/* quick (compute-sanitizer runs): three key dtypes, sizes up to a few tiles. */
+int sort_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
   std::mt19937_64 rng(seed);
   const size_t big = 3000017; /* a prime */
   CheckBufs d;
@@ -219,15 +220,17 @@ int sort_check(xpar__cuda_state *st, unsigned long long seed) {
   GB_CUDA(cudaMalloc(&d.vout, d.cap));
   const size_t sizes[] = {0, 1, 2, 3, 31, 32, 33, 97, 255, 256, 257, 1023, 1024, 1025, 2047,
                           4095, 4096, 4097, 5759, 5760, 5761, 7679, 7680, 7681, 8447, 8448,
-                          8449, 65535, 65536, 65537, 100003, 1048575, 1048577, big};
+                          8449, 16999, 65535, 65536, 65537, 100003, 1048575, 1048577, big};
   const xpar_dtype kts[] = {XPAR_INT32, XPAR_UINT32, XPAR_FLOAT, XPAR_INT64, XPAR_UINT64,
                             XPAR_DOUBLE};
   int fails = 0, runs = 0;
   const double t0 = now_us();
+  const size_t quick_max = 17000; /* two to three tiles of every tuning */
   for (xpar_dtype kt : kts)
     for (int desc = 0; desc < 2; desc++)
       for (int m = KEYS; m <= ARGSORT_KEYS; m++)
         for (size_t n : sizes) {
+          if (quick && (n > quick_max || kt == XPAR_UINT32 || kt == XPAR_UINT64)) continue;
           if (n > 100003 && m != KEYS && m != PAIRS8 && m != ARGSORT32) continue;
           fails += check_one(st, d, kt, desc, (Mode)m, n, 0, rng);
           runs++;
@@ -238,7 +241,7 @@ int sort_check(xpar__cuda_state *st, unsigned long long seed) {
     for (xpar_dtype kt : kts)
       for (int m = KEYS; m <= ARGSORT_KEYS; m++)
         for (size_t n : tier_sizes) {
-          if (tier == 2 && n > 9001) continue; /* one thread */
+          if ((tier == 2 || quick) && n > 9001) continue; /* one thread */
           fails += check_one(st, d, kt, (int)(n & 1), (Mode)m, n, tier, rng);
           runs++;
         }
@@ -486,7 +489,7 @@ int gpu_sort_run(int quick, unsigned long long seed, int what) {
   if (what & 1) {
     xpar__cuda_state *st;
     GB_XPAR(B.state_create(0, NULL, &st));
-    rc |= sort_check(st, seed);
+    rc |= sort_check(st, seed, quick);
     B.state_destroy(st);
   }
   if (!(what & 2)) return rc;
