@@ -295,7 +295,7 @@ extern "C" xpar_status xpar__cuda_sort(const xpar__exec *ex, const xpar__sort_sp
   const bool has_values = s->values_out != NULL;
   size_t value_bytes = 0;
   if (has_values) {
-    value_bytes = xpar_dtype_size(s->value_dtype);
+    value_bytes = xpar__dtype_size(s->value_dtype);
     if (value_bytes != 4 && value_bytes != 8)
       return xpar__fail(XPAR_ERR_INVALID_ENUM, "sort: unknown value dtype %d",
                         (int)s->value_dtype);
