@@ -71,6 +71,7 @@ XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size
   c.has_init = 0;
   c.nowait = nowait;
   c.kernel = NULL;
+  c.out2 = NULL;
   return c;
 }
 
@@ -292,4 +293,116 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
 XPAR_API xpar_status xpar_dot_nowait(xpar_context *ctx, xpar_dtype dtype, const void *x,
                                      const void *y, size_t n, void *device_result) {
   XPAR__OP_THROUGH_CONTEXT(ctx, dot_entered(ctx, dtype, x, y, n, device_result, 1));
+}
+
+/* ---- sort ------------------------------------------------------------------ */
+
+/* Two arrays that may not share a byte (a sort's keys and values). */
+static xpar_status check_disjoint(const char *a_name, const void *a, size_t a_bytes,
+                                  const char *b_name, const void *b, size_t b_bytes) {
+  if (!a || !b || !a_bytes || !b_bytes) return XPAR_OK;
+  uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+  XPAR__RETURN_IF(pa < pb + b_bytes && pb < pa + a_bytes, XPAR_ERR_OVERLAP,
+                  "%s [%p, +%zu bytes) overlaps %s [%p, +%zu bytes); they must be disjoint",
+                  a_name, a, a_bytes, b_name, b, b_bytes);
+  return XPAR_OK;
+}
+
+typedef enum sort_form { SORT_KEYS, SORT_PAIRS, SORT_ARGSORT } sort_form;
+
+/* xpar_sort, xpar_sort_pairs and xpar_argsort: one path.  keys_out is NULL for
+ * argsort, values_in NULL for keys and argsort; values_out is argsort's
+ * indices. */
+static xpar_status sort_entered(xpar_context *ctx, sort_form form, xpar_dtype dtype,
+                                xpar_dtype value_dtype, xpar_sort_order order,
+                                const void *keys_in, const void *values_in, void *keys_out,
+                                void *values_out, size_t n, int nowait) {
+  const xpar_op this_op = XPAR_OP_SORT;
+  const char *values_name = form == SORT_ARGSORT ? "indices" : "values_out";
+  size_t bytes = 0, bytes2 = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK((unsigned)order < XPAR_SORT_ORDER_COUNT_
+            ? XPAR_OK
+            : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown sort order %d", (int)order));
+  if (form != SORT_KEYS) {
+    CHECK(xpar__dtype_valid(value_dtype)
+              ? XPAR_OK
+              : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown %s dtype %d",
+                           form == SORT_ARGSORT ? "index" : "value", (int)value_dtype));
+    CHECK(form != SORT_ARGSORT || value_dtype == XPAR_INT32 || value_dtype == XPAR_INT64
+              ? XPAR_OK
+              : xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                           "index dtype %s: argsort's indices are int32 or int64",
+                           xpar_dtype_name(value_dtype)));
+    CHECK(form == SORT_ARGSORT && value_dtype == XPAR_INT32 && n > (size_t)INT32_MAX
+              ? xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                           "n = %zu keys do not fit int32 indices (at most %d); use int64", n,
+                           INT32_MAX)
+              : XPAR_OK);
+    CHECK(check_dtype(value_dtype, n, &bytes2));
+  }
+  CHECK(xpar__check_array(form == SORT_PAIRS ? "keys_in" : "in", keys_in, n, bytes, dtype));
+  if (form != SORT_ARGSORT)
+    CHECK(xpar__check_array(form == SORT_PAIRS ? "keys_out" : "out", keys_out, n, bytes, dtype));
+  if (form == SORT_PAIRS)
+    CHECK(xpar__check_array("values_in", values_in, n, bytes2, value_dtype));
+  if (form != SORT_KEYS)
+    CHECK(xpar__check_array(values_name, values_out, n, bytes2, value_dtype));
+  CHECK(check_alias(form == SORT_PAIRS ? "keys_in" : "in", keys_in,
+                    form == SORT_PAIRS ? "keys_out" : "out", keys_out, bytes));
+  CHECK(check_alias("values_in", values_in, "values_out", values_out, bytes2));
+  CHECK(check_disjoint(form == SORT_PAIRS ? "keys_in" : "in", keys_in, bytes, values_name,
+                       values_out, bytes2));
+  CHECK(check_disjoint("keys_out", keys_out, bytes, values_name, values_out, bytes2));
+  CHECK(check_disjoint("keys_in", keys_in, bytes, "values_in", values_in, bytes2));
+  CHECK(check_disjoint("keys_out", keys_out, bytes, "values_in", values_in, bytes2));
+  xpar__call c = call_of(XPAR_OP_SORT, dtype, n, bytes, keys_in, values_in, keys_out, nowait);
+  c.out2 = values_out;
+  c.bytes2 = bytes2;
+  c.dtype2 = form == SORT_KEYS ? dtype : value_dtype;
+  c.sort_descending = order == XPAR_DESCENDING;
+  c.sort_indices = form == SORT_ARGSORT;
+  return xpar__dispatch(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_sort(xpar_context *ctx, xpar_dtype dtype, xpar_sort_order order,
+                               const void *in, void *out, size_t n) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, sort_entered(ctx, SORT_KEYS, dtype, dtype, order, in, NULL, out,
+                                             NULL, n, 0));
+}
+
+XPAR_API xpar_status xpar_sort_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_sort_order order,
+                                      const void *in, void *out, size_t n) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, sort_entered(ctx, SORT_KEYS, dtype, dtype, order, in, NULL, out,
+                                             NULL, n, 1));
+}
+
+XPAR_API xpar_status xpar_sort_pairs(xpar_context *ctx, xpar_dtype key_dtype,
+                                     xpar_dtype value_dtype, xpar_sort_order order,
+                                     const void *keys_in, const void *values_in, void *keys_out,
+                                     void *values_out, size_t n) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, sort_entered(ctx, SORT_PAIRS, key_dtype, value_dtype, order,
+                                             keys_in, values_in, keys_out, values_out, n, 0));
+}
+
+XPAR_API xpar_status xpar_sort_pairs_nowait(xpar_context *ctx, xpar_dtype key_dtype,
+                                            xpar_dtype value_dtype, xpar_sort_order order,
+                                            const void *keys_in, const void *values_in,
+                                            void *keys_out, void *values_out, size_t n) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, sort_entered(ctx, SORT_PAIRS, key_dtype, value_dtype, order,
+                                             keys_in, values_in, keys_out, values_out, n, 1));
+}
+
+XPAR_API xpar_status xpar_argsort(xpar_context *ctx, xpar_dtype dtype, xpar_dtype index_dtype,
+                                  xpar_sort_order order, const void *in, void *indices,
+                                  size_t n) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, sort_entered(ctx, SORT_ARGSORT, dtype, index_dtype, order, in,
+                                             NULL, NULL, indices, n, 0));
+}
+
+XPAR_API xpar_status xpar_argsort_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                         xpar_dtype index_dtype, xpar_sort_order order,
+                                         const void *in, void *indices, size_t n) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, sort_entered(ctx, SORT_ARGSORT, dtype, index_dtype, order, in,
+                                             NULL, NULL, indices, n, 1));
 }

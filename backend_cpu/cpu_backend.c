@@ -15,6 +15,7 @@ const xpar__backend xpar__cpu_backend = {
     .add = xpar__cpu_add,
     .fill = xpar__cpu_fill,
     .dot = xpar__cpu_dot,
+    .sort = xpar__cpu_sort,
     .launch = xpar__cpu_launch,
     .op_reduce = xpar__cpu_op_reduce,
     .op_scan = xpar__cpu_op_scan,

@@ -276,5 +276,7 @@ xpar_status xpar__cpu_op_scan(const xpar__exec *ex, const struct xpar_operator *
                               xpar_scan_kind kind, size_t n, const void *in, void *out);
 xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                           void *result);
+/* Stable sort by the radix key of base/sort_key.h (cpu_sort.c). */
+xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 
 #endif /* XPAR_BACKEND_CPU_INTERNAL_H */

@@ -10,6 +10,7 @@ const xpar__backend xpar__cuda_backend = {
     .add = xpar__cuda_add,
     .fill = xpar__cuda_fill,
     .dot = xpar__cuda_dot,
+    .sort = xpar__cuda_sort,
     .launch = xpar__cuda_launch,
     .op_reduce = xpar__cuda_op_reduce,
     .op_scan = xpar__cuda_op_scan,

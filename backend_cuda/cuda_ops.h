@@ -29,6 +29,9 @@ xpar_status xpar__cuda_add(const xpar__exec *ex, xpar_dtype t, const void *x, co
 xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
                             size_t n);
 
+/* stable sort (device_sort.cu, device_sort64.cu) */
+xpar_status xpar__cuda_sort(const xpar__exec *ex, const xpar__sort_spec *s);
+
 /* application kernels (device_kernel.cu) */
 xpar_status xpar__cuda_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                               const struct xpar_kernel_args *args);

@@ -481,6 +481,12 @@ static void release_idle_buffers(xpar__cuda_state *st, const xpar__cuda_buffer *
     free_buffer(&st->scan_status);
     st->scan_status_tiles = 0; /* regrown (and cleared) by the next scan */
   }
+  /* The sort grows its two buffers one after the other: growing one keeps the other. */
+  if (&st->sort_scratch != keep && &st->sort_status != keep) {
+    free_buffer(&st->sort_scratch);
+    free_buffer(&st->sort_status);
+    st->sort_status_cleared = false; /* regrown (and cleared) by the next sort */
+  }
 }
 
 xpar_status xpar__cuda_grow_device(xpar__cuda_state *st, xpar__cuda_buffer *buf, size_t bytes,

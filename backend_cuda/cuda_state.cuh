@@ -58,6 +58,14 @@ struct xpar__cuda_state {
   uint32_t scan_epoch;             /* tags this call's status flags         */
   unsigned long long scan_tile_base; /* counter value at the start of a call */
 
+  /* The sort's scratch (device_sort.cu): control words and the passes' key and value
+   * buffers; and its per-(tile, digit) status words, tagged by sort_epoch (advanced by
+   * each call's passes) and cleared once after each growth (sort_status_cleared). */
+  struct xpar__cuda_buffer sort_scratch;
+  struct xpar__cuda_buffer sort_status;
+  uint32_t sort_epoch;
+  bool sort_status_cleared;
+
   /* Dispatch's operand staging slots, and for each the launch count + 1 at
    * which it was last handed out: equal to launches + 1 while the call that
    * asked for it has not launched its kernel yet (it is in use). */

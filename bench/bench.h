@@ -61,7 +61,7 @@ typedef struct bench_case {
 typedef struct bench_op {
   const char *name;
   xpar_op op;
-  int has_array_output; /* scan, axpy, add, fill; else a scalar result */
+  int has_array_output; /* scan, axpy, add, fill, sort; else a scalar result */
   double bytes_per_elem; /* DRAM traffic per element in units of esize */
   /** Run once through the public API on ctx. */
   xpar_status (*run)(xpar_context *ctx, bench_case *c);
@@ -79,7 +79,7 @@ int bench_parse_dtype(const char *s, xpar_dtype *out);
 int bench_parse_reduction(const char *s, xpar_reduction *out);
 
 /** The arrays an op uses: x (all but fill), y (axpy's in/out, add's and
- *  dot's second input), out (scan, add, fill); and the array a case's op
+ *  dot's second input), out (scan, add, fill, sort); and the array a case's op
  *  writes (axpy: y), NULL for reduce and dot. */
 int bench_op_reads_x(xpar_op op);
 int bench_op_reads_y(xpar_op op);

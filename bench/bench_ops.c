@@ -318,6 +318,30 @@ BENCH_DISPATCH_SERIAL_(add)
 BENCH_DISPATCH_SERIAL_(fill)
 #undef BENCH_DISPATCH_SERIAL_
 
+/* Sort, as an application writes it without xpar: the C library's qsort of
+ * a copy (the bench's floats are small integers: no NaN or -0.0, whose
+ * order qsort's comparison would have to spell out). */
+#define BENCH_QSORT_(e, ctype, name, size)                                   \
+  static int plain_cmp_##e(const void *a, const void *b) {                   \
+    const ctype x = *(const ctype *)a, y = *(const ctype *)b;                \
+    return (x > y) - (x < y);                                                \
+  }
+XPAR_DTYPE_MAP(BENCH_QSORT_)
+#undef BENCH_QSORT_
+static void plain_serial_sort(bench_case *c, int threads) {
+  (void)threads;
+  int (*cmp)(const void *, const void *) = NULL;
+  switch (c->dtype) {
+#define BENCH_QSORT_CASE_(e, ctype, name, size) \
+  case XPAR_##e: cmp = plain_cmp_##e; break;
+    XPAR_DTYPE_MAP(BENCH_QSORT_CASE_)
+#undef BENCH_QSORT_CASE_
+    default: return;
+  }
+  memcpy(c->out, c->x, c->n * c->esize);
+  qsort(c->out, c->n, c->esize, cmp);
+}
+
 /* ---- one call through the public API ------------------------------------- */
 
 static xpar_status run_reduce(xpar_context *ctx, bench_case *c) {
@@ -340,6 +364,9 @@ static xpar_status run_fill(xpar_context *ctx, bench_case *c) {
 static xpar_status run_dot(xpar_context *ctx, bench_case *c) {
   return xpar_dot(ctx, c->dtype, c->x, c->y, c->n, c->result);
 }
+static xpar_status run_sort(xpar_context *ctx, bench_case *c) {
+  return xpar_sort(ctx, c->dtype, XPAR_ASCENDING, c->x, c->out, c->n);
+}
 
 /* Traffic per element in element sizes: what the floor time is made of. */
 static const bench_op ops[] = {
@@ -350,6 +377,9 @@ static const bench_op ops[] = {
     {"add", XPAR_OP_ADD, 1, 3.0, run_add, BENCH_PLAIN(add), "plain-loop", plain_serial_add},
     {"fill", XPAR_OP_FILL, 1, 1.0, run_fill, BENCH_PLAIN(fill), "plain-loop", plain_serial_fill},
     {"dot", XPAR_OP_DOT, 0, 2.0, run_dot, BENCH_PLAIN(dot), "plain-reduce", plain_serial_dot},
+    /* sort: the one-pass floor (read the keys, write them once); a radix
+     * sort moves them once per digit pass on top of it */
+    {"sort", XPAR_OP_SORT, 1, 2.0, run_sort, NULL, "qsort", plain_serial_sort},
 };
 
 const bench_op *bench_op_at(int i) {
@@ -376,7 +406,7 @@ int bench_op_reads_y(xpar_op op) {
   return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
 }
 int bench_op_writes_out(xpar_op op) {
-  return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+  return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL || op == XPAR_OP_SORT;
 }
 void *bench_case_output(const bench_case *c) {
   return c->op == XPAR_OP_AXPY ? c->y : bench_op_writes_out(c->op) ? c->out : NULL;

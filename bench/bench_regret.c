@@ -1063,7 +1063,7 @@ static void usage(FILE *f) {
           "usage: xpar-devbench regret [options]\n"
           "  --quick            CI smoke: pageable (and the other residencies with a GPU),\n"
           "                     every op x int32,float,double, 2^7..2^14, 5 rounds\n"
-          "  --ops LIST         reduce,scan,axpy,add,fill,dot (default all)\n"
+          "  --ops LIST         reduce,scan,axpy,add,fill,dot,sort (default all)\n"
           "  --dtypes LIST      default int32,float,double\n"
           "  --residencies LIST device,pinned,pageable,mapped (default: those available)\n"
           "  --alts LIST        subset of auto,serial,one-thread,openmp,cuda,plain-serial,\n"
@@ -1093,7 +1093,7 @@ static void usage(FILE *f) {
 }
 
 static int parse_opts(int argc, char **argv, rg_opts *o) {
-  *o = (rg_opts){.ops = "reduce,scan,axpy,add,fill,dot", .dtypes = "int32,float,double",
+  *o = (rg_opts){.ops = "reduce,scan,axpy,add,fill,dot,sort", .dtypes = "int32,float,double",
                  .residencies = "device,pinned,pageable,mapped",
                  .alts = "auto,serial,one-thread,openmp,cuda,plain-serial,plain-omp,cub",
                  .out_dir = "regret", .min_exp = 7, .max_exp = 30, .exp_step = 1, .rounds = 15,
@@ -1306,7 +1306,8 @@ int bench_cmd_regret(int argc, char **argv) {
       int max_exp = max_exp_of[oi][t];
       size_t nmax = (size_t)1 << max_exp, es = xpar_dtype_size(dt);
       /* master data and the reference: the plain serial loop over all of it
-       * (a scan's prefix is the scan of the prefix) */
+       * (a scan's prefix is the scan of the prefix; a sort's reference is
+       * redone at each size below, into the same output) */
       bench_case ref = {.reduction = XPAR_SUM, .kind = XPAR_INCLUSIVE};
       if (!bench_case_init(&ref, op, dt, nmax, s.o.seed + (uint64_t)oi * 131 + (uint64_t)t)) {
         fprintf(stderr, "xpar-devbench regret: out of memory at 2^%d\n", max_exp);
@@ -1356,6 +1357,10 @@ int bench_cmd_regret(int argc, char **argv) {
             bench_case v = bench_case_prefix(&ref, (size_t)1 << e);
             op->serial_baseline(&v, 1);
             memcpy(ref_result, v.result, sizeof ref_result);
+          } else if (op->op == XPAR_OP_SORT) {
+            /* a sort's prefix is not the sort of the prefix: its own reference */
+            bench_case v = bench_case_prefix(&ref, (size_t)1 << e);
+            op->serial_baseline(&v, 1);
           }
           fprintf(stderr, "\r[%s %s %s] 2^%d ", op->name, xpar_dtype_name(dt), res_names[res], e);
           measure_point(&s, sr, &ar, e, ref_out, ref_result, y_init, &failures);

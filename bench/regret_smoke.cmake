@@ -1,5 +1,5 @@
 # CI smoke test of `xpar-devbench regret --quick`: CPU-only, small
-# (pageable data, every op -- reduce, scan, axpy, add, fill, dot -- x
+# (pageable data, every op -- reduce, scan, axpy, add, fill, dot, sort -- x
 # int32/float/double, 2^7..2^14, 5 rounds; a few seconds on 2 cores), with 9 rounds for the contenders (AUTO and those near
 # the fastest) after the 5 of everyone, and up to 3 confirmation rounds where AUTO
 # then misses.  It must print its table with the geometric mean, the first-look

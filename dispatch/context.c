@@ -29,6 +29,7 @@ xpar_status xpar__context_new(xpar_context **out) {
 
 static void free_host_staging(xpar_context *ctx) {
   for (int i = 0; i < XPAR__OPERAND_SLOTS; i++) xpar__host_staging_free(ctx, i);
+  xpar__host_scratch_free(&ctx->host_scratch);
 }
 
 xpar_status xpar__context_free(xpar_context *ctx) {

@@ -137,11 +137,15 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
                                c->kernel->op->acc_align));
     return XPAR_OK;
   }
+  /* A sort's values (y, out2) have their own size; in place, an input and
+   * its output are one operand with both roles. */
+  const size_t y_bytes = c->op == XPAR_OP_SORT ? c->bytes2 : bytes;
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
-  if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, bytes, ROLE_READ));
+  if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, y_bytes, ROLE_READ));
   if (c->out)
     XPAR__FORWARD(add_operand(ctx, p, c->out, bytes,
                               c->op == XPAR_OP_AXPY ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
+  if (c->out2) XPAR__FORWARD(add_operand(ctx, p, c->out2, c->bytes2, ROLE_WRITE));
   if (c->result) {
     const size_t rb = xpar__dtype_size(c->result_dtype);
     XPAR__FORWARD(add_result(ctx, c, p, c->result, rb, rb));
@@ -167,12 +171,13 @@ static int needs_contents(const operand *o) {
 /* The CPU backend's settings for a CPU tier.  Below the OpenMP threshold the
  * call runs on one thread, with the parallel tier's vectorised kernels; only
  * the serial backends (debug modes) promise strict element order. */
-static xpar__exec cpu_exec(const xpar_context *ctx, xpar_tier tier) {
+static xpar__exec cpu_exec(xpar_context *ctx, xpar_tier tier) {
   xpar__exec ex = {
       .serial = ctx->backend == XPAR_BACKEND_CPU_SERIAL ||
                 ctx->backend == XPAR_BACKEND_CUDA_SERIAL,
       .num_threads = tier == XPAR_TIER_CPU_SERIAL ? 1 : ctx->num_threads,
-      .reproducible = ctx->reproducible};
+      .reproducible = ctx->reproducible,
+      .host_scratch = &ctx->host_scratch};
   return ex;
 }
 
@@ -291,8 +296,26 @@ static xpar_status run_repro(const xpar__backend *b, const xpar__exec *ex, const
   return b->repro_reduce(ex, k, c->dtype, x, y, c->n, result);
 }
 
+/* A sort as the backend takes it: the call's fields and the pointers the
+ * running side reaches. */
+static xpar_status run_sort(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                            const void *keys_in, const void *values_in, void *keys_out,
+                            void *values_out) {
+  XPAR__RETURN_IF(!b->sort, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no sort", b->name);
+  const xpar__sort_spec s = {.key_dtype = c->dtype,
+                             .value_dtype = c->dtype2,
+                             .descending = c->sort_descending,
+                             .values_are_indices = c->sort_indices,
+                             .keys_in = keys_in,
+                             .keys_out = keys_out,
+                             .values_in = values_in,
+                             .values_out = values_out,
+                             .n = c->n};
+  return b->sort(ex, &s);
+}
+
 xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                         const void *x, const void *y, void *out, void *result) {
+                         const void *x, const void *y, void *out, void *out2, void *result) {
   if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
   switch (c->op) {
     case XPAR_OP_REDUCE:
@@ -304,6 +327,7 @@ xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpa
     case XPAR_OP_ADD: return b->add(ex, c->dtype, x, y, out, c->n);
     case XPAR_OP_FILL: return b->fill(ex, c->dtype, c->scalar, out, c->n);
     case XPAR_OP_DOT: return b->dot(ex, c->dtype, x, y, c->n, result);
+    case XPAR_OP_SORT: return run_sort(b, ex, c, x, y, out, out2);
     default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
   }
 }
@@ -422,7 +446,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   else
     XPAR__FORWARD(xpar__run_op(&xpar__cpu_backend, &ex, c, resolved(p, ptrs, c->x),
                                resolved(p, ptrs, c->y), (void *)resolved(p, ptrs, c->out),
-                               result));
+                               (void *)resolved(p, ptrs, c->out2), result));
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
     if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
@@ -563,7 +587,8 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
     XPAR__FORWARD(run_kernel(g, &ex, c, p, ptrs, result));
   else
     XPAR__FORWARD(xpar__run_op(g, &ex, c, resolved(p, ptrs, c->x), resolved(p, ptrs, c->y),
-                               (void *)resolved(p, ptrs, c->out), result));
+                               (void *)resolved(p, ptrs, c->out),
+                               (void *)resolved(p, ptrs, c->out2), result));
   for (int i = 0; i < p->count; i++) {
     const operand *o = &p->ops[i];
     if (!(o->role & ROLE_WRITE) || !o->where.bytes) continue;
@@ -758,7 +783,8 @@ static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mappin
  * says tier NONE until the run succeeds. */
 static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier tier,
                             const xpar__exec *ex, xpar__mapping *out_map) {
-  const xpar_status st = xpar__run_op(&xpar__cpu_backend, ex, c, c->x, c->y, c->out, c->result);
+  const xpar_status st =
+      xpar__run_op(&xpar__cpu_backend, ex, c, c->x, c->y, c->out, NULL, c->result);
   ctx->calls_run = 1; /* the record is this call's, run or failed */
   if (st == XPAR_OK) {
     if (out_map) out_map->valid = XPAR__VALID_HOST; /* written here: the device copy is stale */
@@ -886,10 +912,11 @@ xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar_
 XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__call *c);
 
 /* The host fast path, else the general path (repeats were tried before the
- * call's checks: xpar__dispatch_repeat).  Queued work and kernel launches
- * take the general path (a launch's arrays are not x/y/out). */
+ * call's checks: xpar__dispatch_repeat).  Queued work, kernel launches and
+ * sorts take the general path (their arrays are not x/y/out of one size). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
-  if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel) {
+  if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel &&
+      c->op != XPAR_OP_SORT) {
     xpar_status st;
     if (host_fast_path(ctx, c, &st)) return st;
   }

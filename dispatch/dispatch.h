@@ -49,6 +49,15 @@ typedef struct xpar__call {
   xpar__scalar init;      /* scan: a copy of the caller's *init              */
   int nowait;
   const xpar__kernel_call *kernel; /* xpar_launch; NULL for the built-in ops */
+  /* Sort (xpar_sort, xpar_sort_pairs, xpar_argsort): x the keys in, out the
+   * keys out (NULL for argsort), y the values in (NULL for keys and argsort),
+   * out2 the values out or indices; the values' arrays have bytes2 bytes.
+   * out2 is NULL for every other op; the rest is read for a sort only. */
+  void *out2;
+  size_t bytes2;
+  xpar_dtype dtype2;             /* the values' dtype; argsort: the indices' */
+  unsigned char sort_descending; /* xpar_sort_order */
+  unsigned char sort_indices;    /* argsort: out2 gets 0..n-1 permuted */
 } xpar__call;
 
 /** The call on its primary tier only (dispatch.c). */
@@ -104,6 +113,6 @@ static inline int xpar__dispatch_repeat(xpar_context *ctx, const xpar__call *c, 
  *  reproducible entries when ex->reproducible covers the call, else the
  *  ordinary ones. */
 xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                         const void *x, const void *y, void *out, void *result);
+                         const void *x, const void *y, void *out, void *out2, void *result);
 
 #endif

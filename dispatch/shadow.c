@@ -110,7 +110,7 @@ static xpar_status write_element(xpar_context *ctx, void *ptr, size_t bytes, con
  * have left it, where the application sees it. */
 static xpar_status plant_fault(xpar_context *ctx, const xpar__call *c, int has_result,
                                int has_array_out, xpar_dtype rt, size_t size, unsigned char *prim,
-                               xpar__scalar *prim_result) {
+                               unsigned char *prim2, xpar__scalar *prim_result) {
   const size_t i = (size_t)planted_index;
   planted_index = -1;
   if (has_result) {
@@ -120,6 +120,11 @@ static xpar_status plant_fault(xpar_context *ctx, const xpar__call *c, int has_r
   if (has_array_out && i < c->n) {
     corrupt(c->dtype, prim + i * size);
     return write_element(ctx, (char *)c->out + i * size, size, prim + i * size);
+  }
+  if (c->out2 && i < c->n) { /* argsort: the indices are the output */
+    const size_t s2 = xpar__dtype_size(c->dtype2);
+    corrupt(c->dtype2, prim2 + i * s2);
+    return write_element(ctx, (char *)c->out2 + i * s2, s2, prim2 + i * s2);
   }
   return XPAR_OK;
 }
@@ -265,27 +270,40 @@ static int compare(xpar_context *ctx, const shadow_compare *k, const void *prima
 
 /* ---- running the shadow tier ------------------------------------------------------------ */
 
+/* The shadow's own working memory on the CPU: freed when the comparison is
+ * done (the primary's kept scratch is the application's context's). */
 static xpar_status run_shadow_cpu(xpar_context *ctx, xpar_tier tier, const xpar__call *c,
-                                  const void *x, const void *y, void *out, void *result) {
+                                  const void *x, const void *y, void *out, void *out2,
+                                  void *result) {
+  xpar__host_scratch scratch = {NULL, 0};
   xpar__exec ex = {.serial = tier == XPAR_TIER_CPU_SERIAL,
                    .num_threads = tier == XPAR_TIER_CPU_SERIAL ? 1 : ctx->num_threads,
-                   .reproducible = ctx->reproducible};
-  return xpar__run_op(&xpar__cpu_backend, &ex, c, x, y, out, result);
+                   .reproducible = ctx->reproducible,
+                   .host_scratch = &scratch};
+  xpar_status s = xpar__run_op(&xpar__cpu_backend, &ex, c, x, y, out, out2, result);
+  xpar__host_scratch_free(&scratch);
+  return s;
+}
+
+/* Array slots x, y, out, out2: a sort's values (y, out2) have bytes2 bytes. */
+static size_t slot_bytes(const xpar__call *c, int i) {
+  const int values = c->op == XPAR_OP_SORT && (i == 1 || i == 3);
+  return values ? c->bytes2 : c->n * xpar__dtype_size(c->dtype);
 }
 
 static xpar_status run_shadow_gpu(xpar_context *ctx, xpar_tier tier, const xpar__call *c,
-                                  const void *x, const void *y, void *out, void *result) {
+                                  const void *x, const void *y, void *out, void *out2,
+                                  void *result) {
   const xpar__backend *g = xpar__gpu_backend();
   struct xpar__cuda_state *st;
   XPAR__FORWARD(xpar__gpu_state(ctx, &st));
-  size_t bytes = c->n * xpar__dtype_size(c->dtype);
-  void *dev[3] = {NULL, NULL, NULL};
-  const void *host[3] = {x, y, out};
+  void *dev[4] = {NULL, NULL, NULL, NULL};
+  const void *host[4] = {x, y, out, out2};
   xpar_status s = XPAR_OK;
-  for (int i = 0; i < 3 && s == XPAR_OK; i++) {
-    if (!host[i] || !bytes) continue;
-    s = g->alloc(st, bytes, &dev[i]);
-    if (s == XPAR_OK) s = g->copy(st, dev[i], host[i], bytes, XPAR__HOST_TO_DEVICE);
+  for (int i = 0; i < 4 && s == XPAR_OK; i++) {
+    if (!host[i] || !slot_bytes(c, i)) continue;
+    s = g->alloc(st, slot_bytes(c, i), &dev[i]);
+    if (s == XPAR_OK) s = g->copy(st, dev[i], host[i], slot_bytes(c, i), XPAR__HOST_TO_DEVICE);
   }
   if (s == XPAR_OK) {
     xpar__exec ex = {.serial = tier == XPAR_TIER_CUDA_SERIAL,
@@ -293,11 +311,13 @@ static xpar_status run_shadow_gpu(xpar_context *ctx, xpar_tier tier, const xpar_
                      .grid = ctx->launch_grid,
                      .block = ctx->launch_block,
                      .reproducible = ctx->reproducible};
-    s = xpar__run_op(g, &ex, c, dev[0], dev[1], dev[2], result);
+    s = xpar__run_op(g, &ex, c, dev[0], dev[1], dev[2], dev[3], result);
   }
-  if (s == XPAR_OK && out && bytes) s = g->copy(st, out, dev[2], bytes, XPAR__DEVICE_TO_HOST);
+  for (int i = 2; i < 4; i++)
+    if (s == XPAR_OK && host[i] && slot_bytes(c, i))
+      s = g->copy(st, (void *)host[i], dev[i], slot_bytes(c, i), XPAR__DEVICE_TO_HOST);
   if (s == XPAR_OK) s = g->wait(st);
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (dev[i]) g->free(st, dev[i]);
   return s;
 }
@@ -311,7 +331,10 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   const int has_array_out = c->out != NULL;
   const int has_result = c->result != NULL;
   const xpar_dtype rt = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
-  void *xs = NULL, *ys = NULL, *outs = NULL, *prim = NULL;
+  /* A sort's values: read from y, written to out2, of bytes2 bytes. */
+  const size_t y_bytes = c->op == XPAR_OP_SORT ? c->bytes2 : bytes;
+  const int has_out2 = c->out2 != NULL;
+  void *xs = NULL, *ys = NULL, *outs = NULL, *prim = NULL, *outs2 = NULL, *prim2 = NULL;
   xpar_status st = XPAR_OK;
 
   /* Inputs before the primary call can overwrite them: axpy's y (in place),
@@ -329,8 +352,8 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
                  : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
                               "no memory for the shadow's copy of the input (%zu bytes)", bytes);
     if (prep == XPAR_OK && y_in)
-      prep = (ys = shadow_alloc(bytes))
-                 ? read_operand(ctx, y_in, bytes, ys)
+      prep = (ys = shadow_alloc(y_bytes))
+                 ? read_operand(ctx, y_in, y_bytes, ys)
                  : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
                               "no memory for the shadow's copy of the second input (%zu bytes)",
                               bytes);
@@ -339,6 +362,12 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
                  ? XPAR_OK
                  : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
                               "no memory for the shadow's output buffers (2 x %zu bytes)", bytes);
+    if (prep == XPAR_OK && has_out2)
+      prep = (outs2 = shadow_alloc(c->bytes2)) && (prim2 = shadow_alloc(c->bytes2))
+                 ? XPAR_OK
+                 : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
+                              "no memory for the shadow's value buffers (2 x %zu bytes)",
+                              c->bytes2);
   }
   /* A shadow that cannot be prepared is the shadow's failure, not the
    * application's (xpar.h): the primary call runs, the record says why the
@@ -374,13 +403,14 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   memset(&prim_result, 0, sizeof prim_result);
   memset(&shadow_result, 0, sizeof shadow_result);
   if (has_array_out && bytes) st = read_operand(ctx, c->out, bytes, prim);
+  if (st == XPAR_OK && has_out2 && bytes) st = read_operand(ctx, c->out2, c->bytes2, prim2);
   if (st == XPAR_OK && has_result)
     st = read_operand(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes);
   if (st != XPAR_OK) goto done;
 
 #ifdef XPAR_TEST_HOOKS
   if (planted_index >= 0) { /* tests only: a wrong primary result */
-    st = plant_fault(ctx, c, has_result, has_array_out, rt, size, prim, &prim_result);
+    st = plant_fault(ctx, c, has_result, has_array_out, rt, size, prim, prim2, &prim_result);
     if (st != XPAR_OK) goto done;
   }
 #endif
@@ -402,9 +432,10 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
     } else
       why_not = NULL;
     ss = why_not ? XPAR_OK
-                 : run_shadow_gpu(ctx, tier, &sc, xs, sy, outs, has_result ? &shadow_result : NULL);
+                 : run_shadow_gpu(ctx, tier, &sc, xs, sy, outs, outs2,
+                                  has_result ? &shadow_result : NULL);
   } else {
-    ss = run_shadow_cpu(ctx, tier, &sc, xs, sy, outs, has_result ? &shadow_result : NULL);
+    ss = run_shadow_cpu(ctx, tier, &sc, xs, sy, outs, outs2, has_result ? &shadow_result : NULL);
   }
   if (ss != XPAR_OK) {
     /* The shadow's own failure is not the application's: note it, keep OK. */
@@ -423,8 +454,13 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
                         .x = xs,
                         .y = ys,
                         .init = c->init};
-    int same = has_result ? compare(ctx, &k, prim_result.bytes, shadow_result.bytes)
-                          : compare(ctx, &k, prim, outs);
+    int same = has_result      ? compare(ctx, &k, prim_result.bytes, shadow_result.bytes)
+               : has_array_out ? compare(ctx, &k, prim, outs)
+                               : 1;
+    if (same && has_out2) { /* a sort's values or indices: moved, never computed */
+      shadow_compare kv = {.t = c->dtype2, .count = c->n, .bitwise = 1, .c = c};
+      same = compare(ctx, &kv, prim2, outs2);
+    }
     d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;
     if (!same) {
       fprintf(stderr, "xpar: shadow mismatch: %s %s n=%zu on %s, shadow %s: %s\n",
@@ -445,5 +481,7 @@ done:
   free(ys);
   free(outs);
   free(prim);
+  free(outs2);
+  free(prim2);
   return st;
 }

@@ -182,6 +182,9 @@ struct xpar_context {
   void *host_staging[XPAR__OPERAND_SLOTS];
   size_t host_staging_bytes[XPAR__OPERAND_SLOTS];
   unsigned char host_staging_pinned[XPAR__OPERAND_SLOTS];
+  /* The CPU backend's working memory (a sort's second buffers): kept between
+   * calls, freed by xpar_context_release_memory. */
+  xpar__host_scratch host_scratch;
 
   xpar__kernel_entry *kernels; /* dispatch/kernel.c */
   size_t n_kernels, cap_kernels;

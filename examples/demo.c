@@ -42,6 +42,7 @@ static xpar_status run_op(xpar_context *ctx, xpar_op op, float *x, float *y, flo
     case XPAR_OP_ADD: return xpar_add(ctx, XPAR_FLOAT, x, y, z, n);
     case XPAR_OP_FILL: return xpar_fill(ctx, XPAR_FLOAT, &value, z, n);
     case XPAR_OP_DOT: return xpar_dot(ctx, XPAR_FLOAT, x, y, n, &result);
+    case XPAR_OP_SORT: return xpar_sort(ctx, XPAR_FLOAT, XPAR_ASCENDING, x, z, n);
     default: return XPAR_ERR_INVALID_ENUM;
   }
 }

@@ -442,6 +442,78 @@ static void overlap(void **state) {
   ACCEPTED(xpar_add(c, XPAR_DOUBLE, buf, buf + 16, buf + 32, 16));
 }
 
+/* ---- sort: every refusal of xpar_sort, xpar_sort_pairs, xpar_argsort -------------- */
+static void sort_refusals(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  const xpar_dtype D = XPAR_DOUBLE, I = XPAR_INT32;
+  const xpar_sort_order A = XPAR_ASCENDING;
+  char *o = (char *)g_out; /* outputs and overlapping inputs live in g_out: all stay poisoned */
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_sort(NULL, D, A, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_sort_nowait(NULL, D, A, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_sort_pairs(NULL, D, D, A, g_in, g_in2, g_out, o + 256, 8));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_argsort(NULL, D, I, A, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_argsort_nowait(NULL, D, I, A, g_in, g_out, 8));
+  /* NULL arrays with n > 0 */
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_sort(c, D, A, NULL, g_out, 8));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_sort(c, D, A, g_in, NULL, 8));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_sort_pairs(c, D, D, A, NULL, g_in2, g_out, o + 256, 8));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_sort_pairs(c, D, D, A, g_in, NULL, g_out, o + 256, 8));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_sort_pairs(c, D, D, A, g_in, g_in2, NULL, o + 256, 8));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_sort_pairs(c, D, D, A, g_in, g_in2, g_out, NULL, 8));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_argsort(c, D, I, A, NULL, g_out, 8));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_argsort(c, D, I, A, g_in, NULL, 8));
+  /* unknown enums, and index dtypes argsort does not take */
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_sort(c, (xpar_dtype)99, A, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_sort(c, D, (xpar_sort_order)2, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_sort(c, D, (xpar_sort_order)-1, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c,
+          xpar_sort_pairs(c, D, (xpar_dtype)-1, A, g_in, g_in2, g_out, o + 256, 8));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_argsort(c, D, (xpar_dtype)99, A, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_argsort(c, D, XPAR_DOUBLE, A, g_in, g_out, 8));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_argsort(c, D, XPAR_UINT32, A, g_in, g_out, 8));
+  /* more keys than int32 indices can number: refused before any array is read */
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c,
+          xpar_argsort(c, XPAR_INT32, I, A, g_in, g_out, (size_t)INT32_MAX + 1));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c, xpar_sort(c, D, A, g_in, g_out, SIZE_MAX));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c,
+          xpar_sort_pairs(c, XPAR_INT32, D, A, g_in, g_in2, g_out, o + 256, SIZE_MAX / 6));
+  /* misaligned arrays */
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_sort(c, D, A, (char *)g_in + 4, g_out, 8));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_sort(c, D, A, g_in, o + 4, 8));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c,
+          xpar_sort_pairs(c, XPAR_INT32, D, A, g_in, g_in2, g_out, o + 260, 8));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c,
+          xpar_argsort(c, XPAR_INT32, XPAR_INT64, A, g_in, o + 4, 8));
+  /* overlaps: partial in/out; keys with values; argsort's keys with its indices */
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort(c, D, A, o, o + 8, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_nowait(c, D, A, o + 8, o, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_pairs(c, D, D, A, g_in, g_in2, o, o + 56, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_pairs(c, D, D, A, g_in, g_in, g_out, o + 256, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_pairs(c, D, D, A, o, o + 64, o, o + 56, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_pairs(c, D, D, A, o, g_in2, o + 128, o + 32, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_pairs(c, D, D, A, g_in, o + 128, o + 120, o + 256, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_pairs(c, D, D, A, g_in, o, o + 256, o + 8, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_sort_pairs(c, D, XPAR_INT32, A, o, o + 60, o, o + 60, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_argsort(c, D, XPAR_INT64, A, o, o + 8, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_argsort(c, D, XPAR_INT64, A, o, o, 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_argsort_nowait(c, D, I, A, o + 16, o, 8));
+  /* n = 0: anything goes, nothing is written */
+  arm();
+  ACCEPTED(xpar_sort(c, D, A, NULL, NULL, 0));
+  ACCEPTED(xpar_sort_pairs(c, D, I, XPAR_DESCENDING, NULL, NULL, NULL, NULL, 0));
+  ACCEPTED(xpar_argsort(c, D, XPAR_INT64, A, NULL, NULL, 0));
+  ACCEPTED(xpar_sort(c, D, A, (char *)g_in + 1, o + 3, 0));
+  xt_check_bytes("sort with n = 0", "output array", g_out, g_snap[2], sizeof g_out);
+  /* exact aliasing where documented: in place keys and values */
+  double k[16], v[16];
+  for (int i = 0; i < 16; i++) k[i] = 16 - i, v[i] = i;
+  ACCEPTED(xpar_sort_pairs(c, D, D, A, k, v, k, v, 16));
+  assert_true(k[0] == 1 && v[0] == 15 && k[15] == 16 && v[15] == 0);
+  ACCEPTED(xpar_sort(c, D, XPAR_DESCENDING, k, k, 16));
+  assert_true(k[0] == 16 && k[15] == 1);
+}
+
 /* ---- context setters with bad values ----------------------------------------------- */
 static void bad_settings(void **state) {
   (void)state;
@@ -579,6 +651,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(overlap),             cmocka_unit_test(bad_settings),
       cmocka_unit_test(status_strings),      cmocka_unit_test(detail_cleared),
       cmocka_unit_test(detail_thread_local), cmocka_unit_test(detail_fresh_thread_empty),
+      cmocka_unit_test(sort_refusals),
   };
   return cmocka_run_group_tests_name("bad_input", tests, setup, teardown);
 }

@@ -159,6 +159,13 @@ static xpar_status fake_op_scan(const xpar__exec *ex, const struct xpar_operator
   xpar__exec s = {.serial = 1, .num_threads = 1};
   return xpar__cpu_backend.op_scan(&s, op, kind, n, in, out);
 }
+static xpar__host_scratch fake_sort_scratch; /* the fake device's sort memory */
+static xpar_status fake_sort(const xpar__exec *ex, const xpar__sort_spec *spec) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &fake_sort_scratch};
+  return xpar__cpu_backend.sort(&s, spec);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -230,6 +237,7 @@ static xpar_status fake_release_cache(struct xpar__cuda_state *st) {
     fake_staging[i] = NULL;
     fake_staging_bytes[i] = 0;
   }
+  xpar__host_scratch_free(&fake_sort_scratch);
   return XPAR_OK;
 }
 
@@ -245,6 +253,7 @@ static const xpar__backend fake_gpu = {
     .launch = fake_launch,
     .op_reduce = fake_op_reduce,
     .op_scan = fake_op_scan,
+    .sort = fake_sort,
     .query = fake_query,
     .state_create = fake_state_create,
     .state_destroy = fake_state_destroy,
@@ -1376,6 +1385,7 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
     case XPAR_OP_AXPY: return xpar_axpy(ctx, t, &zero, x, z, n);
     case XPAR_OP_ADD: return xpar_add(ctx, t, x, y, z, n);
     case XPAR_OP_FILL: return xpar_fill(ctx, t, &zero, z, n);
+    case XPAR_OP_SORT: return xpar_sort(ctx, t, XPAR_ASCENDING, x, z, n);
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
 }

@@ -87,9 +87,10 @@ static xpar_context *make(int shadow, int repro, int fail) {
 
 enum { N = 100003 };
 typedef enum { K_SUM, K_MIN, K_MAX, K_WIDE, K_DOT, K_SCAN_INC, K_SCAN_EXC, K_SCAN_INIT,
-               K_AXPY, K_ADD, K_FILL, K_COUNT } kind_t;
-static const char *const kind_names[] = {"sum", "min", "max", "wide", "dot", "scan_inc",
-                                         "scan_exc", "scan_init", "axpy", "add", "fill"};
+               K_AXPY, K_ADD, K_FILL, K_SORT, K_ARGSORT, K_COUNT } kind_t;
+static const char *const kind_names[] = {"sum",  "min", "max",  "wide", "dot",    "scan_inc",
+                                         "scan_exc", "scan_init", "axpy", "add", "fill",
+                                         "sort", "argsort"};
 
 /* Run one op; out holds N elements (or the scalar result). */
 static xpar_status run(xpar_context *ctx, kind_t k, xpar_dtype t, const void *x, const void *y,
@@ -116,6 +117,8 @@ static xpar_status run(xpar_context *ctx, kind_t k, xpar_dtype t, const void *x,
     case K_SCAN_INIT: return xpar_scan_init(ctx, t, XPAR_SUM, XPAR_INCLUSIVE, s, x, out, N);
     case K_AXPY: memcpy(out, y, N * 8); return xpar_axpy(ctx, t, s, x, out, N);
     case K_ADD: return xpar_add(ctx, t, x, y, out, N);
+    case K_SORT: return xpar_sort(ctx, t, XPAR_DESCENDING, x, out, N);
+    case K_ARGSORT: return xpar_argsort(ctx, t, XPAR_INT64, XPAR_ASCENDING, x, out, N);
     default: return xpar_fill(ctx, t, s, out, N);
   }
 }
@@ -140,7 +143,7 @@ static void quiet_and_unchanged(int repro) {
         fail_msg("seed %llu: %s %s repro=%d: status %s, reason \"%s\" (%s)",
                  (unsigned long long)g_seed, kind_names[k], xpar_dtype_name((xpar_dtype)t), repro,
                  xpar_status_name(st), d.reason, xpar_last_error_detail());
-      size_t es = k == K_WIDE ? 8 : xpar_dtype_size((xpar_dtype)t);
+      size_t es = k == K_WIDE || k == K_ARGSORT ? 8 : xpar_dtype_size((xpar_dtype)t);
       size_t bytes = is_scalar((kind_t)k) ? es : N * es;
       if (memcmp(a, b, bytes) != 0)
         fail_msg("%s %s: shadow mode changed the application's result", kind_names[k],
@@ -186,7 +189,7 @@ static void planted(void **state) {
   const struct { kind_t k; xpar_dtype t; long long at; } cases[] = {
       {K_SCAN_INC, XPAR_FLOAT, 17},  {K_SCAN_EXC, XPAR_INT32, 99999}, {K_SUM, XPAR_DOUBLE, 0},
       {K_SUM, XPAR_INT64, 0},        {K_DOT, XPAR_FLOAT, 0},          {K_ADD, XPAR_UINT64, 5},
-      {K_MIN, XPAR_FLOAT, 0}};
+      {K_MIN, XPAR_FLOAT, 0},        {K_SORT, XPAR_FLOAT, 12345},     {K_ARGSORT, XPAR_INT64, 7}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int fail = 0; fail < 2; fail++)
       for (int repro = 0; repro < 2; repro++) {
@@ -458,6 +461,11 @@ static void gpu(void **state) {
   assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
   if (d.tier != XPAR_TIER_CUDA || !strstr(d.reason, "shadow cpu-serial: match"))
     fail_msg("tier %s, reason \"%s\"", xpar_tier_name(d.tier), d.reason);
+  /* A sort on the GPU against the serial CPU sort: the same bits. */
+  assert_int_equal(xpar_sort(ctx, XPAR_FLOAT, XPAR_DESCENDING, x, out, N), XPAR_OK);
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  if (d.tier != XPAR_TIER_CUDA || !strstr(d.reason, "shadow cpu-serial: match"))
+    fail_msg("sort: tier %s, reason \"%s\"", xpar_tier_name(d.tier), d.reason);
   assert_int_equal(xpar_context_set_shadow(ctx, XPAR_TIER_NONE, 0), XPAR_OK);
   assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU_SERIAL), XPAR_OK);
   assert_int_equal(xpar_reduce(ctx, XPAR_FLOAT, XPAR_MAX, out, N, &r), XPAR_OK);

@@ -46,5 +46,8 @@ int gpu_scan_sweep_run(void);
 /* --small-scan-sweep: the one-block scan's tile shape at n = 32..8192 (scan_sweep.cu). */
 int gpu_small_scan_sweep_run(void);
 int gpu_embed_bench_run(void);
+/* --sort / --sort-check / --sort-bench: the stable sort, checked and beside CUB's
+ * DeviceRadixSort (gpu_sort_bench.cu); what: 1 check, 2 timings, 3 both. */
+int gpu_sort_run(int quick, unsigned long long seed, int what);
 
 #endif

@@ -10,6 +10,9 @@
  *                  (scan_sweep.cu), beside CUB, each checked against CUB
  *   --small-scan-sweep  the one-block scan's tile (1, 2 or the library's vectors per
  *                  thread) at n = 32..8192, synchronous (scan_sweep.cu)
+ *   --sort         the stable sort: checked against a CPU stable sort by the radix key,
+ *                  then timed beside CUB's DeviceRadixSort (gpu_sort_bench.cu);
+ *                  --sort-check / --sort-bench: one of the two
  *   --embed        costs through the public API: sync reduce of 1024 device int32,
  *                  pinned vs pageable small scans, the N = 128 AUTO call
  *                  (gpu_embed_bench.cu)
@@ -23,7 +26,7 @@
 
 int main(int argc, char **argv) {
   int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0,
-      small_sweep = 0;
+      small_sweep = 0, sort = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -37,6 +40,12 @@ int main(int argc, char **argv) {
       sweep = 1;
     else if (!strcmp(argv[i], "--small-scan-sweep"))
       small_sweep = 1;
+    else if (!strcmp(argv[i], "--sort"))
+      sort = 3;
+    else if (!strcmp(argv[i], "--sort-check"))
+      sort |= 1;
+    else if (!strcmp(argv[i], "--sort-bench"))
+      sort |= 2;
     else if (!strcmp(argv[i], "--embed"))
       embed = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
@@ -47,12 +56,12 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] "
-                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--seed N]\n",
+                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
-  if (!check && !sticky && !profile && !sweep && !embed && !small_sweep) bench = 1;
+  if (!check && !sticky && !profile && !sweep && !embed && !small_sweep && !sort) bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -69,5 +78,6 @@ int main(int argc, char **argv) {
   if (sweep) rc |= gpu_scan_sweep_run();
   if (small_sweep) rc |= gpu_small_scan_sweep_run();
   if (embed) rc |= gpu_embed_bench_run();
+  if (sort) rc |= gpu_sort_run(quick, opt.seed, sort);
   return rc;
 }

@@ -835,11 +835,13 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  * NaN keeps its bits.
  *
  * Extra memory, kept by the context between calls (xpar_context_release_memory
- * frees it): on the CPU n keys (plus n values for xpar_sort_pairs, n keys and
- * n indices for xpar_argsort); on the GPU the same in device memory plus about
- * 1 KiB per 4,096 keys, plus staging of host arrays as every GPU call.  Out of
- * memory: AUTO runs the call on the CPU instead; a forced tier fails with
- * nothing written.
+ * frees it): n keys for xpar_sort, n keys and n values for xpar_sort_pairs, 2n
+ * keys and n indices for xpar_argsort; on the CPU in host memory plus a few KiB
+ * of digit counts per thread, on the GPU in device memory plus 2 KiB per tile
+ * of 5,760 - 8,448 keys (about 0.3 bytes per key), and the staging of host
+ * arrays that every GPU call has.  Sizes up to 4,096 keys sort on the GPU in
+ * one block with no extra memory.  Out of memory: AUTO runs the call on the
+ * CPU instead; a forced tier fails with nothing written.
  */
 XPAR_API xpar_status xpar_sort(xpar_context *ctx, xpar_dtype dtype, xpar_sort_order order,
                                const void *in, void *out, size_t n);
