@@ -289,6 +289,49 @@ void fill(Context &c, out_array &out, nb::handle value) {
   check_released([&] { return xpar_fill(ctx, dt, &v, p, n); });
 }
 
+void sort(Context &c, bool descending, const in_array &x, out_array &out) {
+  xpar_context *ctx = c.get();
+  size_t n, no;
+  xpar_dtype dt = vector_of(x, "x", &n);
+  xpar_dtype dto = vector_of(out, "out", &no);
+  same_kind(dt, n, "x", dto, no, "out");
+  const xpar_sort_order order = descending ? XPAR_DESCENDING : XPAR_ASCENDING;
+  const void *in = x.data();
+  void *o = out.data();
+  check_released([&] { return xpar_sort(ctx, dt, order, in, o, n); });
+}
+
+void sort_pairs(Context &c, bool descending, const in_array &keys, const in_array &values,
+                out_array &keys_out, out_array &values_out) {
+  xpar_context *ctx = c.get();
+  size_t n, nv, nko, nvo;
+  xpar_dtype kt = vector_of(keys, "keys", &n);
+  xpar_dtype vt = vector_of(values, "values", &nv);
+  xpar_dtype kto = vector_of(keys_out, "keys_out", &nko);
+  xpar_dtype vto = vector_of(values_out, "values_out", &nvo);
+  same_kind(kt, n, "keys", kto, nko, "keys_out");
+  same_kind(vt, nv, "values", vto, nvo, "values_out");
+  if (nv != n)
+    invalid("keys has " + std::to_string(n) + " elements but values has " + std::to_string(nv));
+  const xpar_sort_order order = descending ? XPAR_DESCENDING : XPAR_ASCENDING;
+  const void *pk = keys.data(), *pv = values.data();
+  void *pko = keys_out.data(), *pvo = values_out.data();
+  check_released([&] { return xpar_sort_pairs(ctx, kt, vt, order, pk, pv, pko, pvo, n); });
+}
+
+void argsort(Context &c, bool descending, const in_array &x, out_array &indices) {
+  xpar_context *ctx = c.get();
+  size_t n, ni;
+  xpar_dtype dt = vector_of(x, "x", &n);
+  xpar_dtype it = vector_of(indices, "out", &ni);
+  if (ni != n)
+    invalid("x has " + std::to_string(n) + " elements but out has " + std::to_string(ni));
+  const xpar_sort_order order = descending ? XPAR_DESCENDING : XPAR_ASCENDING;
+  const void *in = x.data();
+  void *o = indices.data();
+  check_released([&] { return xpar_argsort(ctx, dt, it, order, in, o, n); });
+}
+
 size_t byte_size(const out_array &a, const char *what) {
   size_t n;
   xpar_dtype dt = vector_of(a, what, &n);
@@ -455,6 +498,9 @@ NB_MODULE(_xpar, m) {
       .def("_axpy", &axpy)
       .def("_add", &add)
       .def("_fill", &fill)
+      .def("_sort", &sort)
+      .def("_sort_pairs", &sort_pairs)
+      .def("_argsort", &argsort)
       .def("_map", &map_array)
       .def("_update", &update_array)
       .def("_unmap", &unmap_array)

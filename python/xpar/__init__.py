@@ -21,7 +21,7 @@ __all__ = [
     "Context", "Decision", "DeviceInfo", "Error", "default_context", "device_query",
     "profile_default_path", "NEVER",
     "sum", "sum_wide", "min", "max", "cumsum", "cummin", "cummax", "scan", "dot",
-    "axpy", "add", "fill",
+    "axpy", "add", "fill", "sort", "sort_pairs", "argsort",
 ]
 
 __version__ = "%d.%d.%d" % _xpar.VERSION
@@ -100,7 +100,7 @@ _OFFLOADS = {"default": 0, "disabled": 1, "mandatory": 2}
 _OFFLOAD_NAMES = ["default", "disabled", "mandatory"]
 _TIERS = {None: 0, "off": 0, "none": 0, "cpu-serial": 1, "cpu-openmp": 2, "cuda": 3,
           "cuda-serial": 4}
-_OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5}
+_OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5, "sort": 6}
 _DTYPES = {"int32": 0, "int64": 1, "uint32": 2, "uint64": 3, "float": 4, "float32": 4,
            "double": 5, "float64": 5}
 _KINDS = {"openmp": 0, "gpu": 1, "gpu_device_data": 1, "gpu_pinned": 2,
@@ -175,28 +175,32 @@ def _check_writable_kind(a, what: str):
                            "PyTorch array to be written", 400)
 
 
-def _empty_like(x):
-    """A new 1-D array of x's framework, dtype and device, for a result."""
+def _empty_like(x, dtype=None):
+    """A new 1-D array of x's framework, dtype (or `dtype`, a name such as
+    "int64") and device, for a result."""
     fw = _framework(x)
     if fw == "numpy":
         import numpy
-        return numpy.empty_like(x)
+        return numpy.empty_like(x, dtype=dtype)
     if fw == "torch":
         import torch
+        if dtype is not None:
+            return torch.empty(x.shape, dtype=getattr(torch, dtype), device=x.device)
         return torch.empty_like(x, memory_format=torch.contiguous_format)
     if fw == "cupy":
         import cupy
         with x.device:  # on x's device, not the current one
-            return cupy.empty_like(x)
+            return cupy.empty_like(x, dtype=dtype)
     if fw in ("jax", "jaxlib"):
         raise NotSupported("ERR_NOT_SUPPORTED",
                            "JAX arrays are immutable: pass out= (a NumPy, CuPy or "
                            "PyTorch array) for a result array", 400)
     ns = getattr(x, "__array_namespace__", None)
     if ns is not None:  # the array API standard
-        return ns().empty(x.shape, dtype=x.dtype, device=x.device)
+        xp = ns()
+        return xp.empty(x.shape, dtype=getattr(xp, dtype) if dtype else x.dtype, device=x.device)
     import numpy  # anything else with the buffer protocol: a NumPy result
-    return numpy.empty(memoryview(x).shape, dtype=numpy.asarray(x).dtype)
+    return numpy.empty(memoryview(x).shape, dtype=dtype or numpy.asarray(x).dtype)
 
 
 # ------------------------------------------------------------ records --
@@ -375,7 +379,7 @@ class Context(_xpar.Context):
 
     def set_threshold(self, op: str, dtype, kind: str, value) -> None:
         """Set one crossover threshold (elements) for op ("reduce", "scan",
-        "axpy", "add", "fill", "dot"), dtype (a name or a NumPy/PyTorch
+        "axpy", "add", "fill", "dot", "sort"), dtype (a name or a NumPy/PyTorch
         dtype) and kind ("openmp", "gpu", "gpu_pinned", "gpu_pageable",
         "gpu_device_only"); value None or "never" (or xpar.NEVER) disables
         the switch.  Overrides defaults, profile and environment."""
@@ -508,6 +512,49 @@ class Context(_xpar.Context):
         self._call(stream, self._fill, out, value)
         return out
 
+    # -- sort ----------------------------------------------------------------
+    def sort(self, x, *, out=None, descending: bool = False, stream=None):
+        """Sort x stably into `out` (a new array of x's framework, dtype and
+        device when None; out may be x: in place).  Floats: -0.0 and +0.0
+        are equal (input order kept), NaNs (any sign or payload) last
+        ascending and first descending, as numpy.sort(kind="stable") for
+        ascending; the keys' bits are moved, never rewritten."""
+        if out is None:
+            out = _empty_like(x)
+        else:
+            _check_writable_kind(out, "out")
+        self._call(stream, self._sort, bool(descending), x, out)
+        return out
+
+    def sort_pairs(self, keys, values, *, keys_out=None, values_out=None,
+                   descending: bool = False, stream=None):
+        """Sort keys stably and carry values with them; returns (keys_out,
+        values_out), new arrays of the inputs' frameworks when None (each
+        may be its input: in place).  Keys and values may differ in dtype;
+        the order is sort()'s."""
+        keys_out = _empty_like(keys) if keys_out is None else keys_out
+        values_out = _empty_like(values) if values_out is None else values_out
+        _check_writable_kind(keys_out, "keys_out")
+        _check_writable_kind(values_out, "values_out")
+        self._call(stream, self._sort_pairs, bool(descending), keys, values, keys_out,
+                   values_out)
+        return keys_out, values_out
+
+    def argsort(self, x, *, out=None, descending: bool = False, dtype: str = "int64",
+                stream=None):
+        """The stable sorting permutation of x: out[i] is the position in x
+        of the i-th key in sort()'s order, as numpy.argsort(kind="stable")
+        for ascending.  Indices are int64 (or dtype="int32", for at most
+        2^31 - 1 keys), in a new array of x's framework when out is None."""
+        if out is None:
+            if dtype not in ("int32", "int64"):
+                raise _invalid(f"argsort's indices are int32 or int64, not {dtype!r}")
+            out = _empty_like(x, dtype)
+        else:
+            _check_writable_kind(out, "out")
+        self._call(stream, self._argsort, bool(descending), x, out)
+        return out
+
     # -- where data lives ------------------------------------------------
     def map(self, x, kind: str = "to") -> None:
         """Map host array x to the context's device (xpar_map): "to" copies
@@ -598,7 +645,22 @@ def fill(out, value, *, stream=None):
     return default_context().fill(out, value, stream=stream)
 
 
-for _f in (sum, sum_wide, min, max, dot, scan, cumsum, cummin, cummax, axpy, add, fill):
+def sort(x, *, out=None, descending=False, stream=None):
+    return default_context().sort(x, out=out, descending=descending, stream=stream)
+
+
+def sort_pairs(keys, values, *, keys_out=None, values_out=None, descending=False, stream=None):
+    return default_context().sort_pairs(keys, values, keys_out=keys_out, values_out=values_out,
+                                        descending=descending, stream=stream)
+
+
+def argsort(x, *, out=None, descending=False, dtype="int64", stream=None):
+    return default_context().argsort(x, out=out, descending=descending, dtype=dtype,
+                                     stream=stream)
+
+
+for _f in (sum, sum_wide, min, max, dot, scan, cumsum, cummin, cummax, axpy, add, fill, sort,
+           sort_pairs, argsort):
     _f.__doc__ = _doc(_f.__name__)
 del _f
 
