@@ -1,4 +1,4 @@
-"""xpar: data-parallel primitives (reduce, scan, axpy, add, fill, dot) that run
+"""xpar: data-parallel primitives (reduce, scan, axpy, add, fill, dot, sort) that run
 each call on an NVIDIA GPU or on the CPU, choosing per call.
 
 Python binding of the C library (include/xpar/xpar.h); docs/python.md is the
@@ -209,7 +209,7 @@ def _empty_like(x, dtype=None):
 class Decision:
     """The decision record of a context's last call (xpar_last_decision):
     the tier that ran it and why, with the transfers it made."""
-    op: str                 #: "reduce", "scan", "axpy", "add", "fill", "dot" or "kernel"
+    op: str                 #: "reduce", "scan", "axpy", "add", "fill", "dot", "sort" or "kernel"
     dtype: str              #: "int32", "int64", "uint32", "uint64", "float", "double"
     n: int                  #: the element count
     tier: str               #: "none", "cpu-serial", "cpu-openmp", "cuda", "cuda-serial"
