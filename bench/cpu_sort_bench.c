@@ -4,7 +4,8 @@
  * bandwidth that bounds an LSD radix sort.  Build tree only.
  *
  *   xpar-cpu-sort-bench [--types int32,float,int64] [--min 4] [--max 28]
- *                       [--threads T] [--reps R] [--no-qsort] [--no-check]
+ *                       [--threads T] [--reps R] [--serial-max E] [--no-qsort]
+ *                       [--no-check]   (one-thread methods up to 2^E, default 24)
  *
  * Keys: uniform random int32 / int64, floats uniform in [-2^31, 2^31).  Every
  * timed call sorts a fresh copy of its input in place; the copy is timed
@@ -186,12 +187,13 @@ static int lsd_passes(const bench *b) {
 }
 
 int main(int argc, char **argv) {
-  int min_e = 4, max_e = 28, reps = 7, qsort_on = 1, check = 1, threads = 0;
+  int min_e = 4, max_e = 28, reps = 7, qsort_on = 1, check = 1, threads = 0, serial_max = 24;
   int types[3] = {1, 1, 1};
   for (int a = 1; a < argc; ++a) {
     if (!strcmp(argv[a], "--min") && a + 1 < argc) min_e = atoi(argv[++a]);
     else if (!strcmp(argv[a], "--max") && a + 1 < argc) max_e = atoi(argv[++a]);
     else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
+    else if (!strcmp(argv[a], "--serial-max") && a + 1 < argc) serial_max = atoi(argv[++a]);
     else if (!strcmp(argv[a], "--threads") && a + 1 < argc) threads = atoi(argv[++a]);
     else if (!strcmp(argv[a], "--no-qsort")) qsort_on = 0;
     else if (!strcmp(argv[a], "--no-check")) check = 0;
@@ -203,7 +205,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: %s [--types int32,float,int64] [--min E] [--max E] [--threads T] "
-              "[--reps R] [--no-qsort] [--no-check]\n",
+              "[--reps R] [--serial-max E] [--no-qsort] [--no-check]\n",
               argv[0]);
       return 2;
     }
@@ -250,9 +252,13 @@ int main(int argc, char **argv) {
       b.in = in;
       double t[M_COUNT];
       int on[M_COUNT];
-      for (int m = 0; m < M_COUNT; ++m) on[m] = m != M_QSORT || (qsort_on && e <= 24);
+      /* one-thread methods up to 2^serial_max (std::sort of 2^28 keys takes ~20 s) */
+      for (int m = 0; m < M_COUNT; ++m)
+        on[m] = m == M_QSORT  ? qsort_on && e <= 24 && e <= serial_max
+                : m == M_SERIAL || m == M_STD ? e <= serial_max
+                                              : 1;
       time_methods(&b, on, e >= 26 ? (reps < 3 ? reps : 3) : reps, calls, t);
-      if (check && e <= 24) { /* xpar's output against std::sort's */
+      if (check && e <= 24 && e <= serial_max) { /* xpar's output against std::sort's */
         void *want = malloc(b.n * b.ksize);
         run_method(&b, M_STD, 0);
         memcpy(want, b.work, b.n * b.ksize);
@@ -276,8 +282,9 @@ int main(int argc, char **argv) {
       const double bound = copy * passes;
       const double ser = t[M_SERIAL] - copy, omp = t[M_OMP] - copy;
       printf(" %6d %9.2f %7.2f %7.2f %7.2f %7.2f %8.3f %8.3f\n", passes, bound / (double)b.n,
-             omp / bound, (t[M_STD] - copy) / ser, t[M_QSORT] < 0 ? 0.0 : (t[M_QSORT] - copy) / ser,
-             t[M_GNU] < 0 ? 0.0 : (t[M_GNU] - copy) / omp, (double)b.n / ser,
+             omp / bound, t[M_SERIAL] < 0 || t[M_STD] < 0 ? 0.0 : (t[M_STD] - copy) / ser,
+             t[M_SERIAL] < 0 || t[M_QSORT] < 0 ? 0.0 : (t[M_QSORT] - copy) / ser,
+             t[M_GNU] < 0 ? 0.0 : (t[M_GNU] - copy) / omp, t[M_SERIAL] < 0 ? 0.0 : (double)b.n / ser,
              (double)b.n / omp);
       fflush(stdout);
       xpar__host_scratch_free(&b.scratch);

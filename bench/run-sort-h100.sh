@@ -9,11 +9,12 @@
 #   4. xpar-devbench regret --ops sort with that profile: AUTO against every
 #      tier, 2^4 .. 2^24, host and device data                  -> $OUT/regret/
 #
-# The figures it gives: docs/sort.md.  Usage, from the repository root, after
-#   cmake --preset gpu && cmake --build --preset gpu -j16
+# The figures it gives: docs/sort.md.  Usage, from the repository root:
 #   OUT=/some/dir bench/run-sort-h100.sh          ($OUT defaults to out/sort-h100)
-# BUDGET_S (default 500) is the whole run's time; each step has its own limit and
-# leaves what it measured when it runs out.
+# It builds the four programs into $XPAR_BUILD (default build-gpu: Release, sm_90,
+# no test suite) unless they are there.  BUDGET_S (default 500) is the whole run's
+# time; each step has its own limit and leaves what it measured when it runs out.
+# SORT_SKIP="gpu cpu calibrate regret" leaves steps out.
 set -u
 cd "$(dirname "$0")/.."
 B=${XPAR_BUILD:-build-gpu}
@@ -33,17 +34,26 @@ step() {
   timeout "$limit" "$@" >"$OUT/$name.txt" 2>&1
   echo "[sort-h100] $name: rc $?"
 }
+SKIP=" ${SORT_SKIP:-} "
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
 lscpu | grep -E "Model name|^CPU\(s\)"
-step sort-gpu 150 "$B/bench/cub/xpar-gpu-bench" --sort-bench
-step sort-cpu 120 "$B/bench/xpar-cpu-sort-bench" --threads 16 --min 4 --max 28 --reps 5 \
-  --types int32,float,int64
-step calibrate 90 "$B/bench/xpar-bench" calibrate --ops sort --dtypes int32,float,double \
-  --out "$OUT/profile.txt" --time-limit 80
-XPAR_PROFILE="$OUT/profile.txt" step regret 140 "$B/bench/xpar-devbench" regret --ops sort \
-  --dtypes int32,float,double --residencies device,pinned,pageable --min-exp 4 --max-exp 24 \
-  --exp-step 2 --rounds 7 --contender-rounds 15 --confirm-rounds 15 --time-limit 130 \
-  --out-dir "$OUT/regret" --no-plot
+if [ ! -x "$B/bench/xpar-cpu-sort-bench" ] || [ ! -x "$B/bench/cub/xpar-gpu-bench" ]; then
+  echo "[sort-h100] building into $B"
+  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DXPAR_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DXPAR_BUILD_TESTS=OFF >"$OUT/build.txt" 2>&1 &&
+    cmake --build "$B" -j"$(nproc)" --target xpar-gpu-bench xpar-cpu-sort-bench xpar-bench \
+      xpar-devbench >>"$OUT/build.txt" 2>&1 || { tail -n 30 "$OUT/build.txt"; exit 1; }
+  echo "[sort-h100 +$((SECONDS - start))s] built"
+fi
+[[ $SKIP == *" gpu "* ]] || step sort-gpu 150 "$B/bench/cub/xpar-gpu-bench" --sort-bench
+[[ $SKIP == *" cpu "* ]] || step sort-cpu 120 "$B/bench/xpar-cpu-sort-bench" --threads 16 \
+  --min 4 --max 28 --serial-max 22 --reps 3 --no-qsort --types int32,float,int64
+[[ $SKIP == *" calibrate "* ]] || step calibrate 70 "$B/bench/xpar-bench" calibrate --ops sort \
+  --dtypes int32,float,double --out "$OUT/profile.txt" --time-limit 60
+[[ $SKIP == *" regret "* ]] || XPAR_PROFILE="$OUT/profile.txt" step regret 120 \
+  "$B/bench/xpar-devbench" regret --ops sort --dtypes int32,float,double \
+  --residencies device,pinned,pageable --min-exp 4 --max-exp 24 --exp-step 2 --rounds 7 \
+  --contender-rounds 15 --confirm-rounds 15 --time-limit 110 --out-dir "$OUT/regret" --no-plot
 echo "==== summary"
 grep -E "^(SORTROW|SORTSMALL sync|d2d)" "$OUT/sort-gpu.txt" | cut -c1-200
 tail -n 45 "$OUT/sort-cpu.txt"
