@@ -94,8 +94,10 @@ static const xpar__provenance regret_h100_float_dot = {
     .run = "xpar-devbench regret --ops reduce,dot --dtypes float,double "
            "--residencies pinned,pageable,mapped --min-exp 12 --max-exp 17"};
 
-/* Sort's values before its first calibration: estimates from its byte counts
- * (docs/performance.md, "Sort"), replaced by a calibration on the H100 host. */
+/* Sort's and the compaction family's values before their first calibration:
+ * estimates from their byte counts (a sort moves its keys once per digit pass;
+ * a compaction reads n and writes what it keeps, as a scan does), replaced by
+ * a calibration on the H100 host. */
 static const xpar__provenance estimated_sort = {
     .machine = "estimate, not measured",
     .date = "2026-12-07",
@@ -191,6 +193,7 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
     [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(12), R}},
     [XPAR_OP_DOT] = {{POW2(16), A}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(14), E}, {POW2(15), E}, {POW2(21), E}, {POW2(22), E}, {POW2(12), E}},
+    [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
@@ -200,6 +203,7 @@ static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(12), D}},
     [XPAR_OP_DOT] = {{POW2(16), L}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(14), E}, {POW2(15), E}, {POW2(21), E}, {POW2(22), E}, {POW2(12), E}},
+    [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(16), C}, {POW2(20), R}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
@@ -209,6 +213,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_FILL] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(11), D}},
     [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(14), E}, {POW2(15), E}, {POW2(21), E}, {POW2(22), E}, {POW2(12), E}},
+    [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
 };
 #undef M
 #undef C
