@@ -871,9 +871,9 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  * Extra memory, kept by the context between calls (xpar_context_release_memory
  * frees it): n keys for xpar_sort, n keys and n values for xpar_sort_pairs, 2n
  * keys and n indices for xpar_argsort; on the CPU in host memory plus up to
- * about 64 KiB of digit counts and write-combining lines per thread, on the GPU in device memory plus 2 KiB per tile
- * of 5,760 - 8,448 keys (about 0.3 bytes per key), and the staging of host
- * arrays that every GPU call has.  Sizes up to 4,096 keys sort on the GPU in
+ * about 64 KiB of digit counts and write-combining lines per thread; on the
+ * GPU in device memory plus 2 KiB per tile of 5,760 - 8,448 keys (about 0.3
+ * bytes per key), and the staging of host arrays that every GPU call has.  Sizes up to 4,096 keys sort on the GPU in
  * one block with no extra memory.  Out of memory: AUTO runs the call on the
  * CPU instead; a forced tier fails with nothing written.
  */
