@@ -124,6 +124,21 @@ XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int 
   return XPAR_OK;
 }
 
+static xpar_status set_adapt_entered(xpar_context *ctx, int on) {
+  ctx->adapt = on != 0;
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_context_set_adapt(xpar_context *ctx, int on) {
+  XPAR__THROUGH_CONTEXT(ctx, set_adapt_entered(ctx, on));
+}
+
+XPAR_API xpar_status xpar_context_get_adapt(const xpar_context *ctx, int *out) {
+  XPAR__FORWARD(xpar__read_door(ctx, out, "out"));
+  *out = ctx->adapt;
+  return XPAR_OK;
+}
+
 static xpar_status set_shadow_entered(xpar_context *ctx, xpar_tier tier, int fail_on_mismatch) {
   XPAR__RETURN_IF((unsigned)tier >= XPAR_TIER_COUNT_, XPAR_ERR_INVALID_ENUM, "unknown tier %d",
                   (int)tier);

@@ -33,9 +33,13 @@
  * scratch.  In place with m odd, the passes end in scratch and one copy brings
  * the result back.  Each pass is a stable counting scatter: the offset of
  * (digit d, chunk t) is the number of keys of digits below d plus those of
- * digit d in chunks before t.  The first pass's per-chunk counts are the
- * read pass's; a later pass counts its digit over the chunk it will scatter
- * (the keys only, 1/3 to 1/5 of the pass's traffic).  Argsort's first pass
+ * digit d in chunks before t (one chunk: the totals of the read pass).  The
+ * first pass's per-chunk counts are the read pass's; a later pass's were
+ * made by the scatter before it, per destination chunk, as it wrote the keys
+ * (sort_scatter_wc), so no pass reads its keys twice.  The OpenMP tier's
+ * scatter stages 64-byte lines per digit and streams whole lines
+ * (non-temporal stores) for arrays larger than the cache: a pass moves each
+ * key and value once in and once out.  Argsort's first pass
  * writes the positions instead of reading values; without keys_out its last
  * pass writes no keys.
  *
@@ -45,6 +49,9 @@
  */
 #include "base/sort_key.h"
 #include "cpu_internal.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define XPAR__SORT_BITS 8
 #define XPAR__SORT_BUCKETS (1u << XPAR__SORT_BITS)
@@ -64,6 +71,13 @@
 /* Fewer keys than this per thread keep the OpenMP tier on one thread: a
  * part's fixed cost is its counts (K x 256) and two barriers per pass. */
 #define XPAR__SORT_MIN_PER_PART 32768
+/* Keys and values of at least this many bytes (one copy) leave the cache
+ * between passes anyway: the OpenMP tier's scatter streams whole lines past
+ * it (non-temporal stores, no read for ownership).  Below, the destination
+ * is read again soon from the cache, and streaming it to memory would cost. */
+#ifndef XPAR__SORT_NT_BYTES
+#define XPAR__SORT_NT_BYTES ((size_t)16 << 20)
+#endif
 
 #define XPAR__SORT_INLINE static inline __attribute__((always_inline))
 
@@ -127,28 +141,6 @@ XPAR__SORT_INLINE void sort_count_all(const void *keys, size_t lo, size_t hi, si
   }
 }
 
-/* Counts of the digit at `shift` of keys [lo, hi). */
-XPAR__SORT_INLINE void sort_count_one(const void *keys, size_t lo, size_t hi, int shift,
-                                      size_t *cnt, int K, int F, uint64_t xm) {
-  memset(cnt, 0, sizeof(size_t) * XPAR__SORT_BUCKETS);
-  if (hi - lo < 65536) { /* short: the four tables' clearing and sum would dominate */
-    for (size_t i = lo; i < hi; ++i) ++cnt[(sort_rk(keys, i, K, F, xm) >> shift) & XPAR__SORT_MASK];
-    return;
-  }
-  /* four tables break the store-to-load chains of runs of one digit */
-  size_t c4[4][XPAR__SORT_BUCKETS];
-  memset(c4, 0, sizeof c4);
-  size_t i = lo;
-  for (; hi - i >= 4 && i < hi; i += 4) {
-    ++c4[0][(sort_rk(keys, i, K, F, xm) >> shift) & XPAR__SORT_MASK];
-    ++c4[1][(sort_rk(keys, i + 1, K, F, xm) >> shift) & XPAR__SORT_MASK];
-    ++c4[2][(sort_rk(keys, i + 2, K, F, xm) >> shift) & XPAR__SORT_MASK];
-    ++c4[3][(sort_rk(keys, i + 3, K, F, xm) >> shift) & XPAR__SORT_MASK];
-  }
-  for (; i < hi; ++i) ++c4[0][(sort_rk(keys, i, K, F, xm) >> shift) & XPAR__SORT_MASK];
-  for (unsigned d = 0; d < XPAR__SORT_BUCKETS; ++d) cnt[d] = c4[0][d] + c4[1][d] + c4[2][d] + c4[3][d];
-}
-
 /* The stable scatter of [lo, hi) by the digit at `shift`; off[d]: where the
  * next key of digit d goes (advanced). */
 XPAR__SORT_INLINE void sort_scatter(const void *ks, void *kd, const void *vs, void *vd, size_t lo,
@@ -168,21 +160,155 @@ XPAR__SORT_INLINE void sort_scatter(const void *ks, void *kd, const void *vs, vo
   }
 }
 
+/* ---- the write-combined scatter (OpenMP tier) ------------------------------
+ * A direct scatter keeps 256 store streams per thread open (one per digit),
+ * each writing a few bytes at a time: every destination line is read for
+ * ownership before it is written, and the streams thrash the TLB and L1.
+ * sort_scatter_wc stages each digit's keys (and values) in a 64-byte line
+ * per digit (XPAR__SORT_LINE(K) keys) in L1 and writes whole lines: when the
+ * arrays are larger than the cache (sort_wc.nt), with non-temporal stores,
+ * which skip the read for ownership -- a pass then moves K + V bytes in and
+ * K + V out per key, nothing more.
+ *
+ * A slot of a digit's line is the destination index modulo the line
+ * (shifted by sort_wc.ph so that full lines start on 64-byte boundaries of
+ * the key array), so a flushed line is contiguous in the destination.  The
+ * first and last lines of a digit's range in this part are partial (they
+ * share their cache lines with the neighbouring ranges of other parts or
+ * digits) and go out with ordinary stores.
+ *
+ * The next pass's counts, fused: pass q + 1 splits ITS source -- this pass's
+ * destination -- into the same contiguous chunks, and needs the count of each
+ * digit per chunk.  The keys of a chunk are written by every part, so each
+ * part counts, for the keys it writes, the next digit by destination chunk:
+ * hist[chunk][digit].  It does so as it flushes a line (the keys are in L1),
+ * so the next pass needs no counting read of its source. */
+
+/* Keys per staged line: 64 bytes of keys. */
+#define XPAR__SORT_LINE(K) (64 / (K))
+
+typedef struct sort_wc {
+  void *kbuf, *vbuf; /* [BUCKETS][LINE] keys / values, 64-byte aligned (scratch) */
+  size_t *hist;      /* [parts][BUCKETS]: the next pass's counts, or NULL: none */
+  int nshift;        /* the next pass's digit shift (hist only) */
+  int parts;         /* the next pass's chunks: xpar__cpu_split(0, n, c, parts) */
+  size_t n;
+  size_t ph;         /* destination index ph (mod LINE) starts a key line */
+  int knt, vnt;      /* full key / value lines: non-temporal stores */
+} sort_wc;
+
+/* The chunk (of w->parts over [0, n)) that holds position p. */
+static size_t sort_chunk_of(size_t p, size_t n, int parts) {
+  const size_t q = n / (size_t)parts, r = n % (size_t)parts;
+  return p < r * (q + 1) ? p / (q + 1) : r + (p - r * (q + 1)) / q;
+}
+
+/* Write `bytes` (a multiple of 16) from a 16-byte aligned buffer to 16-byte
+ * aligned dst with non-temporal stores, or with memcpy where there are none. */
+XPAR__SORT_INLINE void sort_stream(void *dst, const void *src, size_t bytes) {
+#if defined(__SSE2__)
+  for (size_t b = 0; b < bytes; b += 16)
+    _mm_stream_si128((__m128i *)((char *)dst + b),
+                     _mm_load_si128((const __m128i *)((const char *)src + b)));
+#else
+  memcpy(dst, src, bytes);
+#endif
+}
+
+/* Flush destination positions [b, e) of digit d (one line or part of one).
+ * ch / lim: per digit, the next pass's chunk of its current position and
+ * that chunk's end (hist only). */
+XPAR__SORT_INLINE void sort_wc_flush(const sort_wc *w, void *kd, void *vd, unsigned d, size_t b,
+                                     size_t e, size_t *ch, size_t *lim, int K, int F, int V,
+                                     int W, uint64_t xm) {
+  const size_t L = XPAR__SORT_LINE(K), s = (b - w->ph) & (L - 1), full = e - b == L;
+  const char *kl = (const char *)w->kbuf + (size_t)d * 64;
+  const char *vl = (const char *)w->vbuf + (size_t)d * L * (size_t)V;
+  if (W) {
+    if (full && w->knt)
+      sort_stream((char *)kd + b * (size_t)K, kl, 64);
+    else
+      memcpy((char *)kd + b * (size_t)K, kl + s * (size_t)K, (e - b) * (size_t)K);
+  }
+  if (V) {
+    if (full && w->vnt)
+      sort_stream((char *)vd + b * (size_t)V, vl, L * (size_t)V);
+    else
+      memcpy((char *)vd + b * (size_t)V, vl + s * (size_t)V, (e - b) * (size_t)V);
+  }
+  if (w->hist) { /* W is set: only a pass before the last counts */
+    for (size_t x = b; x < e;) {
+      while (x >= lim[d]) { /* the next chunk (positions rise within a digit) */
+        size_t lo;
+        xpar__cpu_split(0, w->n, (int)++ch[d], w->parts, &lo, &lim[d]);
+      }
+      const size_t y = e < lim[d] ? e : lim[d];
+      size_t *row = w->hist + ch[d] * XPAR__SORT_BUCKETS;
+      for (size_t i = s + (x - b), end = s + (y - b); i < end; ++i)
+        ++row[(sort_rk(kl, i, K, F, xm) >> w->nshift) & XPAR__SORT_MASK];
+      x = y;
+    }
+  }
+}
+
+/* The stable scatter of [lo, hi) by the digit at `shift` through w's lines;
+ * off[d]: where this part's first key of digit d goes (advanced).  Writes
+ * w->hist (zeroed here) when set. */
+XPAR__SORT_INLINE void sort_scatter_wc(const void *ks, void *kd, const void *vs, void *vd,
+                                       size_t lo, size_t hi, int shift, size_t *off,
+                                       const sort_wc *w, int K, int F, int V, int I, int W,
+                                       uint64_t xm) {
+  const size_t L = XPAR__SORT_LINE(K), ph = w->ph;
+  size_t start[XPAR__SORT_BUCKETS], ch[XPAR__SORT_BUCKETS], lim[XPAR__SORT_BUCKETS];
+  memcpy(start, off, sizeof start);
+  if (w->hist) {
+    memset(w->hist, 0, sizeof(size_t) * XPAR__SORT_BUCKETS * (size_t)w->parts);
+    for (unsigned d = 0; d < XPAR__SORT_BUCKETS; ++d) {
+      size_t c = start[d] < w->n ? sort_chunk_of(start[d], w->n, w->parts) : (size_t)w->parts - 1;
+      size_t clo;
+      ch[d] = c;
+      xpar__cpu_split(0, w->n, (int)c, w->parts, &clo, &lim[d]);
+    }
+  }
+  for (size_t i = lo; i < hi; ++i) {
+    const uint64_t r = sort_rk(ks, i, K, F, xm);
+    const unsigned d = (unsigned)(r >> shift) & XPAR__SORT_MASK;
+    const size_t p = off[d]++, s = (p - ph) & (L - 1);
+    if (W) {
+      if (K == 4)
+        ((uint32_t *)w->kbuf)[d * L + s] = ((const uint32_t *)ks)[i];
+      else
+        ((uint64_t *)w->kbuf)[d * L + s] = ((const uint64_t *)ks)[i];
+    }
+    if (V == 4) ((uint32_t *)w->vbuf)[d * L + s] = I ? (uint32_t)i : ((const uint32_t *)vs)[i];
+    if (V == 8) ((uint64_t *)w->vbuf)[d * L + s] = I ? (uint64_t)i : ((const uint64_t *)vs)[i];
+    if (s == L - 1) { /* the line is complete (its start may precede this part's range) */
+      const size_t b = p + 1 - start[d] < L ? start[d] : p + 1 - L; /* no wrap below 0 */
+      sort_wc_flush(w, kd, vd, d, b, p + 1, ch, lim, K, F, V, W, xm);
+    }
+  }
+  for (unsigned d = 0; d < XPAR__SORT_BUCKETS; ++d) { /* the partial last lines */
+    const size_t e = off[d], k = (e - ph) & (L - 1); /* k: slots filled in e's line */
+    if (e == start[d] || k == 0) continue;             /* none, or flushed */
+    sort_wc_flush(w, kd, vd, d, e - start[d] < k ? start[d] : e - k, e, ch, lim, K, F, V, W, xm);
+  }
+#if defined(__SSE2__)
+  if (w->knt || w->vnt) _mm_sfence(); /* the streamed lines, before the pass's barrier */
+#endif
+}
+
 typedef void (*sort_count_all_fn)(const void *keys, size_t lo, size_t hi, size_t *cnt,
-                                  uint64_t xm);
-typedef void (*sort_count_one_fn)(const void *keys, size_t lo, size_t hi, int shift, size_t *cnt,
                                   uint64_t xm);
 typedef void (*sort_scatter_fn)(const void *ks, void *kd, const void *vs, void *vd, size_t lo,
                                 size_t hi, int shift, size_t *off, uint64_t xm);
+typedef void (*sort_scatter_wc_fn)(const void *ks, void *kd, const void *vs, void *vd, size_t lo,
+                                   size_t hi, int shift, size_t *off, const sort_wc *w,
+                                   uint64_t xm);
 
 #define XPAR__SORT_COUNTS_(K, F)                                                             \
   static void sort_count_all_##K##_##F(const void *keys, size_t lo, size_t hi, size_t *cnt,  \
                                        uint64_t xm) {                                        \
     sort_count_all(keys, lo, hi, cnt, K, F, xm);                                             \
-  }                                                                                          \
-  static void sort_count_one_##K##_##F(const void *keys, size_t lo, size_t hi, int shift,    \
-                                       size_t *cnt, uint64_t xm) {                           \
-    sort_count_one(keys, lo, hi, shift, cnt, K, F, xm);                                      \
   }
 XPAR__SORT_COUNTS_(4, 0)
 XPAR__SORT_COUNTS_(4, 1)
@@ -196,6 +322,11 @@ XPAR__SORT_COUNTS_(8, 1)
                                                        size_t hi, int shift, size_t *off,     \
                                                        uint64_t xm) {                         \
     sort_scatter(ks, kd, vs, vd, lo, hi, shift, off, K, F, V, I, W, xm);                      \
+  }                                                                                           \
+  static void sort_scatter_wc_##K##_##F##_##V##_##I##_##W(                                    \
+      const void *ks, void *kd, const void *vs, void *vd, size_t lo, size_t hi, int shift,    \
+      size_t *off, const sort_wc *w, uint64_t xm) {                                           \
+    sort_scatter_wc(ks, kd, vs, vd, lo, hi, shift, off, w, K, F, V, I, W, xm);                \
   }
 /* value modes: 0 none, 4 / 8 bytes, 4 / 8 positions (I); W 1 or 0 */
 #define XPAR__SORT_SCATTER_V_(K, F)   \
@@ -217,20 +348,23 @@ XPAR__SORT_SCATTER_V_(8, 1)
 
 /* [K == 8][F][value mode: 0 none, 1 / 2 four / eight bytes, 3 / 4 four / eight
  * byte positions][W] */
-#define XPAR__SORT_SCATTER_ROW_(K, F)                                                 \
-  {{NULL, sort_scatter_##K##_##F##_0_0_1},                                            \
-   {sort_scatter_##K##_##F##_4_0_0, sort_scatter_##K##_##F##_4_0_1},                  \
-   {sort_scatter_##K##_##F##_8_0_0, sort_scatter_##K##_##F##_8_0_1},                  \
-   {sort_scatter_##K##_##F##_4_1_0, sort_scatter_##K##_##F##_4_1_1},                  \
-   {sort_scatter_##K##_##F##_8_1_0, sort_scatter_##K##_##F##_8_1_1}}
+#define XPAR__SORT_SCATTER_ROW_(S, K, F)                                \
+  {{NULL, S##K##_##F##_0_0_1},                                          \
+   {S##K##_##F##_4_0_0, S##K##_##F##_4_0_1},                            \
+   {S##K##_##F##_8_0_0, S##K##_##F##_8_0_1},                            \
+   {S##K##_##F##_4_1_0, S##K##_##F##_4_1_1},                            \
+   {S##K##_##F##_8_1_0, S##K##_##F##_8_1_1}}
 static const sort_scatter_fn sort_scatters[2][2][5][2] = {
-    {XPAR__SORT_SCATTER_ROW_(4, 0), XPAR__SORT_SCATTER_ROW_(4, 1)},
-    {XPAR__SORT_SCATTER_ROW_(8, 0), XPAR__SORT_SCATTER_ROW_(8, 1)}};
+    {XPAR__SORT_SCATTER_ROW_(sort_scatter_, 4, 0), XPAR__SORT_SCATTER_ROW_(sort_scatter_, 4, 1)},
+    {XPAR__SORT_SCATTER_ROW_(sort_scatter_, 8, 0), XPAR__SORT_SCATTER_ROW_(sort_scatter_, 8, 1)}};
+static const sort_scatter_wc_fn sort_scatters_wc[2][2][5][2] = {
+    {XPAR__SORT_SCATTER_ROW_(sort_scatter_wc_, 4, 0),
+     XPAR__SORT_SCATTER_ROW_(sort_scatter_wc_, 4, 1)},
+    {XPAR__SORT_SCATTER_ROW_(sort_scatter_wc_, 8, 0),
+     XPAR__SORT_SCATTER_ROW_(sort_scatter_wc_, 8, 1)}};
 #undef XPAR__SORT_SCATTER_ROW_
 static const sort_count_all_fn sort_counts_all[2][2] = {{sort_count_all_4_0, sort_count_all_4_1},
                                                         {sort_count_all_8_0, sort_count_all_8_1}};
-static const sort_count_one_fn sort_counts_one[2][2] = {{sort_count_one_4_0, sort_count_one_4_1},
-                                                        {sort_count_one_8_0, sort_count_one_8_1}};
 
 /* ---- small n: insertion sort on the stack -------------------------------- */
 
@@ -486,8 +620,8 @@ typedef struct sort_job {
   uint64_t xm;         /* the radix key's XOR (sort_rk32/64) */
   size_t n;
   sort_count_all_fn count_all;
-  sort_count_one_fn count_one;
-  const sort_scatter_fn (*scatter)[2]; /* [value mode][W] */
+  const sort_scatter_fn (*scatter)[2];       /* [value mode][W] */
+  const sort_scatter_wc_fn (*scatter_wc)[2]; /* the same, write-combined */
   int vmode;           /* scatter's value mode for values read from memory */
   /* the buffers of pass j: keys from kbuf[j & 1 ^ 1]... (see sort_run) */
   const void *kin, *vin;
@@ -495,9 +629,16 @@ typedef struct sort_job {
   int keys_last;       /* 0: the last pass writes no keys */
   int pass[XPAR__SORT_MAX_PASSES]; /* the passes that run: digit numbers */
   int m;                           /* how many */
-  size_t *cnt;   /* [part][K * BUCKETS]: the read pass's counts, then each pass's */
+  size_t *cnt;   /* [part][K * BUCKETS]: the read pass's counts (pass 0's per part) */
   size_t *base;  /* [K * BUCKETS]: keys of lower digits, per digit position */
   int parts;
+  /* OpenMP tier: [2][part][chunk][BUCKETS], the counts that pass q's scatter
+   * writes for pass q + 1 (sort_wc.hist) in half (q + 1) & 1: pass q + 1
+   * reads its half while the scatter writes the other */
+  size_t *next;
+  char *wcbuf;   /* [part][wcbytes]: each part's staged lines */
+  size_t wcbytes;
+  int nt;        /* the arrays outgrow the cache: stream whole lines */
 } sort_job;
 
 /* The passes that move anything (a digit position where one value holds all
@@ -547,13 +688,53 @@ static void sort_offsets(const sort_job *j, int q, int t, size_t *off) {
   }
 }
 
-/* The counts of pass q (> 0) over part [lo, hi) of its source, into the part's
- * row at the pass's digit. */
-static void sort_count_pass(const sort_job *j, int q, int t, size_t lo, size_t hi) {
-  const size_t nb = (size_t)j->K * XPAR__SORT_BUCKETS;
+/* The offsets of chunk t for pass q > 0 (OpenMP tier): base + the counts
+ * every part's scatter of pass q - 1 made for the chunks before t. */
+static void sort_offsets_next(const sort_job *j, int q, int t, size_t *off) {
   const size_t at = (size_t)j->pass[q] * XPAR__SORT_BUCKETS;
-  j->count_one(j->kb[(q - 1) & 1], lo, hi, j->pass[q] * XPAR__SORT_BITS,
-               j->cnt + (size_t)t * nb + at, j->xm);
+  const size_t rows = (size_t)j->parts * (size_t)j->parts;
+  const size_t *h = j->next + (size_t)(q & 1) * rows * XPAR__SORT_BUCKETS;
+  memcpy(off, j->base + at, sizeof(size_t) * XPAR__SORT_BUCKETS);
+  for (int u = 0; u < j->parts; ++u)
+    for (int c = 0; c < t; ++c) {
+      const size_t *r = h + ((size_t)u * (size_t)j->parts + (size_t)c) * XPAR__SORT_BUCKETS;
+      for (unsigned d = 0; d < XPAR__SORT_BUCKETS; ++d) off[d] += r[d];
+    }
+}
+
+/* Pass q for part t over [lo, hi), write-combined (OpenMP tier); a pass
+ * before the last also counts the next pass's digits by destination chunk. */
+static void sort_pass_wc(const sort_job *j, int q, int t, size_t lo, size_t hi, size_t *off) {
+  const void *ks = q == 0 ? j->kin : j->kb[(q - 1) & 1];
+  const void *vs = q == 0 ? j->vin : j->vb[(q - 1) & 1];
+  void *kd = j->kb[q & 1], *vd = j->vb[q & 1];
+  const int vmode = (q == 0 && j->iota) ? (j->V == 4 ? 3 : 4) : j->vmode;
+  const int w = (q == j->m - 1) ? j->keys_last : 1;
+  const size_t L = XPAR__SORT_LINE(j->K);
+  sort_wc wc;
+  wc.kbuf = j->wcbuf + (size_t)t * j->wcbytes;
+  wc.vbuf = (char *)wc.kbuf + XPAR__SORT_BUCKETS * 64;
+  wc.hist = NULL;
+  wc.nshift = 0;
+  wc.parts = j->parts;
+  wc.n = j->n;
+  if (q + 1 < j->m && j->parts > 1) {
+    const size_t rows = (size_t)j->parts * (size_t)j->parts;
+    wc.hist = j->next + ((size_t)((q + 1) & 1) * rows + (size_t)t * (size_t)j->parts) *
+                            XPAR__SORT_BUCKETS;
+    wc.nshift = j->pass[q + 1] * XPAR__SORT_BITS;
+  }
+  /* key lines start where the key array is 64-byte aligned (keys not on
+   * their own alignment: no alignment to seek, ordinary stores) */
+  const uintptr_t ka = (uintptr_t)kd;
+  const int kal = ka % (uintptr_t)j->K == 0;
+  wc.ph = kal ? ((64 - (ka & 63)) & 63) / (size_t)j->K : 0;
+  wc.knt = j->nt && kal && w;
+  /* a value line (L * V bytes) is streamed where it falls on 16 bytes, and
+   * only when it fills a cache line (a half line would go out alone) */
+  wc.vnt = j->nt && kal && j->V && L * (size_t)j->V >= 64 &&
+           ((uintptr_t)vd + wc.ph * (size_t)j->V) % 16 == 0;
+  j->scatter_wc[vmode][w](ks, kd, vs, vd, lo, hi, j->pass[q] * XPAR__SORT_BITS, off, &wc, j->xm);
 }
 
 /* After the plan: the buffers each pass writes.  Pass q writes kb[q & 1] and
@@ -589,8 +770,7 @@ static void sort_run_serial(sort_job *j, const xpar__sort_spec *s, void *ks1, vo
   sort_plan(j);
   if (j->m == 0) return;
   sort_buffers(j, s, ks1, ks2, vs, copy_back);
-  for (int q = 0; q < j->m; ++q) {
-    if (q > 0) sort_count_pass(j, q, 0, 0, j->n);
+  for (int q = 0; q < j->m; ++q) { /* one part: the offsets are the bases */
     sort_offsets(j, q, 0, off);
     sort_pass(j, q, 0, 0, j->n, off);
   }
@@ -598,8 +778,10 @@ static void sort_run_serial(sort_job *j, const xpar__sort_spec *s, void *ks1, vo
 
 #if defined(XPAR_HAVE_OPENMP)
 /* The same over `team` contiguous chunks in a region of `region` threads (the
- * rest idle: xpar__cpu_region_size).  Two barriers a pass: after the counts
- * (the offsets read every part's) and after the scatter. */
+ * rest idle: xpar__cpu_region_size), write-combined.  Pass 0's offsets come
+ * from the read pass's counts per chunk of the input, a later pass's from the
+ * counts the previous scatter made by destination chunk (sort_wc): one
+ * barrier a pass, after the scatter. */
 static void sort_run_parallel(sort_job *j, const xpar__sort_spec *s, void *ks1, void *ks2,
                               void *vs, int *copy_back, int region, int team) {
   XPAR__CPU_PRAGMA(omp parallel num_threads(region))
@@ -620,13 +802,12 @@ static void sort_run_parallel(sort_job *j, const xpar__sort_spec *s, void *ks1, 
     } /* its implied barrier publishes the plan */
     const int m = j->m;
     for (int q = 0; q < m; ++q) {
-      if (q > 0) {
-        if (id < parts) sort_count_pass(j, q, id, lo, hi);
-        XPAR__CPU_PRAGMA(omp barrier)
-      }
       if (id < parts) {
-        sort_offsets(j, q, id, off);
-        sort_pass(j, q, id, lo, hi, off);
+        if (q == 0)
+          sort_offsets(j, q, id, off);
+        else
+          sort_offsets_next(j, q, id, off);
+        sort_pass_wc(j, q, id, lo, hi, off);
       }
       XPAR__CPU_PRAGMA(omp barrier)
     }
@@ -725,7 +906,11 @@ xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s) {
   const size_t nb = (size_t)K * XPAR__SORT_BUCKETS;
   const size_t cbytes = sizeof(size_t) * nb * (size_t)(team > 0 ? team : 1);
   const size_t bbytes = sizeof(size_t) * nb;
-  const size_t total = kbytes * (keys_out ? 1 : 2) + vbytes + cbytes + bbytes;
+  /* the OpenMP tier's staged lines and next-pass counts (sort_job.next) */
+  const size_t tm = (size_t)(team > 1 ? team : 0);
+  const size_t wcbytes = XPAR__SORT_BUCKETS * (64 + XPAR__SORT_LINE(K) * (size_t)V);
+  const size_t xbytes = tm * wcbytes + 2 * tm * tm * XPAR__SORT_BUCKETS * sizeof(size_t);
+  const size_t total = kbytes * (keys_out ? 1 : 2) + vbytes + cbytes + bbytes + xbytes;
   void *scratch;
   xpar_status st = xpar__host_scratch_get(ex->host_scratch, total, "sort", &scratch);
   if (st != XPAR_OK) return st;
@@ -748,8 +933,8 @@ xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s) {
   j.xm = xm;
   j.n = n;
   j.count_all = sort_counts_all[K == 8][F];
-  j.count_one = sort_counts_one[K == 8][F];
   j.scatter = sort_scatters[K == 8][F];
+  j.scatter_wc = sort_scatters_wc[K == 8][F];
   j.vmode = V / 4;
   j.kin = s->keys_in;
   j.vin = s->values_in;
@@ -757,6 +942,12 @@ xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s) {
   j.cnt = (size_t *)at;
   at += cbytes;
   j.base = (size_t *)at;
+  at += bbytes;
+  j.wcbuf = at; /* 64-byte aligned: every size above is a multiple of 64 */
+  j.wcbytes = wcbytes;
+  at += tm * wcbytes;
+  j.next = (size_t *)at;
+  j.nt = n * (size_t)(K + V) >= XPAR__SORT_NT_BYTES;
 
   int copy_back = 0;
 #if defined(XPAR_HAVE_OPENMP)

@@ -307,6 +307,23 @@ int bench_cmd_kernel(int argc, char **argv);
 int bench_cmd_overhead(int argc, char **argv);
 int bench_cmd_regret(int argc, char **argv);
 int bench_cmd_stalls(int argc, char **argv);
+int bench_cmd_load(int argc, char **argv);
+
+/* ---- load (bench_load.c): other work on the machine ------------------------ */
+typedef struct bench_load bench_load;
+/** Start load of `kind` (cpu, gpu, cpu-toggle) in child processes; NULL and
+ *  why when it cannot. */
+bench_load *bench_load_start(const char *kind, char *why, size_t why_size);
+/** The processes it runs. */
+int bench_load_count(const bench_load *l);
+/** Switch it on (1) or off (0): the processes continued or stopped. */
+void bench_load_set(bench_load *l, int on);
+/** End it (NULL: nothing). */
+void bench_load_stop(bench_load *l);
+/** regret --load cpu-toggle: per point, how many calls and how long AUTO needs
+ *  to return to its idle choice after the load ends. */
+int bench_load_change(const char *ops, const char *dtypes, int min_exp, int max_exp,
+                      int exp_step, int threads, double on_s, uint64_t seed);
 
 /* ---- plots (bench_plot.c) -------------------------------------------------- */
 

@@ -150,6 +150,8 @@ typedef struct rg_series {
 
 typedef struct rg_opts {
   const char *ops, *dtypes, *residencies, *alts, *out_dir;
+  const char *load; /* NULL, or the load to run beside the bench (bench_load.c) */
+  double load_on_s; /* cpu-toggle: how long the load stays on per point */
   int min_exp, max_exp, exp_step, rounds, threads, quick, plot;
   int contender_rounds; /* rounds in all for AUTO and the alternatives near the best */
   int confirm_rounds;   /* more rounds where AUTO then misses the target */
@@ -1089,7 +1091,12 @@ static void usage(FILE *f) {
           "  --threads T        OpenMP threads for xpar's tiers and the plain loop\n"
           "  --seed S           random seed (printed)\n"
           "  --out-dir DIR      regret.csv, summary.txt/csv, charts (default regret)\n"
-          "  --no-plot          no charts\n");
+          "  --no-plot          no charts\n"
+          "  --load KIND        other work during the run: cpu (a busy process per core),\n"
+          "                     gpu (a second process keeping the GPU busy), or cpu-toggle:\n"
+          "                     per point the cpu load on, then off, and the calls AUTO\n"
+          "                     needs to return to its idle choice (no regret table)\n"
+          "  --load-on-ms MS    cpu-toggle: how long the load stays on per point (500)\n");
 }
 
 static int parse_opts(int argc, char **argv, rg_opts *o) {
@@ -1098,7 +1105,7 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
                  .alts = "auto,serial,one-thread,openmp,cuda,plain-serial,plain-omp,cub",
                  .out_dir = "regret", .min_exp = 7, .max_exp = 30, .exp_step = 1, .rounds = 15,
                  .contender_rounds = 45, .confirm_rounds = 45, .plot = 1, .warm = 1,
-                 .batch_s = 20e-6, .point_budget_s = 3.0,
+                 .batch_s = 20e-6, .point_budget_s = 3.0, .load_on_s = 0.5,
                  .seed = (uint64_t)(bench_now_s() * 1e6)};
   int max_set = 0, rounds_set = 0, contenders_set = 0, confirm_set = 0, budget_set = 0;
   for (int i = 0; i < argc; ++i) {
@@ -1130,6 +1137,11 @@ static int parse_opts(int argc, char **argv, rg_opts *o) {
     else if (strcmp(a, "--residencies") == 0) o->residencies = val;
     else if (strcmp(a, "--alts") == 0) o->alts = val;
     else if (strcmp(a, "--out-dir") == 0) o->out_dir = val;
+    else if (strcmp(a, "--load") == 0 && (strcmp(val, "cpu") == 0 || strcmp(val, "gpu") == 0 ||
+                                          strcmp(val, "cpu-toggle") == 0))
+      o->load = val;
+    else if (strcmp(a, "--load-on-ms") == 0 && bench_parse_long(val, 1, 600000, &v))
+      o->load_on_s = (double)v * 1e-3;
     else if (strcmp(a, "--min-exp") == 0 && bench_parse_long(val, 0, BENCH_MAX_EXP, &v))
       o->min_exp = (int)v;
     else if (strcmp(a, "--max-exp") == 0 && bench_parse_long(val, 0, BENCH_MAX_EXP, &v))
@@ -1208,6 +1220,9 @@ int bench_cmd_regret(int argc, char **argv) {
   memset(&s, 0, sizeof s);
   int r = parse_opts(argc, argv, &s.o);
   if (r <= 0) return r == 0 ? 0 : 2;
+  if (s.o.load && strcmp(s.o.load, "cpu-toggle") == 0)
+    return bench_load_change(s.o.ops, s.o.dtypes, s.o.min_exp, s.o.max_exp, s.o.exp_step,
+                             s.o.threads, s.o.load_on_s, s.o.seed);
   if (!bench_mkdir_p(s.o.out_dir)) {
     fprintf(stderr, "xpar-devbench regret: cannot create %s: %s\n", s.o.out_dir, strerror(errno));
     return 1;
@@ -1256,6 +1271,20 @@ int bench_cmd_regret(int argc, char **argv) {
          s.o.warm ? "one untimed call before each batch" : "no warm-up calls (--no-warm)");
   const char *prof = getenv("XPAR_PROFILE");
   printf("# thresholds: %s\n", prof && *prof ? prof : "built-in defaults (or the default profile)");
+  const char *adapt = getenv("XPAR_ADAPT");
+  printf("# adaptation: %s\n", adapt && *adapt ? adapt : "on (default)");
+  /* Other work beside the whole run (bench_load.c), started before any timing. */
+  bench_load *load = NULL;
+  if (s.o.load) {
+    char lwhy[160];
+    load = bench_load_start(s.o.load, lwhy, sizeof lwhy);
+    if (!load) {
+      fprintf(stderr, "xpar-devbench regret: --load %s: %s\n", s.o.load, lwhy);
+      return 1;
+    }
+    printf("# load: %s, %d busy process%s for the whole run\n", s.o.load, bench_load_count(load),
+           bench_load_count(load) == 1 ? "" : "es");
+  }
   s.host_ns_start = host_speed_ns();
   printf("# host speed: a plain fill of 128 int32 takes %.1f ns\n", s.host_ns_start);
 
@@ -1390,6 +1419,7 @@ int bench_cmd_regret(int argc, char **argv) {
     printf("# charts: %s/<op>-<dtype>-<residency>.%s\n", s.o.out_dir, gnuplot ? "png" : "svg");
   }
   s.host_ns_end = host_speed_ns();
+  bench_load_stop(load);
   snprintf(path, sizeof path, "%s/summary.csv", s.o.out_dir);
   FILE *f = bench_open_output("regret", path, "w");
   if (!f) failures++;

@@ -46,14 +46,14 @@ if [ ! -x "$B/bench/xpar-cpu-sort-bench" ] || [ ! -x "$B/bench/cub/xpar-gpu-benc
   echo "[sort-h100 +$((SECONDS - start))s] built"
 fi
 [[ $SKIP == *" gpu "* ]] || step sort-gpu 150 "$B/bench/cub/xpar-gpu-bench" --sort-bench
-[[ $SKIP == *" cpu "* ]] || step sort-cpu 120 "$B/bench/xpar-cpu-sort-bench" --threads 16 \
-  --min 4 --max 28 --serial-max 22 --reps 3 --no-qsort --types int32,float,int64
-[[ $SKIP == *" calibrate "* ]] || step calibrate 70 "$B/bench/xpar-bench" calibrate --ops sort \
-  --dtypes int32,float,double --out "$OUT/profile.txt" --time-limit 60
-[[ $SKIP == *" regret "* ]] || XPAR_PROFILE="$OUT/profile.txt" step regret 120 \
-  "$B/bench/xpar-devbench" regret --ops sort --dtypes int32,float,double \
-  --residencies device,pinned,pageable --min-exp 4 --max-exp 24 --exp-step 2 --rounds 7 \
-  --contender-rounds 15 --confirm-rounds 15 --time-limit 110 --out-dir "$OUT/regret" --no-plot
+[[ $SKIP == *" cpu "* ]] || step sort-cpu 75 "$B/bench/xpar-cpu-sort-bench" --threads 16 \
+  --min 4 --max 28 --serial-max 20 --reps 3 --no-qsort --types int32,int64,float
+[[ $SKIP == *" calibrate "* ]] || step calibrate 40 "$B/bench/xpar-bench" calibrate --ops sort \
+  --dtypes int32,float,double --out "$OUT/profile.txt" --time-limit 25
+[[ $SKIP == *" regret "* ]] || XPAR_PROFILE="$OUT/profile.txt" step regret 75 \
+  "$B/bench/xpar-devbench" regret --ops sort --dtypes int32,double \
+  --residencies device,pageable --min-exp 4 --max-exp 24 --exp-step 2 --rounds 7 \
+  --contender-rounds 9 --confirm-rounds 9 --time-limit 65 --out-dir "$OUT/regret" --no-plot
 echo "==== summary"
 grep -E "^(SORTROW|SORTSMALL sync|d2d)" "$OUT/sort-gpu.txt" | cut -c1-200
 tail -n 45 "$OUT/sort-cpu.txt"

@@ -13,6 +13,7 @@ xpar_status xpar__context_new(xpar_context **out) {
   ctx->backend = XPAR_BACKEND_AUTO;
   ctx->offload = XPAR_OFFLOAD_DEFAULT;
   ctx->device = -1;
+  ctx->adapt = 1;
   ctx->settings_generation = 1;
   xpar__thresholds_default(ctx->thresholds);
   /* Threshold precedence, lowest first: defaults, profile, environment, API. */
@@ -38,6 +39,8 @@ xpar_status xpar__context_free(xpar_context *ctx) {
   if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
   free_host_staging(ctx);
   xpar__kernels_release(ctx);
+  for (int op = 0; op < XPAR_OP_COUNT_; op++)
+    for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++) free(ctx->adapt_rows[op][dt]);
   free(ctx);
   return st;
 }

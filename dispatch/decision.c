@@ -13,6 +13,18 @@ static int fmt_count(char *buf, size_t size, size_t v) {
 
 static const char *const source_names[] = {"default", "profile", "env", "api"};
 
+/* A measured call time, three digits at most: "850 ns", "7.2 us", "9.8 ms". */
+static void fmt_time(char *buf, size_t size, float ns) {
+  if (ns < 999.5f)
+    snprintf(buf, size, "%.0f ns", (double)ns);
+  else if (ns < 999.5e3f)
+    snprintf(buf, size, "%.3g us", (double)ns * 1e-3);
+  else if (ns < 999.5e6f)
+    snprintf(buf, size, "%.3g ms", (double)ns * 1e-6);
+  else
+    snprintf(buf, size, "%.3g s", (double)ns * 1e-9);
+}
+
 /* The texts a record quotes from elsewhere, whose length it does not choose:
  * the GPU's reason (why), the shadow tier's detail, a kernel's name. */
 enum { QUOTE_WHY, QUOTE_SHADOW, QUOTE_KERNEL, QUOTE_COUNT };
@@ -97,6 +109,27 @@ static void append_provenance(out *o, const xpar__decision_raw *d) {
     append(o, "; default%s (%s)", gpu && openmp ? "s" : "", gpu ? g : c);
 }
 
+/* What adaptation did (adapt.h): "; adapted: cpu-openmp measured 9.8 ms
+ * against 7 us for cpu-serial; cpu-serial chosen", "...; cpu-openmp retried"
+ * (the displaced tier run again), or "; cpu-serial timed against cpu-openmp's
+ * 9.8 ms" (the alternative run once to compare). */
+static void append_adapt(out *o, const xpar__decision_raw *d) {
+  char st[24], alt[24];
+  fmt_time(st, sizeof st, d->adapt_static_ns);
+  fmt_time(alt, sizeof alt, d->adapt_alt_ns);
+  const char *sname = xpar__tier_name(d->adapt_static), *aname = xpar__tier_name(d->adapt_alt);
+  switch (d->adapt_note) {
+    case XPAR__ADAPT_NOTE_NONE: break;
+    case XPAR__ADAPT_NOTE_ADAPTED:
+    case XPAR__ADAPT_NOTE_RETRIED:
+      append(o, "; adapted: %s measured %s against %s for %s; %s %s", sname, st, alt, aname,
+             d->adapt_note == XPAR__ADAPT_NOTE_ADAPTED ? aname : sname,
+             d->adapt_note == XPAR__ADAPT_NOTE_ADAPTED ? "chosen" : "retried");
+      break;
+    case XPAR__ADAPT_NOTE_TIMED: append(o, "; %s timed against %s's %s", aname, sname, st); break;
+  }
+}
+
 /* One pass: the whole record within lim; returns the bytes it needs (without
  * the NUL), written to buf as far as size allows. */
 static size_t format_within(const xpar__decision_raw *d, char *buf, size_t size,
@@ -176,6 +209,7 @@ static size_t format_within(const xpar__decision_raw *d, char *buf, size_t size,
       break;
     case XPAR__CPU_FORCED_SERIAL: append(&o, "%sbackend forced to serial", sep); break;
   }
+  append_adapt(&o, d);
   if (d->bytes_to_device || d->bytes_to_host)
     append(&o, "; moved %zu bytes to the device, %zu to the host", d->bytes_to_device,
            d->bytes_to_host);

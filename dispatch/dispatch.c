@@ -249,10 +249,11 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
   return xpar__decide(f, d, tier);
 }
 
-/* Decide the tier of a planned call; XPAR_ERR_NO_DEVICE when offload is
- * mandatory and the GPU is not usable. */
+/* Decide the tier of a planned call, and where AUTO may move it (*alt,
+ * adapt.h); XPAR_ERR_NO_DEVICE when offload is mandatory and the GPU is not
+ * usable. */
 static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
-                          xpar__decision_raw *d, xpar_tier *tier) {
+                          xpar__decision_raw *d, xpar_tier *tier, xpar__adapt_alt *alt) {
   xpar__policy_facts f;
   call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
   /* Without a usable GPU (or with offload disabled) every host array is
@@ -273,8 +274,94 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
     f.pageable |= w->loc == XPAR__LOC_MAPPED && w->map->valid == XPAR__VALID_HOST &&
                   needs_contents(&p->ops[i]);
   }
-  if (c->kernel) return decide_kernel(ctx, c->kernel, &f, d, tier);
-  return xpar__decide(&f, d, tier);
+  XPAR__FORWARD(c->kernel ? decide_kernel(ctx, c->kernel, &f, d, tier) : xpar__decide(&f, d, tier));
+  *alt = xpar__adapt_alternative(&f, d, *tier);
+  return XPAR_OK;
+}
+
+/* ---- adaptation: AUTO corrects its choice (adapt.h) ------------------------- */
+
+/* The site of a call AUTO may move from `chosen` to alt->tier, its row made
+ * on first use; NULL when the row cannot be allocated (the call then runs as
+ * decided: adaptation speeds calls up, it never fails one).  A site last used
+ * for another pair of tiers (a threshold moved since) starts again. */
+static xpar__adapt_site *adapt_site(xpar_context *ctx, const xpar__call *c, xpar_tier chosen,
+                                    const xpar__adapt_alt *alt) {
+  /* A kernel's entry is the context's (kernel.c); the call holds it const
+   * because nothing else of the call may change it. */
+  xpar__adapt_site **row = c->kernel ? &((xpar__kernel_entry *)c->kernel->entry)->adapt
+                                     : &ctx->adapt_rows[c->op][c->dtype];
+  if (!*row && !(*row = xpar__adapt_row_new())) return NULL;
+  xpar__adapt_site *s = &(*row)[(int)alt->where * XPAR__ADAPT_BUCKETS + xpar__adapt_bucket(c->n)];
+  if (s->static_tier != (unsigned char)chosen || s->alt_tier != (unsigned char)alt->tier)
+    xpar__adapt_site_init(s, chosen, alt->tier);
+  return s;
+}
+
+/* A timed call: started at t0; probe when it times the tier not chosen now. */
+typedef struct adapt_timing {
+  int on, probe;
+  uint64_t t0;
+} adapt_timing;
+
+static inline uint64_t adapt_clock(const xpar_context *ctx) {
+#ifdef XPAR_TEST_HOOKS
+  if (ctx->adapt_fake) return ctx->adapt_fake_clock_ns;
+#endif
+  (void)ctx;
+  return xpar__adapt_now_ns();
+}
+
+/* The record's account of what adaptation did to this call. */
+static void adapt_note(const xpar__adapt_site *s, int probe, xpar__decision_raw *d) {
+  d->adapt_note = probe       ? (s->adapted ? XPAR__ADAPT_NOTE_RETRIED : XPAR__ADAPT_NOTE_TIMED)
+                  : s->adapted ? XPAR__ADAPT_NOTE_ADAPTED
+                               : XPAR__ADAPT_NOTE_NONE;
+  d->adapt_static = (xpar_tier)s->static_tier;
+  d->adapt_alt = (xpar_tier)s->alt_tier;
+  d->adapt_static_ns = s->est[XPAR__ADAPT_STATIC].recent_ns;
+  d->adapt_alt_ns = s->est[XPAR__ADAPT_ALT].recent_ns;
+}
+
+/* A timed call of site s: the tier xpar__adapt_choose gives, the clock started. */
+static xpar_tier adapt_timed(xpar_context *ctx, xpar__adapt_site *s, xpar__decision_raw *d,
+                             adapt_timing *tm) {
+  tm->on = 1;
+  tm->t0 = adapt_clock(ctx);
+  const xpar__adapt_choice ch = xpar__adapt_choose(s, tm->t0);
+  tm->probe = ch.probe;
+  adapt_note(s, ch.probe, d);
+  return ch.tier;
+}
+
+/* Before a call of site s: the tier it runs -- the site's choice between
+ * timed calls, which pay only the countdown. */
+static xpar_tier adapt_before(xpar_context *ctx, xpar__adapt_site *s, xpar__decision_raw *d,
+                              adapt_timing *tm) {
+  if (--s->sample_in > 0) {
+    tm->on = tm->probe = 0;
+    adapt_note(s, 0, d);
+    return xpar__adapt_running(s);
+  }
+  return adapt_timed(ctx, s, d, tm);
+}
+
+/* After a call of site s that ran `tier` and succeeded: a timed one's time
+ * folded into the site. */
+static void adapt_after(xpar_context *ctx, xpar__adapt_site *s, xpar_tier tier,
+                        const adapt_timing *tm) {
+  if (!tm->on) return;
+#ifdef XPAR_TEST_HOOKS
+  if (ctx->adapt_fake) {
+    const double ns = ctx->adapt_fake_ns[tier];
+    ctx->adapt_fake_clock_ns += (uint64_t)ns;
+    xpar__adapt_observe(s, tier, tm->probe, ns, ctx->adapt_fake_clock_ns);
+    return;
+  }
+#endif
+  (void)ctx;
+  const uint64_t now = xpar__adapt_now_ns();
+  xpar__adapt_observe(s, tier, tm->probe, (double)(now - tm->t0), now);
 }
 
 /* ---- running on a backend ------------------------------------------------- */
@@ -774,7 +861,8 @@ int xpar__still_pinned(const xpar__call *c, unsigned mask) {
 /* Remember a call the fast path just decided (before it runs: the mappings'
  * states are the ones it was decided from). */
 static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mapping *const maps[3],
-                            unsigned pinned, xpar_tier tier, const xpar__exec *ex) {
+                            unsigned pinned, xpar_tier tier, const xpar__exec *ex,
+                            xpar__adapt_site *site) {
   xpar__repeat *r = &ctx->repeats[c->op];
   r->pinned = pinned;
   r->settings_generation = ctx->settings_generation;
@@ -799,6 +887,7 @@ static void remember_repeat(xpar_context *ctx, const xpar__call *c, xpar__mappin
   r->tier = tier;
   r->ex = *ex;
   r->record = ctx->last;
+  r->site = site;
 }
 
 /* Run a call on the CPU tier the fast path chose; the record in ctx->last
@@ -898,6 +987,15 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
   if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
       tier == XPAR_TIER_CUDA_SERIAL)
     return 0;
+  /* Only an OpenMP choice may move on the CPU: the serial tier's calls pay
+   * this one comparison. */
+  xpar__adapt_site *site = NULL;
+  adapt_timing tm = {0, 0, 0};
+  if (tier == XPAR_TIER_CPU_OPENMP && ctx->adapt) {
+    const xpar__adapt_alt alt = xpar__adapt_alternative(&f, d, tier);
+    if (alt.tier != XPAR_TIER_NONE && (site = adapt_site(ctx, c, tier, &alt)))
+      tier = adapt_before(ctx, site, d, &tm);
+  }
   const xpar__exec ex = cpu_exec(ctx, tier);
   /* Remembered only when no array's kind was added to the page cache: a
    * repeat's record then says what this call's says (a hint where the cache
@@ -909,9 +1007,12 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
   const int scalar_stays = !c->scalar || off == XPAR_OFFLOAD_DISABLED ||
                            !xpar__gpu_usable(ctx, NULL) ||
                            xpar__page_cache_lookup(&ctx->page_cache, c->scalar);
-  if (page_generation == ctx->page_cache.generation && !result_managed && scalar_stays)
-    remember_repeat(ctx, c, maps, pinned | (result_pinned ? 8u : 0u), tier, &ex);
+  /* A probe (adapt.h) runs the tier not chosen once: its repeats keep the choice. */
+  if (page_generation == ctx->page_cache.generation && !result_managed && scalar_stays &&
+      !tm.probe)
+    remember_repeat(ctx, c, maps, pinned | (result_pinned ? 8u : 0u), tier, &ex, site);
   *st = run_fast(ctx, c, tier, &ex, maps[2]);
+  if (site && *st == XPAR_OK) adapt_after(ctx, site, tier, &tm);
   return 1;
 }
 
@@ -921,6 +1022,15 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
  * (tests/test_policy.c compares the two paths' decisions and effects). */
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off);
 void xpar__dispatch_fast_path_off(xpar_context *ctx, int off) { ctx->fast_path_off = off != 0; }
+/* Timed calls (adapt.h) take their time from ns[tier] (the count of
+ * XPAR_TIER_COUNT_) instead of the clock, which advances by it: the
+ * adaptation under any load a test describes, without load or timing.  NULL:
+ * the clock again. */
+void xpar__dispatch_adapt_fake_times(xpar_context *ctx, const double *ns);
+void xpar__dispatch_adapt_fake_times(xpar_context *ctx, const double *ns) {
+  ctx->adapt_fake = ns != NULL;
+  for (int t = 0; t < XPAR_TIER_COUNT_; t++) ctx->adapt_fake_ns[t] = ns ? ns[t] : 0.0;
+}
 #endif
 
 xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r) {
@@ -929,6 +1039,27 @@ xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar_
   ctx->repeat_calls++;
 #endif
   return run_fast(ctx, c, r->tier, &r->ex, r->maps[2]);
+}
+
+xpar_status xpar__run_repeat_timed(xpar_context *ctx, const xpar__call *c) {
+  xpar__repeat *r = &ctx->repeats[c->op];
+  xpar__adapt_site *s = r->site;
+  ctx->last = r->record;
+#ifdef XPAR_TEST_HOOKS
+  ctx->repeat_calls++;
+#endif
+  adapt_timing tm;
+  const xpar_tier tier = adapt_timed(ctx, s, &ctx->last, &tm);
+  const xpar__exec ex = tier == r->tier ? r->ex : cpu_exec(ctx, tier);
+  /* The site's choice (not a probe's) becomes the repeat's, with its note. */
+  if (!tm.probe) {
+    r->tier = tier;
+    r->ex = ex;
+    r->record = ctx->last;
+  }
+  const xpar_status st = run_fast(ctx, c, tier, &ex, r->maps[2]);
+  if (st == XPAR_OK) adapt_after(ctx, s, tier, &tm);
+  return st;
 }
 
 XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__call *c);
@@ -966,7 +1097,20 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
   plan p;
   XPAR__FORWARD(build_plan(ctx, c, &p));
   xpar_tier tier = XPAR_TIER_NONE;
-  XPAR__FORWARD(decide(ctx, c, &p, d, &tier));
+  xpar__adapt_alt alt;
+  XPAR__FORWARD(decide(ctx, c, &p, d, &tier, &alt));
+  xpar__adapt_site *site = NULL;
+  adapt_timing tm = {0, 0, 0};
+  if (alt.tier != XPAR_TIER_NONE && ctx->adapt && (site = adapt_site(ctx, c, tier, &alt))) {
+    const xpar_tier chosen = tier;
+    tier = adapt_before(ctx, site, d, &tm);
+    if (chosen == XPAR_TIER_CUDA && tier != XPAR_TIER_CUDA) {
+      /* The CPU replaces the GPU: the record quotes the CPU tier's rule. */
+      d->cpu_rule = alt.cpu_rule;
+      d->openmp_threshold = alt.openmp_threshold;
+      d->openmp_source = alt.openmp_source;
+    }
+  }
 
   if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
     xpar__trace_push(c, tier);
@@ -984,6 +1128,7 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
       call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
       f.gpu_failed = ctx->fallback_why;
       XPAR__FORWARD(xpar__decide(&f, d, &tier));
+      site = NULL; /* the time is the failure's and the fallback's: not the GPU's */
       st = run_on_cpu(ctx, c, &p, tier, d);
     }
   } else if (!host_reachable(&p)) {
@@ -994,6 +1139,7 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
     st = run_on_cpu(ctx, c, &p, tier, d);
   }
   if (st != XPAR_OK) return st;
+  if (site) adapt_after(ctx, site, tier, &tm);
   d->tier = tier;
   if (ctx->verbose) xpar__decision_log(d);
   return XPAR_OK;

@@ -75,6 +75,9 @@ xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *call);
 int xpar__still_pinned(const xpar__call *c, unsigned mask);
 /** Run c as repeat r of its op: r's record and tier, no classifying or deciding. */
 xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r);
+/** Run c as the repeat of its op at a timed call of its adaptation site
+ *  (adapt.h): the site may move the repeat's tier, or time the other once. */
+xpar_status xpar__run_repeat_timed(xpar_context *ctx, const xpar__call *c);
 
 /** The entry of c's op when c repeats its call (state.h, xpar__repeat): same
  *  arguments, no setting changed since (api.h's door), no page added to or
@@ -111,7 +114,11 @@ static inline int xpar__dispatch_repeat(xpar_context *ctx, const xpar__call *c, 
     return 0;
   const xpar__repeat *r = xpar__repeat_of(ctx, c);
   if (!r) return 0;
-  *st = xpar__run_repeat(ctx, c, r);
+  /* A call AUTO may move: between timed calls, a countdown and a branch. */
+  if (r->site && --r->site->sample_in <= 0)
+    *st = xpar__run_repeat_timed(ctx, c);
+  else
+    *st = xpar__run_repeat(ctx, c, r);
   return 1;
 }
 

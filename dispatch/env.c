@@ -113,6 +113,11 @@ xpar_status xpar__env_apply_policy(xpar_context *ctx) {
     else if (strcmp(v, "1") == 0) ctx->reproducible = 1;
     else return bad_env("XPAR_REPRODUCIBLE", v, "0 or 1");
   }
+  if ((v = getenv("XPAR_ADAPT")) != NULL) {
+    if (strcasecmp(v, "off") == 0) ctx->adapt = 0;
+    else if (strcasecmp(v, "on") == 0) ctx->adapt = 1;
+    else return bad_env("XPAR_ADAPT", v, "off or on");
+  }
   if ((v = getenv("XPAR_SHADOW")) != NULL) {
     /* The tiers by their xpar_tier_name, "off" for none. */
     if (strcasecmp(v, "off") == 0) {

@@ -88,6 +88,7 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
   xpar__kernel_entry e;
   e.key = key;
   e.name = name;
+  e.adapt = NULL;
   for (int t = 0; t < XPAR_THRESHOLD_COUNT_; t++) {
     e.thresholds[t] = kernel_defaults[t];
     e.sources[t] = XPAR__SRC_DEFAULT;
@@ -112,6 +113,7 @@ xpar_status xpar__kernel_entry_of(xpar_context *ctx, const void *key, const char
 }
 
 void xpar__kernels_release(xpar_context *ctx) {
+  for (size_t i = 0; i < ctx->n_kernels; i++) free(ctx->kernels[i].adapt);
   free(ctx->kernels);
   ctx->kernels = NULL;
   ctx->n_kernels = ctx->cap_kernels = 0;

@@ -168,4 +168,45 @@ static inline xpar_status xpar__decide(const xpar__policy_facts *f, xpar__decisi
   return XPAR_OK;
 }
 
+/* ---- where AUTO may move a call (adapt.h) ------------------------------------ */
+
+/* The tier AUTO moves a call to when the tier xpar__decide chose measures far
+ * slower (adapt.h), with the record fields a CPU tier fills when it replaces
+ * the GPU. */
+typedef struct xpar__adapt_alt {
+  xpar_tier tier; /* XPAR_TIER_NONE: the call never moves */
+  xpar__adapt_where where;
+  xpar__cpu_rule cpu_rule;
+  size_t openmp_threshold;
+  xpar__source openmp_source;
+} xpar__adapt_alt;
+
+/* The next best tier to `chosen`, xpar__decide's choice from f (d its record):
+ * OpenMP -> one thread; the GPU by the thresholds -> the CPU tier they give
+ * (data valid only on the device is copied, as for a tiny call).  None for a
+ * forced backend, mandatory offload (the GPU or nothing), a queued call (the
+ * copies would make it synchronous), the serial tier, or a GPU choice that
+ * was not the thresholds' (a kernel without a CPU variant).  Pure. */
+static inline xpar__adapt_alt xpar__adapt_alternative(const xpar__policy_facts *f,
+                                                      const xpar__decision_raw *d,
+                                                      xpar_tier chosen) {
+  xpar__adapt_alt a = {.tier = XPAR_TIER_NONE,
+                       .where = f->device_only ? XPAR__ADAPT_DEVICE_ONLY_DATA
+                                : f->host      ? XPAR__ADAPT_HOST_DATA
+                                               : XPAR__ADAPT_DEVICE_DATA};
+  if (f->backend != XPAR_BACKEND_AUTO || f->offload == XPAR_OFFLOAD_MANDATORY || f->nowait)
+    return a;
+  if (chosen == XPAR_TIER_CPU_OPENMP) {
+    a.tier = XPAR_TIER_CPU_SERIAL;
+  } else if (chosen == XPAR_TIER_CUDA &&
+             (d->gpu_rule == XPAR__GPU_AT_OR_ABOVE || d->gpu_rule == XPAR__GPU_DEVICE_ONLY)) {
+    xpar__decision_raw cpu = *d;
+    a.tier = xpar__policy_cpu_tier(f, &cpu);
+    a.cpu_rule = cpu.cpu_rule;
+    a.openmp_threshold = cpu.openmp_threshold;
+    a.openmp_source = cpu.openmp_source;
+  }
+  return a;
+}
+
 #endif /* XPAR_DISPATCH_POLICY_H */

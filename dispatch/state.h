@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 
+#include "adapt.h"
 #include "base/backend.h"
 #include "page_cache.h"
 
@@ -63,6 +64,14 @@ typedef enum xpar__shadow_state {
   XPAR__SHADOW_NOT_RUN   /* the shadow tier could not run: shadow_detail    */
 } xpar__shadow_state;
 
+/* What adaptation (adapt.h) did to a call's tier, for its record. */
+typedef enum xpar__adapt_note {
+  XPAR__ADAPT_NOTE_NONE = 0, /* the thresholds' choice ran                        */
+  XPAR__ADAPT_NOTE_ADAPTED,  /* the alternative ran: the static tier measured slow */
+  XPAR__ADAPT_NOTE_RETRIED,  /* adapted, and the displaced tier ran once again    */
+  XPAR__ADAPT_NOTE_TIMED     /* the alternative ran once, timed for comparison    */
+} xpar__adapt_note;
+
 typedef struct xpar__decision_raw {
   xpar_op op;
   xpar_dtype dtype;
@@ -88,6 +97,10 @@ typedef struct xpar__decision_raw {
   xpar_tier shadow_tier;    /* shadow mode: the second tier (NONE: off)      */
   xpar__shadow_state shadow_state;
   const char *shadow_detail; /* ctx->shadow_detail: what differed, or why not run */
+  /* Adaptation: the site's two tiers and their estimates when the call ran. */
+  xpar__adapt_note adapt_note;
+  xpar_tier adapt_static, adapt_alt;
+  float adapt_static_ns, adapt_alt_ns;
 } xpar__decision_raw;
 
 /* The host fast path's memory of one op's last call on the CPU (dispatch.c,
@@ -114,6 +127,10 @@ typedef struct xpar__repeat {
   xpar_tier tier;
   xpar__exec ex;
   xpar__decision_raw record; /* tier NONE: a failed run leaves it so */
+  /* The call's adaptation site (adapt.h) when AUTO may move it, else NULL: a
+   * repeat counts the site's calls down and, at a timed one, asks the site
+   * again (dispatch.c, xpar__run_repeat_timed). */
+  xpar__adapt_site *site;
 } xpar__repeat;
 
 /* One kernel's (or operator's) thresholds in one context (dispatch/kernel.c),
@@ -123,6 +140,7 @@ typedef struct xpar__kernel_entry {
   const char *name; /* the object's (static) name */
   size_t thresholds[XPAR_THRESHOLD_COUNT_];
   unsigned char sources[XPAR_THRESHOLD_COUNT_];
+  xpar__adapt_site *adapt; /* its adaptation sites (adapt.h), made on first use */
 } xpar__kernel_entry;
 
 /* A kernel's thresholds from the loaded profiles ("kernel <name> <kind> <n>"
@@ -145,6 +163,7 @@ struct xpar_context {
   int verbose;
   int num_threads;
   int reproducible;      /* docs/reproducible.md: XPAR_REPRODUCIBLE, the API */
+  int adapt;             /* AUTO corrects its choice (adapt.h): XPAR_ADAPT, the API */
   xpar_tier shadow_tier; /* XPAR_SHADOW: the second tier of every call; NONE = off */
   int shadow_fail;       /* XPAR_SHADOW_FAIL: a mismatch returns XPAR_ERR_SHADOW_MISMATCH */
   int device; /* -1: the default device */
@@ -172,6 +191,14 @@ struct xpar_context {
   unsigned long settings_generation;
   xpar__repeat repeats[XPAR_OP_COUNT_];
   unsigned long repeat_calls; /* calls run from a repeat (test hooks only) */
+  /* Adaptation's sites per op and dtype (adapt.h), each row made when a call
+   * of it first may move; freed with the context. */
+  xpar__adapt_site *adapt_rows[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_];
+  /* Set by the test hooks only (dispatch.c): timed calls take their time from
+   * adapt_fake_ns[tier] and the clock from adapt_fake_clock_ns. */
+  int adapt_fake;
+  double adapt_fake_ns[XPAR_TIER_COUNT_];
+  uint64_t adapt_fake_clock_ns;
 
   xpar__mapping *maps;
   size_t n_maps, cap_maps;

@@ -1555,6 +1555,9 @@ int main(void) {
       e++;
     }
   }
+  /* The decisions checked here are the thresholds', whatever the load
+   * (tests/test_adapt.c covers adaptation). */
+  setenv("XPAR_ADAPT", "off", 1);
   xpar__gpu_backend_set_double(&fake_gpu);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(device_only_data_goes_to_the_gpu),

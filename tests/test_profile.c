@@ -602,6 +602,7 @@ static void default_location(void **state) {
 }
 
 int main(void) {
+  setenv("XPAR_ADAPT", "off", 1); /* decisions checked against thresholds, whatever the load */
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(missing_profile_in_existing_dir), /* first: the notice is once per process */
       cmocka_unit_test(missing_profile_dir),

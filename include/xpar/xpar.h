@@ -377,6 +377,8 @@ typedef struct xpar_context xpar_context;
  *   XPAR_SHADOW    off | cpu-serial | cpu-openmp | cuda | cuda-serial
  *                  (shadow mode, see xpar_context_set_shadow)
  *   XPAR_SHADOW_FAIL  0 | 1   (1: a shadow mismatch is XPAR_ERR_SHADOW_MISMATCH)
+ *   XPAR_ADAPT     on | off (default on; any case): AUTO corrects its choice
+ *                  from the call times it measures (xpar_context_set_adapt)
  *   XPAR_<OP>_<KIND>_THRESHOLD, OP in REDUCE SCAN AXPY ADD FILL DOT ALL,
  *       KIND in OPENMP GPU GPU_PINNED GPU_PAGEABLE GPU_DEVICE_ONLY (the
  *       kinds of xpar_threshold, GPU being GPU_DEVICE_DATA): an element count, a
@@ -464,6 +466,36 @@ XPAR_API xpar_status xpar_context_set_verbose(xpar_context *ctx, int verbose);
 XPAR_API xpar_status xpar_context_set_reproducible(xpar_context *ctx, int on);
 /** Whether reproducible mode is on (1) or off (0), in *out. */
 XPAR_API xpar_status xpar_context_get_reproducible(const xpar_context *ctx, int *out);
+
+/**
+ * Adaptation (overrides XPAR_ADAPT; on by default): AUTO times a share of the
+ * calls it may move -- those its thresholds send to the OpenMP tier or the
+ * GPU -- per op or kernel, dtype, where the data lives and power of two of n.
+ * When the chosen tier runs far slower than the next best one (OpenMP -> one
+ * thread; the GPU -> the CPU tier, data valid only on the device copied as for
+ * a tiny call), as on a machine whose cores or GPU other work keeps busy, the
+ * next best tier runs; the displaced tier is retried now and then (a bounded
+ * share of the time) and takes the calls back when it is fast again.  The
+ * decision record says so ("adapted: cpu-openmp measured 9.8 ms against 7 us
+ * for cpu-serial; cpu-serial chosen").  With `on` zero every call runs where
+ * the thresholds say, as they say (the static choice).
+ *
+ * Forced backends (xpar_context_set_backend other than AUTO), mandatory
+ * offload and queued (nowait) calls are never moved, and disabled offload
+ * still keeps every call off the GPU.
+ *
+ * Results: integers, min, max, axpy, add and fill are the same bits on every
+ * tier.  Float and double sums, dots and sum scans outside reproducible mode
+ * depend on the tier (its order of additions), and with adaptation on the tier
+ * of a call can change from one run to the next, or within a run, with the
+ * machine's load: each result stays within the bounds the tiers document, but
+ * two runs need not agree bit for bit.  Reproducible mode is unaffected: every
+ * tier gives the same bits there (xpar_context_set_reproducible), whichever
+ * adaptation picks.
+ */
+XPAR_API xpar_status xpar_context_set_adapt(xpar_context *ctx, int on);
+/** Whether adaptation is on (1) or off (0), in *out. */
+XPAR_API xpar_status xpar_context_get_adapt(const xpar_context *ctx, int *out);
 
 /**
  * Shadow mode (overrides XPAR_SHADOW and XPAR_SHADOW_FAIL): every built-in
@@ -704,7 +736,9 @@ typedef struct xpar_decision {
   char reason[256];          /**< why, for example "n=1000 below openmp threshold 16384
                                 (default)"; each threshold quoted is followed
                                 by where it came from: default, profile, env
-                                or api; "; reproducible mode" and
+                                or api; "; adapted: ..." when AUTO moved
+                                the call (xpar_context_set_adapt);
+                                "; reproducible mode" and
                                 "; shadow <tier>: match|MISMATCH ..." follow
                                 when those modes are on, then where the quoted
                                 built-in defaults were measured ("; default
@@ -851,10 +885,10 @@ XPAR_API xpar_status xpar_dot(xpar_context *ctx, xpar_dtype dtype, const void *x
  *
  * Extra memory, kept by the context between calls (xpar_context_release_memory
  * frees it): n keys for xpar_sort, n keys and n values for xpar_sort_pairs, 2n
- * keys and n indices for xpar_argsort; on the CPU in host memory plus a few KiB
- * of digit counts per thread, on the GPU in device memory plus 2 KiB per tile
- * of 5,760 - 8,448 keys (about 0.3 bytes per key), and the staging of host
- * arrays that every GPU call has.  Sizes up to 4,096 keys sort on the GPU in
+ * keys and n indices for xpar_argsort; on the CPU in host memory plus up to
+ * about 64 KiB of digit counts and write-combining lines per thread; on the
+ * GPU in device memory plus 2 KiB per tile of 5,760 - 8,448 keys (about 0.3
+ * bytes per key), and the staging of host arrays that every GPU call has.  Sizes up to 4,096 keys sort on the GPU in
  * one block with no extra memory.  Out of memory: AUTO runs the call on the
  * CPU instead; a forced tier fails with nothing written.
  */

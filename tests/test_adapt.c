@@ -1,0 +1,292 @@
+/*
+ * AUTO's adaptation (dispatch/adapt.h) without real load and without timing:
+ * the site's two pure functions fed synthetic call times, and whole calls
+ * through the library with the test hook that makes every timed call take the
+ * time the test says (xpar__dispatch_adapt_fake_times).  Nothing here depends
+ * on how fast or how loaded the machine is.
+ *
+ * This program links the library's objects (not libxpar.so) to reach the
+ * internal functions and the hook.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dispatch/adapt.h"
+#include "xpar/xpar.h"
+
+void xpar__dispatch_adapt_fake_times(xpar_context *ctx, const double *ns);
+
+/* ---- the pure functions ------------------------------------------------------- */
+
+/* One timed call of site s at clock *now: the tier it chose runs for
+ * ns[tier]; the clock advances by it.  Returns the tier run. */
+static xpar_tier timed_call(xpar__adapt_site *s, uint64_t *now, const double *ns, int *probe) {
+  const xpar__adapt_choice ch = xpar__adapt_choose(s, *now);
+  *now += (uint64_t)ns[ch.tier];
+  xpar__adapt_observe(s, ch.tier, ch.probe, ns[ch.tier], *now);
+  if (probe) *probe = ch.probe;
+  return ch.tier;
+}
+
+/* Calls as dispatch makes them: the countdown between timed calls, the
+ * running tier in between (its time on the clock too). */
+static int run_calls(xpar__adapt_site *s, uint64_t *now, const double *ns, int calls,
+                     xpar_tier want, int *probes) {
+  int first = -1;
+  for (int i = 0; i < calls; i++) {
+    xpar_tier t;
+    int probe = 0;
+    if (--s->sample_in <= 0) {
+      t = timed_call(s, now, ns, &probe);
+    } else {
+      t = xpar__adapt_running(s);
+      *now += (uint64_t)ns[t];
+    }
+    if (probes) *probes += probe;
+    if (first < 0 && !probe && xpar__adapt_running(s) == want) first = i;
+  }
+  return first;
+}
+
+static void idle_stays_static(void **state) {
+  (void)state;
+  /* OpenMP 20 us, one thread 150 us: the alternative is timed a few times,
+   * never chosen, and ever more rarely. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CPU_OPENMP] = 20e3;
+  ns[XPAR_TIER_CPU_SERIAL] = 150e3;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  uint64_t now = 0;
+  int probes = 0;
+  run_calls(&s, &now, ns, 10000, XPAR_TIER_CPU_OPENMP, &probes);
+  assert_int_equal(s.adapted, 0);
+  assert_true(probes >= 1);
+  /* Backoff: at most ~log2(4096 / 16) + a first look, each in pairs. */
+  assert_true(probes <= 2 * 12);
+}
+
+static void load_moves_and_returns(void **state) {
+  (void)state;
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CPU_OPENMP] = 20e3;
+  ns[XPAR_TIER_CPU_SERIAL] = 150e3;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  uint64_t now = 0;
+  run_calls(&s, &now, ns, 200, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_int_equal(s.adapted, 0);
+  /* Load: OpenMP 9.8 ms, one thread 300 us (half a core). */
+  ns[XPAR_TIER_CPU_OPENMP] = 9.8e6;
+  ns[XPAR_TIER_CPU_SERIAL] = 300e3;
+  const int moved = run_calls(&s, &now, ns, 100, XPAR_TIER_CPU_SERIAL, NULL);
+  assert_true(moved >= 0 && moved <= 4);
+  /* The load stays: the displaced tier's retries cost at most ~1/SHARE of
+   * the time (and a pair's second call). */
+  const uint64_t t0 = now;
+  int probes = 0;
+  run_calls(&s, &now, ns, 2000, XPAR_TIER_CPU_SERIAL, &probes);
+  assert_int_equal(s.adapted, 1);
+  const double probe_time = probes * ns[XPAR_TIER_CPU_OPENMP];
+  assert_true(probe_time <= 0.2 * (double)(now - t0));
+  /* The load ends: back on OpenMP within 100 calls. */
+  ns[XPAR_TIER_CPU_OPENMP] = 20e3;
+  ns[XPAR_TIER_CPU_SERIAL] = 150e3;
+  const int back = run_calls(&s, &now, ns, 400, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_true(back >= 0 && back <= 100);
+  assert_int_equal(s.adapted, 0);
+}
+
+static void near_threshold_does_not_flap(void **state) {
+  (void)state;
+  /* Both tiers within the gap between the factors: the static choice holds. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CPU_OPENMP] = 110e3;
+  ns[XPAR_TIER_CPU_SERIAL] = 100e3;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  uint64_t now = 0;
+  run_calls(&s, &now, ns, 5000, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_int_equal(s.adapted, 0);
+}
+
+static void cold_first_call_is_not_judged(void **state) {
+  (void)state;
+  /* The first OpenMP call pays for the pool (2.4 ms); warm it takes 15 us and
+   * beats the one-thread tier's 40 us. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CPU_OPENMP] = 2.4e6;
+  ns[XPAR_TIER_CPU_SERIAL] = 40e3;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  uint64_t now = 0;
+  run_calls(&s, &now, ns, 1, XPAR_TIER_CPU_OPENMP, NULL);
+  ns[XPAR_TIER_CPU_OPENMP] = 15e3;
+  run_calls(&s, &now, ns, 500, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_int_equal(s.adapted, 0);
+}
+
+static void gpu_moves_to_cpu(void **state) {
+  (void)state;
+  /* A GPU kept busy by another process: 4 ms a call against 300 us on the CPU. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CUDA] = 50e3;
+  ns[XPAR_TIER_CPU_OPENMP] = 300e3;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP);
+  uint64_t now = 0;
+  run_calls(&s, &now, ns, 500, XPAR_TIER_CUDA, NULL);
+  assert_int_equal(s.adapted, 0);
+  ns[XPAR_TIER_CUDA] = 4e6;
+  const int moved = run_calls(&s, &now, ns, 50, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_true(moved >= 0 && moved <= 4);
+}
+
+/* ---- whole calls, with the times faked ------------------------------------------ */
+
+enum { N = 1 << 18 }; /* above every built-in OpenMP threshold of int32 reduce */
+
+static xpar_context *new_ctx(void) {
+  xpar_context *ctx = NULL;
+  assert_int_equal(xpar_context_create(&ctx), XPAR_OK);
+  return ctx;
+}
+
+static const double *loaded_times(void) {
+  static double ns[XPAR_TIER_COUNT_];
+  ns[XPAR_TIER_CPU_OPENMP] = 9.8e6;
+  ns[XPAR_TIER_CPU_SERIAL] = 7e3;
+  return ns;
+}
+
+static xpar_decision reduce_calls(xpar_context *ctx, const int32_t *x, int calls) {
+  int32_t r = 0;
+  for (int i = 0; i < calls; i++) {
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, N, &r), XPAR_OK);
+    assert_int_equal(r, N);
+  }
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  return d;
+}
+
+static int32_t *ones(void) {
+  int32_t *x = malloc(N * sizeof *x);
+  assert_non_null(x);
+  for (int i = 0; i < N; i++) x[i] = 1;
+  return x;
+}
+
+static void record_names_the_adaptation(void **state) {
+  (void)state;
+  int32_t *x = ones();
+  xpar_context *ctx = new_ctx();
+  int on = 0;
+  assert_int_equal(xpar_context_get_adapt(ctx, &on), XPAR_OK);
+  assert_int_equal(on, 1);
+  xpar__dispatch_adapt_fake_times(ctx, loaded_times());
+  const xpar_decision d = reduce_calls(ctx, x, 20);
+  assert_int_equal(d.tier, XPAR_TIER_CPU_SERIAL);
+  if (!strstr(d.reason, "; adapted: cpu-openmp measured 9.8 ms against 7 us for cpu-serial; "
+                        "cpu-serial chosen"))
+    fail_msg("the record does not name the adaptation: \"%s\"", d.reason);
+  /* Whole: it still ends in where the quoted defaults were measured. */
+  assert_non_null(strstr(d.reason, "(default)"));
+  assert_int_equal(d.reason[strlen(d.reason) - 1], ')');
+  xpar_context_destroy(ctx);
+  free(x);
+}
+
+static void adapt_off_is_static(void **state) {
+  (void)state;
+  int32_t *x = ones();
+  /* The API ... */
+  xpar_context *ctx = new_ctx();
+  assert_int_equal(xpar_context_set_adapt(ctx, 0), XPAR_OK);
+  xpar__dispatch_adapt_fake_times(ctx, loaded_times());
+  xpar_decision d = reduce_calls(ctx, x, 20);
+  assert_int_equal(d.tier, XPAR_TIER_CPU_OPENMP);
+  assert_null(strstr(d.reason, "adapt"));
+  xpar_context_destroy(ctx);
+  /* ... and the environment. */
+  setenv("XPAR_ADAPT", "OFF", 1);
+  ctx = new_ctx();
+  unsetenv("XPAR_ADAPT");
+  int on = 1;
+  assert_int_equal(xpar_context_get_adapt(ctx, &on), XPAR_OK);
+  assert_int_equal(on, 0);
+  xpar__dispatch_adapt_fake_times(ctx, loaded_times());
+  d = reduce_calls(ctx, x, 20);
+  assert_int_equal(d.tier, XPAR_TIER_CPU_OPENMP);
+  xpar_context_destroy(ctx);
+  /* A value neither off nor on is refused, never taken for a default. */
+  setenv("XPAR_ADAPT", "maybe", 1);
+  ctx = NULL;
+  assert_int_equal(xpar_context_create(&ctx), XPAR_ERR_INVALID_ENV);
+  assert_non_null(strstr(xpar_last_error_detail(), "XPAR_ADAPT"));
+  unsetenv("XPAR_ADAPT");
+  free(x);
+}
+
+static void forced_backends_never_adapt(void **state) {
+  (void)state;
+  int32_t *x = ones();
+  xpar_context *ctx = new_ctx();
+  assert_int_equal(xpar_context_set_backend(ctx, XPAR_BACKEND_CPU), XPAR_OK);
+  xpar__dispatch_adapt_fake_times(ctx, loaded_times());
+  const xpar_decision d = reduce_calls(ctx, x, 40);
+  assert_int_equal(d.tier, XPAR_TIER_CPU_OPENMP);
+  assert_null(strstr(d.reason, "adapt"));
+  xpar_context_destroy(ctx);
+  free(x);
+}
+
+static void adapted_then_back(void **state) {
+  (void)state;
+  int32_t *x = ones();
+  xpar_context *ctx = new_ctx();
+  /* Loaded for a while: OpenMP 9.8 ms, one thread 300 us (half a core). */
+  double loaded[XPAR_TIER_COUNT_] = {0};
+  loaded[XPAR_TIER_CPU_OPENMP] = 9.8e6;
+  loaded[XPAR_TIER_CPU_SERIAL] = 300e3;
+  xpar__dispatch_adapt_fake_times(ctx, loaded);
+  assert_int_equal(reduce_calls(ctx, x, 1000).tier, XPAR_TIER_CPU_SERIAL);
+  /* The load ends: OpenMP 20 us against 150 us, and the calls repeat (the
+   * repeat path's timed calls move the choice back). */
+  double idle[XPAR_TIER_COUNT_] = {0};
+  idle[XPAR_TIER_CPU_OPENMP] = 20e3;
+  idle[XPAR_TIER_CPU_SERIAL] = 150e3;
+  xpar__dispatch_adapt_fake_times(ctx, idle);
+  int32_t r;
+  int back = -1;
+  for (int i = 0; i < 150 && back < 0; i++) {
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, N, &r), XPAR_OK);
+    xpar_decision d;
+    assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+    if (d.tier == XPAR_TIER_CPU_OPENMP && !strstr(d.reason, "retried")) back = i;
+  }
+  assert_true(back >= 0 && back <= 100);
+  xpar_context_destroy(ctx);
+  free(x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(idle_stays_static),
+      cmocka_unit_test(load_moves_and_returns),
+      cmocka_unit_test(near_threshold_does_not_flap),
+      cmocka_unit_test(cold_first_call_is_not_judged),
+      cmocka_unit_test(gpu_moves_to_cpu),
+      cmocka_unit_test(record_names_the_adaptation),
+      cmocka_unit_test(adapt_off_is_static),
+      cmocka_unit_test(forced_backends_never_adapt),
+      cmocka_unit_test(adapted_then_back),
+  };
+  return cmocka_run_group_tests_name("adapt", tests, NULL, NULL);
+}
