@@ -461,6 +461,7 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
       shadow_compare kc = {.t = XPAR_UINT64, .count = 1, .bitwise = 1, .c = c};
       same = compare(ctx, &kc, prim_result.bytes, shadow_result.bytes);
       const uint64_t kept = prim_result.u64;
+      k.t = c->dtype;
       k.count = c->select_kind == XPAR__PARTITION ? c->n : (size_t)kept;
       k.bitwise = 1;
       if (same && k.count <= c->n) same = compare(ctx, &k, prim, outs);

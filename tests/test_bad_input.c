@@ -558,7 +558,7 @@ static void select_refusals(void **state) {
   ACCEPTED(xpar_unique(c, D, v, v, 8, &k));
   assert_true(k == 4 && v[0] == 3 && v[1] == 1 && v[2] == 2 && v[3] == 3);
   ACCEPTED(xpar_select(c, D, XPAR_GE, &alpha, NULL, v, v, 4, &k));
-  assert_true(k == 2 && v[0] == 3 && v[1] == 2);
+  assert_true(k == 3 && v[0] == 3 && v[1] == 2 && v[2] == 3);
 }
 
 /* ---- context setters with bad values ----------------------------------------------- */
