@@ -537,7 +537,8 @@ NB_MODULE(_xpar, m) {
       .def("_sort", &sort)
       .def("_sort_pairs", &sort_pairs)
       .def("_argsort", &argsort)
-      .def("_compact", &compact)
+      .def("_compact", &compact, nb::arg("kind"), nb::arg("pred"), nb::arg("value").none(),
+           nb::arg("hi").none(), nb::arg("x"), nb::arg("flags").none(), nb::arg("out"))
       .def("_map", &map_array)
       .def("_update", &update_array)
       .def("_unmap", &unmap_array)

@@ -559,7 +559,7 @@ class Context(_xpar.Context):
         return out
 
     # -- compaction ------------------------------------------------------
-    def _compact(self, stream, kind, x, out, pred="==", value=None, hi=None, flags=None):
+    def _compaction(self, stream, kind, x, out, pred="==", value=None, hi=None, flags=None):
         if out is None:
             out = _empty_like(x)
         else:
@@ -574,7 +574,7 @@ class Context(_xpar.Context):
         first count elements of `out` (a new array of x's framework when None;
         out may be x: in place), as x[x > value] in NumPy.  A NaN satisfies
         only "!="."""
-        out, count = self._compact(stream, 0, x, out, pred, value, hi)
+        out, count = self._compaction(stream, 0, x, out, pred, value, hi)
         return out[:count]
 
     def select_flagged(self, x, flags, *, out=None, stream=None):
@@ -586,20 +586,20 @@ class Context(_xpar.Context):
                 flags = flags.view(torch.uint8)
             else:
                 flags = flags.view("uint8")
-        out, count = self._compact(stream, 1, x, out, flags=flags)
+        out, count = self._compaction(stream, 1, x, out, flags=flags)
         return out[:count]
 
     def partition(self, x, pred: str, value, hi=None, *, out=None, stream=None):
         """Stable partition: (out, count), out holding the elements of x that
         satisfy the predicate (see select()) first, then the others, each in
         input order.  out must not overlap x."""
-        return self._compact(stream, 2, x, out, pred, value, hi)
+        return self._compaction(stream, 2, x, out, pred, value, hi)
 
     def unique_consecutive(self, x, *, out=None, stream=None):
         """x without consecutive duplicates, as torch.unique_consecutive:
         a view of out's first count elements.  Floats: -0.0 equals +0.0 and
         NaN equals NaN, so unique_consecutive(sort(x)) is numpy.unique(x)."""
-        out, count = self._compact(stream, 3, x, out)
+        out, count = self._compaction(stream, 3, x, out)
         return out[:count]
 
     # -- where data lives ------------------------------------------------
