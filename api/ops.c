@@ -406,3 +406,111 @@ XPAR_API xpar_status xpar_argsort_nowait(xpar_context *ctx, xpar_dtype dtype,
   XPAR__OP_THROUGH_CONTEXT(ctx, sort_entered(ctx, SORT_ARGSORT, dtype, index_dtype, order, in,
                                              NULL, NULL, indices, n, 1));
 }
+
+/* ---- compaction ------------------------------------------------------------ */
+
+/* xpar_select, xpar_select_flagged, xpar_partition and xpar_unique: one path.
+ * value / hi are the predicate's host scalars (select and partition), flags
+ * select_flagged's bytes; count is 8 bytes, device memory allowed with
+ * nowait. */
+static xpar_status select_entered(xpar_context *ctx, xpar__select_kind kind, xpar_dtype dtype,
+                                  xpar_predicate pred, const void *value, const void *hi,
+                                  const void *in, const unsigned char *flags, void *out, size_t n,
+                                  size_t *count, int nowait) {
+  const xpar_op this_op = XPAR_OP_SELECT;
+  const int predicated = kind == XPAR__SELECT_IF || kind == XPAR__PARTITION;
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(!predicated || (unsigned)pred < XPAR_PREDICATE_COUNT_
+            ? XPAR_OK
+            : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown predicate %d", (int)pred));
+  CHECK(predicated && n > 0 && !value
+            ? xpar__fail(XPAR_ERR_NULL_POINTER, "value is NULL (n = %zu)", n)
+            : XPAR_OK);
+  CHECK(predicated && pred == XPAR_IN_RANGE && n > 0 && !hi
+            ? xpar__fail(XPAR_ERR_NULL_POINTER, "hi is NULL with XPAR_IN_RANGE (n = %zu)", n)
+            : XPAR_OK);
+  CHECK(kind == XPAR__SELECT_FLAGGED && n > 0 && !flags
+            ? xpar__fail(XPAR_ERR_NULL_POINTER, "flags is NULL (n = %zu)", n)
+            : XPAR_OK);
+  CHECK(xpar__check_array("in", in, n, bytes, dtype));
+  CHECK(xpar__check_array("out", out, n, bytes, dtype));
+  CHECK(check_result(count, XPAR_UINT64, nowait));
+  CHECK(kind == XPAR__PARTITION ? check_disjoint("in", in, bytes, "out", out, bytes)
+                                : check_alias("in", in, "out", out, bytes));
+  CHECK(check_disjoint("flags", flags, n, "out", out, bytes));
+  xpar__call c = call_of(XPAR_OP_SELECT, dtype, n, bytes, in, flags, out, nowait);
+  c.result = count;
+  c.result_dtype = XPAR_UINT64;
+  c.bytes2 = kind == XPAR__SELECT_FLAGGED ? n : 0;
+  c.select_kind = (unsigned char)kind;
+  c.pred = predicated ? pred : XPAR_EQ;
+  memset(&c.pred_value, 0, sizeof c.pred_value);
+  memset(&c.pred_hi, 0, sizeof c.pred_hi);
+  /* Copied once checked to be host memory: nothing below holds the caller's
+   * scalars (queued GPU work takes them by value). */
+  if (predicated && n > 0) {
+    CHECK(xpar__check_host_scalar(ctx, "value", value, xpar__dtype_size(dtype)));
+    memcpy(c.pred_value.bytes, value, xpar__dtype_size(dtype));
+    if (pred == XPAR_IN_RANGE) {
+      CHECK(xpar__check_host_scalar(ctx, "hi", hi, xpar__dtype_size(dtype)));
+      memcpy(c.pred_hi.bytes, hi, xpar__dtype_size(dtype));
+    }
+  }
+  return xpar__dispatch(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_select(xpar_context *ctx, xpar_dtype dtype, xpar_predicate pred,
+                                 const void *value, const void *hi, const void *in, void *out,
+                                 size_t n, size_t *count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__SELECT_IF, dtype, pred, value, hi, in,
+                                               NULL, out, n, count, 0));
+}
+
+XPAR_API xpar_status xpar_select_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_predicate pred,
+                                        const void *value, const void *hi, const void *in,
+                                        void *out, size_t n, size_t *device_count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__SELECT_IF, dtype, pred, value, hi, in,
+                                               NULL, out, n, device_count, 1));
+}
+
+XPAR_API xpar_status xpar_select_flagged(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                         const unsigned char *flags, void *out, size_t n,
+                                         size_t *count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__SELECT_FLAGGED, dtype, XPAR_EQ, NULL,
+                                               NULL, in, flags, out, n, count, 0));
+}
+
+XPAR_API xpar_status xpar_select_flagged_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                const void *in, const unsigned char *flags,
+                                                void *out, size_t n, size_t *device_count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__SELECT_FLAGGED, dtype, XPAR_EQ, NULL,
+                                               NULL, in, flags, out, n, device_count, 1));
+}
+
+XPAR_API xpar_status xpar_partition(xpar_context *ctx, xpar_dtype dtype, xpar_predicate pred,
+                                    const void *value, const void *hi, const void *in,
+                                    void *out, size_t n, size_t *count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__PARTITION, dtype, pred, value, hi, in,
+                                               NULL, out, n, count, 0));
+}
+
+XPAR_API xpar_status xpar_partition_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                           xpar_predicate pred, const void *value,
+                                           const void *hi, const void *in, void *out, size_t n,
+                                           size_t *device_count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__PARTITION, dtype, pred, value, hi, in,
+                                               NULL, out, n, device_count, 1));
+}
+
+XPAR_API xpar_status xpar_unique(xpar_context *ctx, xpar_dtype dtype, const void *in, void *out,
+                                 size_t n, size_t *count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__UNIQUE, dtype, XPAR_EQ, NULL, NULL, in,
+                                               NULL, out, n, count, 0));
+}
+
+XPAR_API xpar_status xpar_unique_nowait(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                        void *out, size_t n, size_t *device_count) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, select_entered(ctx, XPAR__UNIQUE, dtype, XPAR_EQ, NULL, NULL, in,
+                                               NULL, out, n, device_count, 1));
+}

@@ -32,6 +32,9 @@ xpar_status xpar__cuda_fill(const xpar__exec *ex, xpar_dtype t, const void *valu
 /* stable sort (device_sort.cu, device_sort64.cu) */
 xpar_status xpar__cuda_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 
+/* compaction: select, select_flagged, partition, unique (device_select.cu) */
+xpar_status xpar__cuda_select(const xpar__exec *ex, const xpar__select_spec *s);
+
 /* application kernels (device_kernel.cu) */
 xpar_status xpar__cuda_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                               const struct xpar_kernel_args *args);

@@ -74,6 +74,31 @@ typedef struct xpar__sort_spec {
   size_t n;
 } xpar__sort_spec;
 
+/** What a compaction call keeps (xpar_select and its family). */
+typedef enum xpar__select_kind {
+  XPAR__SELECT_IF = 0,      /* the predicate holds                               */
+  XPAR__SELECT_FLAGGED = 1, /* flags[i] != 0                                     */
+  XPAR__PARTITION = 2,      /* the predicate holds first, then the rest (all n)  */
+  XPAR__UNIQUE = 3          /* i == 0 or in[i] differs from in[i-1] (the sort's
+                               float equality: -0.0 == +0.0, NaN == NaN)         */
+} xpar__select_kind;
+
+/** One compaction call.  Kept elements go to out[0 .. count) in input order;
+ *  a partition writes the others after them, in input order too.  `count` is a
+ *  host pointer, or device-accessible memory with ex->result_on_device (the
+ *  CUDA backend); an 8-byte count either way. */
+typedef struct xpar__select_spec {
+  xpar__select_kind kind;
+  xpar_dtype dtype;
+  xpar_predicate pred;          /* IF, PARTITION                          */
+  xpar__scalar value, hi;       /* IF, PARTITION: the predicate's operands */
+  const void *in;
+  const unsigned char *flags;   /* FLAGGED                                */
+  void *out;                    /* may equal in, except for PARTITION     */
+  size_t n;
+  uint64_t *count;
+} xpar__select_spec;
+
 /** What a pointer is, as the CUDA runtime sees it. */
 typedef enum xpar__ptr_kind {
   XPAR__PTR_HOST_PAGEABLE = 0,
@@ -118,6 +143,10 @@ typedef struct xpar__backend {
    * (freed by release_cache); out of memory writes nothing.  NULL: the
    * backend has no sort (dispatch refuses with XPAR_ERR_NOT_SUPPORTED). */
   xpar_status (*sort)(const xpar__exec *ex, const xpar__sort_spec *s);
+  /* Compaction (xpar__select_spec): select, select by flags, stable
+   * partition, unique.  in == out allowed except for a partition; flags never
+   * overlap out.  NULL: not supported (dispatch refuses). */
+  xpar_status (*select)(const xpar__exec *ex, const xpar__select_spec *s);
   /* An application kernel (xpar/xpar_kernel.h) over [0, n): the CPU backend
    * runs its CPU loop (one thread when ex->serial or ex->num_threads is 1),
    * the CUDA backend its grid-stride kernel in the backend's launch shape

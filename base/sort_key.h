@@ -16,6 +16,9 @@
  * then inverted (~) for descending.  Sorting moves the keys' original bits:
  * the radix key only decides where they go (-0.0 stays -0.0, a NaN keeps its
  * sign and payload).
+ *
+ * Equality is the same everywhere: two keys are equal when their radix keys
+ * are (xpar_unique's runs of equal elements use it: -0.0 == +0.0, NaN == NaN).
  */
 #ifndef XPAR_BASE_SORT_KEY_H
 #define XPAR_BASE_SORT_KEY_H

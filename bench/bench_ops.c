@@ -342,6 +342,32 @@ static void plain_serial_sort(bench_case *c, int threads) {
   qsort(c->out, c->n, c->esize, cmp);
 }
 
+/* Select (keep x > 2: about half of the bench's data), as an application
+ * writes it: one loop.  The rest of out holds the poison every checked run
+ * starts from (bench_case_reset), as xpar leaves it. */
+#define BENCH_SELECT_(e, ctype, name, size)                                  \
+  static size_t plain_select_##e(const ctype *x, ctype *out, size_t n) {     \
+    size_t k = 0;                                                            \
+    for (size_t i = 0; i < n; ++i)                                           \
+      if (x[i] > (ctype)2) out[k++] = x[i];                                  \
+    return k;                                                                \
+  }
+XPAR_DTYPE_MAP(BENCH_SELECT_)
+#undef BENCH_SELECT_
+static void plain_serial_select(bench_case *c, int threads) {
+  (void)threads;
+  memset(c->out, 0xA5, c->n * c->esize);
+  size_t k = 0;
+  switch (c->dtype) {
+#define BENCH_SELECT_CASE_(e, ctype, name, size) \
+  case XPAR_##e: k = plain_select_##e((const ctype *)c->x, (ctype *)c->out, c->n); break;
+    XPAR_DTYPE_MAP(BENCH_SELECT_CASE_)
+#undef BENCH_SELECT_CASE_
+    default: break;
+  }
+  memcpy(c->result, &k, sizeof k);
+}
+
 /* ---- one call through the public API ------------------------------------- */
 
 static xpar_status run_reduce(xpar_context *ctx, bench_case *c) {
@@ -367,6 +393,12 @@ static xpar_status run_dot(xpar_context *ctx, bench_case *c) {
 static xpar_status run_sort(xpar_context *ctx, bench_case *c) {
   return xpar_sort(ctx, c->dtype, XPAR_ASCENDING, c->x, c->out, c->n);
 }
+static xpar_status run_select(xpar_context *ctx, bench_case *c) {
+  size_t count;
+  xpar_status st = xpar_select(ctx, c->dtype, XPAR_GT, c->scalar, NULL, c->x, c->out, c->n, &count);
+  memcpy(c->result, &count, sizeof count);
+  return st;
+}
 
 /* Traffic per element in element sizes: what the floor time is made of. */
 static const bench_op ops[] = {
@@ -380,6 +412,8 @@ static const bench_op ops[] = {
     /* sort: the one-pass floor (read the keys, write them once); a radix
      * sort moves them once per digit pass on top of it */
     {"sort", XPAR_OP_SORT, 1, 2.0, run_sort, NULL, "qsort", plain_serial_sort},
+    /* select x > 2: read n, write the half kept */
+    {"select", XPAR_OP_SELECT, 1, 1.5, run_select, NULL, "plain-loop", plain_serial_select},
 };
 
 const bench_op *bench_op_at(int i) {
@@ -406,7 +440,8 @@ int bench_op_reads_y(xpar_op op) {
   return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
 }
 int bench_op_writes_out(xpar_op op) {
-  return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL || op == XPAR_OP_SORT;
+  return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL || op == XPAR_OP_SORT ||
+         op == XPAR_OP_SELECT;
 }
 void *bench_case_output(const bench_case *c) {
   return c->op == XPAR_OP_AXPY ? c->y : bench_op_writes_out(c->op) ? c->out : NULL;

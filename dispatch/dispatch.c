@@ -139,12 +139,15 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   }
   /* A sort's values (y, out2) have their own size; in place, an input and
    * its output are one operand with both roles. */
-  const size_t y_bytes = c->op == XPAR_OP_SORT ? c->bytes2 : bytes;
+  const size_t y_bytes = c->op == XPAR_OP_SORT || c->op == XPAR_OP_SELECT ? c->bytes2 : bytes;
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
   if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, y_bytes, ROLE_READ));
+  /* axpy reads its y; a compaction writes out only up to its count, so the
+   * rest must come back as it was: out is read too (a partition writes all). */
+  const int out_read = c->op == XPAR_OP_AXPY ||
+                       (c->op == XPAR_OP_SELECT && c->select_kind != XPAR__PARTITION);
   if (c->out)
-    XPAR__FORWARD(add_operand(ctx, p, c->out, bytes,
-                              c->op == XPAR_OP_AXPY ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
+    XPAR__FORWARD(add_operand(ctx, p, c->out, bytes, out_read ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
   if (c->out2) XPAR__FORWARD(add_operand(ctx, p, c->out2, c->bytes2, ROLE_WRITE));
   if (c->result) {
     const size_t rb = xpar__dtype_size(c->result_dtype);
@@ -401,6 +404,24 @@ static xpar_status run_sort(const xpar__backend *b, const xpar__exec *ex, const 
   return b->sort(ex, &s);
 }
 
+/* A compaction call as the backend takes it; the count is the call's result. */
+static xpar_status run_select(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                              const void *in, const void *flags, void *out, void *count) {
+  XPAR__RETURN_IF(!b->select, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no compaction",
+                  b->name);
+  const xpar__select_spec s = {.kind = (xpar__select_kind)c->select_kind,
+                               .dtype = c->dtype,
+                               .pred = c->pred,
+                               .value = c->pred_value,
+                               .hi = c->pred_hi,
+                               .in = in,
+                               .flags = (const unsigned char *)flags,
+                               .out = out,
+                               .n = c->n,
+                               .count = (uint64_t *)count};
+  return b->select(ex, &s);
+}
+
 xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
                          const void *x, const void *y, void *out, void *out2, void *result) {
   if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
@@ -415,6 +436,7 @@ xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpa
     case XPAR_OP_FILL: return b->fill(ex, c->dtype, c->scalar, out, c->n);
     case XPAR_OP_DOT: return b->dot(ex, c->dtype, x, y, c->n, result);
     case XPAR_OP_SORT: return run_sort(b, ex, c, x, y, out, out2);
+    case XPAR_OP_SELECT: return run_select(b, ex, c, x, y, out, result);
     default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
   }
 }
@@ -1043,11 +1065,12 @@ xpar_status xpar__run_repeat_timed(xpar_context *ctx, const xpar__call *c) {
 XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__call *c);
 
 /* The host fast path, else the general path (repeats were tried before the
- * call's checks: xpar__dispatch_repeat).  Queued work, kernel launches and
- * sorts take the general path (their arrays are not x/y/out of one size). */
+ * call's checks: xpar__dispatch_repeat).  Queued work, kernel launches, sorts
+ * and compactions take the general path (their arrays are not x/y/out of one
+ * size, or their result is a count beside an array). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel &&
-      c->op != XPAR_OP_SORT) {
+      c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT) {
     xpar_status st;
     if (host_fast_path(ctx, c, &st)) return st;
   }

@@ -58,6 +58,12 @@ typedef struct xpar__call {
   xpar_dtype dtype2;             /* the values' dtype; argsort: the indices' */
   unsigned char sort_descending; /* xpar_sort_order */
   unsigned char sort_indices;    /* argsort: out2 gets 0..n-1 permuted */
+  /* Compaction (xpar_select and its family): x the input, y the flags of
+   * xpar_select_flagged (bytes2 = n bytes), out the output, result the count
+   * (result_dtype XPAR_UINT64); the predicate's operands copied here. */
+  unsigned char select_kind;     /* xpar__select_kind */
+  xpar_predicate pred;
+  xpar__scalar pred_value, pred_hi;
 } xpar__call;
 
 /** The call on its primary tier only (dispatch.c). */

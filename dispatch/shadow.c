@@ -330,9 +330,9 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   const size_t bytes = c->n * size;
   const int has_array_out = c->out != NULL;
   const int has_result = c->result != NULL;
-  const xpar_dtype rt = c->wide ? xpar__wide_dtype(c->dtype) : c->dtype;
+  const xpar_dtype rt = c->result_dtype; /* the wide sum's, a compaction's count (uint64) */
   /* A sort's values: read from y, written to out2, of bytes2 bytes. */
-  const size_t y_bytes = c->op == XPAR_OP_SORT ? c->bytes2 : bytes;
+  const size_t y_bytes = c->op == XPAR_OP_SORT || c->op == XPAR_OP_SELECT ? c->bytes2 : bytes;
   const int has_out2 = c->out2 != NULL;
   void *xs = NULL, *ys = NULL, *outs = NULL, *prim = NULL, *outs2 = NULL, *prim2 = NULL;
   xpar_status st = XPAR_OK;
@@ -454,9 +454,22 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
                         .x = xs,
                         .y = ys,
                         .init = c->init};
-    int same = has_result      ? compare(ctx, &k, prim_result.bytes, shadow_result.bytes)
-               : has_array_out ? compare(ctx, &k, prim, outs)
-                               : 1;
+    int same;
+    if (c->op == XPAR_OP_SELECT) {
+      /* a compaction: the counts, then the elements the count covers (a
+       * partition's all n; the rest of out is the application's) */
+      shadow_compare kc = {.t = XPAR_UINT64, .count = 1, .bitwise = 1, .c = c};
+      same = compare(ctx, &kc, prim_result.bytes, shadow_result.bytes);
+      const uint64_t kept = prim_result.u64;
+      k.t = c->dtype;
+      k.count = c->select_kind == XPAR__PARTITION ? c->n : (size_t)kept;
+      k.bitwise = 1;
+      if (same && k.count <= c->n) same = compare(ctx, &k, prim, outs);
+    } else {
+      same = has_result      ? compare(ctx, &k, prim_result.bytes, shadow_result.bytes)
+             : has_array_out ? compare(ctx, &k, prim, outs)
+                             : 1;
+    }
     if (same && has_out2) { /* a sort's values or indices: moved, never computed */
       shadow_compare kv = {.t = c->dtype2, .count = c->n, .bitwise = 1, .c = c};
       same = compare(ctx, &kv, prim2, outs2);

@@ -100,6 +100,13 @@ static const xpar__provenance calibrated_sort_h100 = {
     .machine = H100_HOST,
     .date = "2026-12-07",
     .run = "xpar-bench calibrate --ops sort --dtypes int32,float,double"};
+/* The compaction family before its first calibration: estimates from its byte
+ * counts (it reads n and writes what it keeps, as a scan reads n and writes
+ * n): the scan's thresholds, and never the GPU for host data. */
+static const xpar__provenance estimated_select = {
+    .machine = "estimate, not measured",
+    .date = "2026-12-07",
+    .run = "xpar-bench calibrate --ops select"};
 
 /* ---- why each value is what it is: one letter per reason ----------------------- */
 
@@ -179,6 +186,8 @@ static const xpar__provenance calibrated_sort_h100 = {
  * included); the OpenMP tier pays from 2^17 (2^18 for doubles), where one
  * thread took 1.8 ms (int32) and 16 threads 1.2 ms. */
 #define T &calibrated_sort_h100
+/* E: the compaction family, estimated (estimated_select). */
+#define E &estimated_select
 
 typedef struct default_value {
   size_t n;
@@ -195,6 +204,7 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
     [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(12), R}},
     [XPAR_OP_DOT] = {{POW2(16), A}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(11), T}, {POW2(12), T}, {POW2(12), T}, {POW2(4), T}},
+    [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
@@ -204,6 +214,7 @@ static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_FILL] = {{POW2(16), M}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(12), D}},
     [XPAR_OP_DOT] = {{POW2(16), L}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(10), T}, {POW2(11), T}, {POW2(12), T}, {POW2(4), T}},
+    [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(16), C}, {POW2(20), R}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
@@ -213,6 +224,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_FILL] = {{POW2(15), M}, {POW2(19), M}, {NEVER, M}, {NEVER, M}, {POW2(11), D}},
     [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(18), T}, {POW2(10), T}, {POW2(10), T}, {POW2(12), T}, {POW2(9), T}},
+    [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
 };
 #undef M
 #undef C
@@ -224,6 +236,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
 #undef N
 #undef V
 #undef T
+#undef E
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];

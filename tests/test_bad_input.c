@@ -514,6 +514,53 @@ static void sort_refusals(void **state) {
   assert_true(k[0] == 16 && k[15] == 1);
 }
 
+/* ---- compaction: every refusal of select, select_flagged, partition, unique -------- */
+static void select_refusals(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  const xpar_dtype D = XPAR_DOUBLE;
+  char *o = (char *)g_out; /* outputs and overlapping inputs live in g_out: all stay poisoned */
+  size_t *cnt = (size_t *)g_res; /* the count lives in g_res: it must stay poisoned too */
+  const unsigned char *fl = (const unsigned char *)g_in2;
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_select(NULL, D, XPAR_LT, &alpha, NULL, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_unique_nowait(NULL, D, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select(c, D, XPAR_LT, NULL, NULL, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select(c, D, XPAR_IN_RANGE, &alpha, NULL, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select(c, D, XPAR_GT, &alpha, NULL, NULL, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select(c, D, XPAR_GT, &alpha, NULL, g_in, NULL, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select(c, D, XPAR_GT, &alpha, NULL, g_in, g_out, 8, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select(c, D, XPAR_GT, &alpha, NULL, g_in, g_out, 0, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select_flagged(c, D, g_in, NULL, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_partition(c, D, XPAR_NE, NULL, NULL, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_unique(c, D, g_in, g_out, 8, NULL));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_select(c, D, (xpar_predicate)7, &alpha, &alpha, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_partition(c, D, (xpar_predicate)-1, &alpha, NULL, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_unique(c, (xpar_dtype)77, g_in, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c, xpar_unique(c, D, g_in, g_out, SIZE_MAX, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_select(c, D, XPAR_EQ, &alpha, NULL, (char *)g_in + 4, g_out, 8, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_unique(c, D, g_in, o + 4, 8, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_unique_nowait(c, D, g_in, g_out, 8, (size_t *)((char *)g_res + 4)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_select(c, D, XPAR_EQ, &alpha, NULL, o, o + 8, 8, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_unique(c, D, o + 8, o, 8, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_partition(c, D, XPAR_EQ, &alpha, NULL, o, o, 8, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_partition_nowait(c, D, XPAR_EQ, &alpha, NULL, o, o + 8, 8, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_select_flagged(c, D, g_in, (const unsigned char *)o + 3, o, 8, cnt));
+  (void)fl;
+  /* n = 0: NULL arrays and scalars; the count is written (0) */
+  size_t k = 99;
+  ACCEPTED(xpar_select(c, D, XPAR_IN_RANGE, NULL, NULL, NULL, NULL, 0, &k));
+  assert_true(k == 0);
+  k = 99;
+  ACCEPTED(xpar_select_flagged(c, D, NULL, NULL, NULL, 0, &k));
+  assert_true(k == 0);
+  /* in place where documented */
+  double v[8] = {3, 3, 1, 1, 1, 2, 3, 3};
+  ACCEPTED(xpar_unique(c, D, v, v, 8, &k));
+  assert_true(k == 4 && v[0] == 3 && v[1] == 1 && v[2] == 2 && v[3] == 3);
+  ACCEPTED(xpar_select(c, D, XPAR_GE, &alpha, NULL, v, v, 4, &k));
+  assert_true(k == 3 && v[0] == 3 && v[1] == 2 && v[2] == 3);
+}
+
 /* ---- context setters with bad values ----------------------------------------------- */
 static void bad_settings(void **state) {
   (void)state;
@@ -651,7 +698,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(overlap),             cmocka_unit_test(bad_settings),
       cmocka_unit_test(status_strings),      cmocka_unit_test(detail_cleared),
       cmocka_unit_test(detail_thread_local), cmocka_unit_test(detail_fresh_thread_empty),
-      cmocka_unit_test(sort_refusals),
+      cmocka_unit_test(sort_refusals),       cmocka_unit_test(select_refusals),
   };
   return cmocka_run_group_tests_name("bad_input", tests, setup, teardown);
 }

@@ -62,6 +62,10 @@ static xpar_status run_op(xpar_context *ctx, xpar_op op, double *x, double *y, d
     case XPAR_OP_ADD: return xpar_add(ctx, XPAR_DOUBLE, x, y, z, n);
     case XPAR_OP_FILL: return xpar_fill(ctx, XPAR_DOUBLE, &two, z, n);
     case XPAR_OP_SORT: return xpar_sort(ctx, XPAR_DOUBLE, XPAR_ASCENDING, x, z, n);
+    case XPAR_OP_SELECT: {
+      size_t k;
+      return xpar_select(ctx, XPAR_DOUBLE, XPAR_GT, &two, NULL, x, z, n, &k);
+    }
     case XPAR_OP_DOT: default: return xpar_dot(ctx, XPAR_DOUBLE, x, y, n, res);
   }
 }
@@ -323,6 +327,10 @@ static xpar_status run_op_t(xpar_context *ctx, xpar_op op, xpar_dtype t, void *x
     case XPAR_OP_ADD: return xpar_add(ctx, t, x, y, z, n);
     case XPAR_OP_FILL: return xpar_fill(ctx, t, scalar, z, n);
     case XPAR_OP_SORT: return xpar_sort(ctx, t, XPAR_ASCENDING, x, z, n);
+    case XPAR_OP_SELECT: {
+      size_t k;
+      return xpar_unique(ctx, t, x, z, n, &k);
+    }
     case XPAR_OP_DOT: default: return xpar_dot(ctx, t, x, y, n, res);
   }
 }

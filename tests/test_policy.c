@@ -166,6 +166,13 @@ static xpar_status fake_sort(const xpar__exec *ex, const xpar__sort_spec *spec) 
   xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &fake_sort_scratch};
   return xpar__cpu_backend.sort(&s, spec);
 }
+static xpar_status fake_select(const xpar__exec *ex, const xpar__select_spec *spec) {
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &fake_sort_scratch};
+  /* the count of a nowait call is "device" memory: the fake device's is the host's */
+  (void)ex;
+  return xpar__cpu_backend.select(&s, spec);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -254,6 +261,7 @@ static const xpar__backend fake_gpu = {
     .op_reduce = fake_op_reduce,
     .op_scan = fake_op_scan,
     .sort = fake_sort,
+    .select = fake_select,
     .query = fake_query,
     .state_create = fake_state_create,
     .state_destroy = fake_state_destroy,
@@ -1386,6 +1394,10 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
     case XPAR_OP_ADD: return xpar_add(ctx, t, x, y, z, n);
     case XPAR_OP_FILL: return xpar_fill(ctx, t, &zero, z, n);
     case XPAR_OP_SORT: return xpar_sort(ctx, t, XPAR_ASCENDING, x, z, n);
+    case XPAR_OP_SELECT: {
+      size_t k;
+      return xpar_select(ctx, t, XPAR_NE, &zero, NULL, x, z, n, &k);
+    }
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
 }

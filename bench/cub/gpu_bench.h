@@ -49,5 +49,9 @@ int gpu_embed_bench_run(void);
 /* --sort / --sort-check / --sort-bench: the stable sort, checked and beside CUB's
  * DeviceRadixSort (gpu_sort_bench.cu); what: 1 check, 2 timings, 3 both. */
 int gpu_sort_run(int quick, unsigned long long seed, int what);
+/* --select / --select-check / --select-bench: compaction (select, select_flagged,
+ * partition, unique), checked and beside CUB's DeviceSelect / DevicePartition
+ * (gpu_select_bench.cu); what: 1 check, 2 timings, 3 both. */
+int gpu_select_run(int quick, unsigned long long seed, int what);
 
 #endif

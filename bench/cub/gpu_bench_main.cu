@@ -13,6 +13,10 @@
  *   --sort         the stable sort: checked against a CPU stable sort by the radix key,
  *                  then timed beside CUB's DeviceRadixSort (gpu_sort_bench.cu);
  *                  --sort-check / --sort-bench: one of the two
+ *   --select       compaction (select, select_flagged, partition, unique): checked
+ *                  against a CPU loop, then timed beside CUB's DeviceSelect /
+ *                  DevicePartition (gpu_select_bench.cu); --select-check /
+ *                  --select-bench: one of the two
  *   --embed        costs through the public API: sync reduce of 1024 device int32,
  *                  pinned vs pageable small scans, the N = 128 AUTO call
  *                  (gpu_embed_bench.cu)
@@ -26,7 +30,7 @@
 
 int main(int argc, char **argv) {
   int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0,
-      small_sweep = 0, sort = 0;
+      small_sweep = 0, sort = 0, select = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -46,6 +50,12 @@ int main(int argc, char **argv) {
       sort |= 1;
     else if (!strcmp(argv[i], "--sort-bench"))
       sort |= 2;
+    else if (!strcmp(argv[i], "--select"))
+      select = 3;
+    else if (!strcmp(argv[i], "--select-check"))
+      select |= 1;
+    else if (!strcmp(argv[i], "--select-bench"))
+      select |= 2;
     else if (!strcmp(argv[i], "--embed"))
       embed = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
@@ -56,12 +66,14 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] "
-                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--seed N]\n",
+                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--select] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
-  if (!check && !sticky && !profile && !sweep && !embed && !small_sweep && !sort) bench = 1;
+  if (!check && !sticky && !profile && !sweep && !embed && !small_sweep && !sort &&
+      !select)
+    bench = 1;
   opt.quick = quick;
 
   xpar_device_info info;
@@ -79,5 +91,6 @@ int main(int argc, char **argv) {
   if (small_sweep) rc |= gpu_small_scan_sweep_run();
   if (embed) rc |= gpu_embed_bench_run();
   if (sort) rc |= gpu_sort_run(quick, opt.seed, sort);
+  if (select) rc |= gpu_select_run(quick, opt.seed, select);
   return rc;
 }

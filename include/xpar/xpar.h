@@ -182,6 +182,20 @@ typedef enum xpar_sort_order {
   XPAR_SORT_ORDER_COUNT_
 } xpar_sort_order;
 
+/** The built-in predicate of xpar_select and xpar_partition: keep x[i] where
+ *  `x[i] <op> value` holds, or, for XPAR_IN_RANGE, value <= x[i] < hi.  A NaN
+ *  satisfies only XPAR_NE (as C's comparisons). */
+typedef enum xpar_predicate {
+  XPAR_LT = 0,       /**< x <  value */
+  XPAR_LE = 1,       /**< x <= value */
+  XPAR_EQ = 2,       /**< x == value */
+  XPAR_NE = 3,       /**< x != value */
+  XPAR_GE = 4,       /**< x >= value */
+  XPAR_GT = 5,       /**< x >  value */
+  XPAR_IN_RANGE = 6, /**< value <= x < hi */
+  XPAR_PREDICATE_COUNT_
+} xpar_predicate;
+
 /*
  * The enumerations below are generated from one map each (libuv's
  * UV_HANDLE_TYPE_MAP style), so that every spelling of a value -- its enum,
@@ -199,7 +213,8 @@ typedef enum xpar_sort_order {
   X(ADD, "add", "ADD")            \
   X(FILL, "fill", "FILL")         \
   X(DOT, "dot", "DOT")            \
-  X(SORT, "sort", "SORT") /* xpar_sort, xpar_sort_pairs, xpar_argsort (by key dtype) */
+  X(SORT, "sort", "SORT") /* xpar_sort, xpar_sort_pairs, xpar_argsort (by key dtype) */ \
+  X(SELECT, "select", "SELECT") /* xpar_select, _select_flagged, _partition, _unique */
 
 /** An operation; one value per row of XPAR_OP_MAP, prefixed XPAR_OP_. */
 typedef enum xpar_op {
@@ -903,6 +918,39 @@ XPAR_API xpar_status xpar_argsort(xpar_context *ctx, xpar_dtype dtype, xpar_dtyp
                                   xpar_sort_order order, const void *in, void *indices,
                                   size_t n);
 
+/**
+ * Keep the elements of in that satisfy the predicate, in input order: out[0 ..
+ * *count) are they, *count their number (a host variable of 8 bytes; the
+ * nowait variant's may be device memory).  out beyond *count is not written.
+ * *value (and *hi for XPAR_IN_RANGE; else hi may be NULL) are host scalars of
+ * dtype.  out == in (in place) is allowed; any other overlap is
+ * XPAR_ERR_OVERLAP.
+ */
+XPAR_API xpar_status xpar_select(xpar_context *ctx, xpar_dtype dtype, xpar_predicate pred,
+                                 const void *value, const void *hi, const void *in, void *out,
+                                 size_t n, size_t *count);
+
+/** Keep in[i] where flags[i] (one byte each) is not 0; otherwise as
+ *  xpar_select.  flags must not overlap out. */
+XPAR_API xpar_status xpar_select_flagged(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                         const unsigned char *flags, void *out, size_t n,
+                                         size_t *count);
+
+/** Stable partition: the elements that satisfy the predicate first, then the
+ *  others, each group in input order (CUB's DevicePartition writes the others
+ *  reversed; xpar does not).  All n outputs are written; *count is the number
+ *  selected.  out must not overlap in (no in place). */
+XPAR_API xpar_status xpar_partition(xpar_context *ctx, xpar_dtype dtype, xpar_predicate pred,
+                                    const void *value, const void *hi, const void *in,
+                                    void *out, size_t n, size_t *count);
+
+/** Drop consecutive duplicates: out[0 .. *count) is the first element of each
+ *  run of equal consecutive elements.  Float equality is the sort's (xpar_sort):
+ *  -0.0 equals +0.0 and every NaN equals every other NaN, so a sort followed by
+ *  xpar_unique gives the distinct values, as numpy.unique.  out == in allowed. */
+XPAR_API xpar_status xpar_unique(xpar_context *ctx, xpar_dtype dtype, const void *in, void *out,
+                                 size_t n, size_t *count);
+
 /** @} */
 
 /* ------------------------------------------------------------------------ */
@@ -1069,6 +1117,23 @@ XPAR_API xpar_status xpar_sort_pairs_nowait(xpar_context *ctx, xpar_dtype key_dt
 XPAR_API xpar_status xpar_argsort_nowait(xpar_context *ctx, xpar_dtype dtype,
                                          xpar_dtype index_dtype, xpar_sort_order order,
                                          const void *in, void *indices, size_t n);
+
+/** xpar_select(), nowait: *device_count may be device memory (8-byte aligned). */
+XPAR_API xpar_status xpar_select_nowait(xpar_context *ctx, xpar_dtype dtype, xpar_predicate pred,
+                                        const void *value, const void *hi, const void *in,
+                                        void *out, size_t n, size_t *device_count);
+/** xpar_select_flagged(), nowait. */
+XPAR_API xpar_status xpar_select_flagged_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                const void *in, const unsigned char *flags,
+                                                void *out, size_t n, size_t *device_count);
+/** xpar_partition(), nowait. */
+XPAR_API xpar_status xpar_partition_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                           xpar_predicate pred, const void *value,
+                                           const void *hi, const void *in, void *out, size_t n,
+                                           size_t *device_count);
+/** xpar_unique(), nowait. */
+XPAR_API xpar_status xpar_unique_nowait(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                        void *out, size_t n, size_t *device_count);
 
 /** Wait for the context's queued GPU work; reports an error it raised. */
 XPAR_API xpar_status xpar_wait(xpar_context *ctx);

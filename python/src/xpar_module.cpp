@@ -332,6 +332,42 @@ void argsort(Context &c, bool descending, const in_array &x, out_array &indices)
   check_released([&] { return xpar_argsort(ctx, dt, it, order, in, o, n); });
 }
 
+// The compaction family: kind 0 select, 1 select_flagged, 2 partition, 3 unique.
+uint64_t compact(Context &c, int kind, int pred, nb::handle value, nb::handle hi,
+                 const in_array &x, nb::handle flags_obj, out_array &out) {
+  xpar_context *ctx = c.get();
+  size_t n, no;
+  xpar_dtype dt = vector_of(x, "x", &n);
+  xpar_dtype dto = vector_of(out, "out", &no);
+  same_kind(dt, n, "x", dto, no, "out");
+  scalar v{}, h{};
+  const bool predicated = kind == 0 || kind == 2;
+  if (predicated) {
+    v = scalar_from_python(dt, value, "value");
+    if (pred == (int)XPAR_IN_RANGE) h = scalar_from_python(dt, hi, "hi");
+  }
+  const unsigned char *flags = nullptr;
+  if (kind == 1) {
+    auto f = nb::cast<nb::ndarray<nb::ro, uint8_t>>(flags_obj);
+    if (f.ndim() != 1 || f.shape(0) != n || (n > 1 && f.stride(0) != 1))
+      invalid("flags: expected a contiguous 1-D uint8 or bool array of " + std::to_string(n) +
+              " elements");
+    flags = f.data();
+  }
+  const void *in = x.data();
+  void *o = out.data();
+  size_t count = 0;
+  check_released([&] {
+    switch (kind) {
+      case 0: return xpar_select(ctx, dt, (xpar_predicate)pred, &v, &h, in, o, n, &count);
+      case 1: return xpar_select_flagged(ctx, dt, in, flags, o, n, &count);
+      case 2: return xpar_partition(ctx, dt, (xpar_predicate)pred, &v, &h, in, o, n, &count);
+      default: return xpar_unique(ctx, dt, in, o, n, &count);
+    }
+  });
+  return count;
+}
+
 size_t byte_size(const out_array &a, const char *what) {
   size_t n;
   xpar_dtype dt = vector_of(a, what, &n);
@@ -501,6 +537,8 @@ NB_MODULE(_xpar, m) {
       .def("_sort", &sort)
       .def("_sort_pairs", &sort_pairs)
       .def("_argsort", &argsort)
+      .def("_compact", &compact, nb::arg("kind"), nb::arg("pred"), nb::arg("value").none(),
+           nb::arg("hi").none(), nb::arg("x"), nb::arg("flags").none(), nb::arg("out"))
       .def("_map", &map_array)
       .def("_update", &update_array)
       .def("_unmap", &unmap_array)

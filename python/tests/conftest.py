@@ -11,6 +11,10 @@ import xpar
 # The library reads XPAR_* at context creation: tests start from a clean policy.
 for _k in [k for k in os.environ if k.startswith("XPAR_") and not k.startswith("XPAR_TEST_")]:
     del os.environ[_k]
+# AUTO's choices (and float bits across two calls) must not depend on how
+# loaded the test machine is: adaptation off, as in the C suites
+# (tests/test_adapt.c covers adaptation with a fake clock).
+os.environ["XPAR_ADAPT"] = "off"
 
 _seed_text = os.environ.get("XPAR_TEST_SEED")
 SEED = int(_seed_text, 0) if _seed_text else time.time_ns() % 1000000000000
@@ -24,7 +28,7 @@ GPU = xpar.device_query().usable
 BACKENDS = ["serial", "cpu", "auto"] + (["cuda", "cuda-serial"] if GPU else [])
 EXPECTED_TIER = {"serial": "cpu-serial", "cpu": "cpu-openmp", "auto": None,
                  "cuda": "cuda", "cuda-serial": "cuda-serial"}
-OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "sort"]
+OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "sort", "select"]
 
 
 def pytest_report_header(config):

@@ -21,7 +21,8 @@ __all__ = [
     "Context", "Decision", "DeviceInfo", "Error", "default_context", "device_query",
     "profile_default_path", "NEVER",
     "sum", "sum_wide", "min", "max", "cumsum", "cummin", "cummax", "scan", "dot",
-    "axpy", "add", "fill", "sort", "sort_pairs", "argsort",
+    "axpy", "add", "fill", "sort", "sort_pairs", "argsort", "select", "select_flagged",
+    "partition", "unique_consecutive",
 ]
 
 __version__ = "%d.%d.%d" % _xpar.VERSION
@@ -100,7 +101,9 @@ _OFFLOADS = {"default": 0, "disabled": 1, "mandatory": 2}
 _OFFLOAD_NAMES = ["default", "disabled", "mandatory"]
 _TIERS = {None: 0, "off": 0, "none": 0, "cpu-serial": 1, "cpu-openmp": 2, "cuda": 3,
           "cuda-serial": 4}
-_OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5, "sort": 6}
+_OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5, "sort": 6,
+        "select": 7}
+_PREDICATES = {"<": 0, "<=": 1, "==": 2, "!=": 3, ">=": 4, ">": 5, "in_range": 6}
 _DTYPES = {"int32": 0, "int64": 1, "uint32": 2, "uint64": 3, "float": 4, "float32": 4,
            "double": 5, "float64": 5}
 _KINDS = {"openmp": 0, "gpu": 1, "gpu_device_data": 1, "gpu_pinned": 2,
@@ -555,6 +558,50 @@ class Context(_xpar.Context):
         self._call(stream, self._argsort, bool(descending), x, out)
         return out
 
+    # -- compaction ------------------------------------------------------
+    def _compaction(self, stream, kind, x, out, pred="==", value=None, hi=None, flags=None):
+        if out is None:
+            out = _empty_like(x)
+        else:
+            _check_writable_kind(out, "out")
+        code = _name_of(_PREDICATES, pred, "predicate")
+        count = self._call(stream, self._compact, kind, code, value, hi, x, flags, out)
+        return out, int(count)
+
+    def select(self, x, pred: str, value, hi=None, *, out=None, stream=None):
+        """The elements of x for which `x pred value` holds ("<", "<=", "==",
+        "!=", ">=", ">"; "in_range": value <= x < hi), in order: a view of the
+        first count elements of `out` (a new array of x's framework when None;
+        out may be x: in place), as x[x > value] in NumPy.  A NaN satisfies
+        only "!="."""
+        out, count = self._compaction(stream, 0, x, out, pred, value, hi)
+        return out[:count]
+
+    def select_flagged(self, x, flags, *, out=None, stream=None):
+        """The elements of x where flags (uint8 or bool, same length) is not
+        0, in order, as x[flags] in NumPy; see select()."""
+        if "bool" in str(getattr(flags, "dtype", "")):  # one byte each: read as uint8
+            if _framework(flags) == "torch":
+                import torch
+                flags = flags.view(torch.uint8)
+            else:
+                flags = flags.view("uint8")
+        out, count = self._compaction(stream, 1, x, out, flags=flags)
+        return out[:count]
+
+    def partition(self, x, pred: str, value, hi=None, *, out=None, stream=None):
+        """Stable partition: (out, count), out holding the elements of x that
+        satisfy the predicate (see select()) first, then the others, each in
+        input order.  out must not overlap x."""
+        return self._compaction(stream, 2, x, out, pred, value, hi)
+
+    def unique_consecutive(self, x, *, out=None, stream=None):
+        """x without consecutive duplicates, as torch.unique_consecutive:
+        a view of out's first count elements.  Floats: -0.0 equals +0.0 and
+        NaN equals NaN, so unique_consecutive(sort(x)) is numpy.unique(x)."""
+        out, count = self._compaction(stream, 3, x, out)
+        return out[:count]
+
     # -- where data lives ------------------------------------------------
     def map(self, x, kind: str = "to") -> None:
         """Map host array x to the context's device (xpar_map): "to" copies
@@ -659,8 +706,24 @@ def argsort(x, *, out=None, descending=False, dtype="int64", stream=None):
                                      stream=stream)
 
 
+def select(x, pred, value, hi=None, *, out=None, stream=None):
+    return default_context().select(x, pred, value, hi, out=out, stream=stream)
+
+
+def select_flagged(x, flags, *, out=None, stream=None):
+    return default_context().select_flagged(x, flags, out=out, stream=stream)
+
+
+def partition(x, pred, value, hi=None, *, out=None, stream=None):
+    return default_context().partition(x, pred, value, hi, out=out, stream=stream)
+
+
+def unique_consecutive(x, *, out=None, stream=None):
+    return default_context().unique_consecutive(x, out=out, stream=stream)
+
+
 for _f in (sum, sum_wide, min, max, dot, scan, cumsum, cummin, cummax, axpy, add, fill, sort,
-           sort_pairs, argsort):
+           sort_pairs, argsort, select, select_flagged, partition, unique_consecutive):
     _f.__doc__ = _doc(_f.__name__)
 del _f
 
