@@ -909,18 +909,18 @@ XPAR_API xpar_status xpar_sort_pairs(xpar_context *ctx, xpar_dtype key_dtype,
 
 /**
  * The stable sorting permutation of n keys: indices[i] is the input position
- * of the i-th key in order (NumPy's argsort(kind="stable")); the keys are not
- * written.  index_dtype is XPAR_INT32 (n <= INT32_MAX, else
- * XPAR_ERR_INVALID_ARGUMENT) or XPAR_INT64.  indices must not overlap in
- * (XPAR_ERR_OVERLAP).  Everything else as xpar_sort.
+ * of the i-th key in order, as NumPy's stable argsort; the keys are not
+ * written.  index_dtype is XPAR_INT32 (for n up to INT32_MAX; more keys are
+ * XPAR_ERR_INVALID_ARGUMENT) or XPAR_INT64.  indices must not overlap in:
+ * XPAR_ERR_OVERLAP.  Everything else as xpar_sort.
  */
 XPAR_API xpar_status xpar_argsort(xpar_context *ctx, xpar_dtype dtype, xpar_dtype index_dtype,
                                   xpar_sort_order order, const void *in, void *indices,
                                   size_t n);
 
 /**
- * Keep the elements of in that satisfy the predicate, in input order: out[0 ..
- * *count) are they, *count their number (a host variable of 8 bytes; the
+ * Keep the elements of in that satisfy the predicate, in input order: they are
+ * out[0 .. *count), and *count their number (a host variable of 8 bytes; the
  * nowait variant's may be device memory).  out beyond *count is not written.
  * *value (and *hi for XPAR_IN_RANGE; else hi may be NULL) are host scalars of
  * dtype.  out == in (in place) is allowed; any other overlap is
@@ -946,8 +946,9 @@ XPAR_API xpar_status xpar_partition(xpar_context *ctx, xpar_dtype dtype, xpar_pr
 
 /** Drop consecutive duplicates: out[0 .. *count) is the first element of each
  *  run of equal consecutive elements.  Float equality is the sort's (xpar_sort):
- *  -0.0 equals +0.0 and every NaN equals every other NaN, so a sort followed by
- *  xpar_unique gives the distinct values, as numpy.unique.  out == in allowed. */
+ *  negative and positive zero are equal and every NaN equals every other NaN,
+ *  so a sort followed by xpar_unique gives the distinct values, as
+ *  numpy.unique.  out == in allowed. */
 XPAR_API xpar_status xpar_unique(xpar_context *ctx, xpar_dtype dtype, const void *in, void *out,
                                  size_t n, size_t *count);
 
