@@ -211,6 +211,269 @@ XPAR__CPU_UNIQUE_KERNELS_(UNIQUE_F4, uint32_t, xpar__sort_radix32, XPAR__SORT_KE
 XPAR__CPU_UNIQUE_KERNELS_(UNIQUE_F8, uint64_t, xpar__sort_radix64, XPAR__SORT_KEY_FLOAT)
 #undef XPAR__CPU_UNIQUE_KERNELS_
 
+/*
+ * AVX2 compaction (x86-64, chosen at run time): select by predicate and by
+ * flags over 4- and 8-byte elements.  Each step loads one 32-byte vector
+ * (8 or 4 lanes), builds the keep mask (the compares below: a NaN satisfies
+ * only NE, as the scalar tests), packs the kept lanes to the front with one
+ * permutevar8x32 from a table indexed by the mask, stores all 32 bytes at
+ * out[k] and advances k by the mask's popcount.  The lanes past the popcount
+ * are garbage, so a vector step may run only where the full store stays below
+ * the final count: a backward scan in vector steps from hi finds p with at
+ * least W kept elements in [p, hi) (W the lanes), and vector steps run over
+ * [i, i + W) with i + W <= p, after which [i + W, hi) still holds W kept
+ * elements.  The rest is the scalar loop (the same bounds as before: hi - 1 is
+ * kept on one thread; the OpenMP tier's scratch holds hi - lo).  The store
+ * also stays below hi - lo (k <= i - lo).  In place: the store covers
+ * [k, k + W) with k <= i, all loaded already (this step's load comes first);
+ * the next load starts at i + W.  One thread on the development VM (2 vCPUs
+ * of a Xeon), ns per element at 50 % / 5 % selectivity, scalar -> AVX2:
+ * int32 2^16..2^20 0.54 -> 0.11, 2^24 0.59 -> 0.26 / 0.55 -> 0.16; double
+ * 2^16 0.72 -> 0.29, 2^24 0.58 -> 0.46 / 0.71 -> 0.36; flagged int32 2^16
+ * 0.41 -> 0.10.
+ */
+#if defined(__x86_64__) &&                                                          \
+    ((defined(__clang__) && __clang_major__ >= 8) ||                                \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 6))
+#define XPAR__CPU_SEL_AVX2 1
+#include <immintrin.h>
+
+#define XPAR__CPU_SEL_AVX2_TARGET_ __attribute__((target("avx2,popcnt")))
+
+/* Byte j of entry m: the lane (of 8 x 32 bits) that goes to lane j; the kept
+ * lanes of mask m in order, then 0.  perm8: the same for 4 x 64-bit lanes. */
+static const uint64_t sel_avx2_perm4[256] = {
+    0x0000000000000000u, 0x0000000000000000u, 0x0000000000000001u, 0x0000000000000100u,
+    0x0000000000000002u, 0x0000000000000200u, 0x0000000000000201u, 0x0000000000020100u,
+    0x0000000000000003u, 0x0000000000000300u, 0x0000000000000301u, 0x0000000000030100u,
+    0x0000000000000302u, 0x0000000000030200u, 0x0000000000030201u, 0x0000000003020100u,
+    0x0000000000000004u, 0x0000000000000400u, 0x0000000000000401u, 0x0000000000040100u,
+    0x0000000000000402u, 0x0000000000040200u, 0x0000000000040201u, 0x0000000004020100u,
+    0x0000000000000403u, 0x0000000000040300u, 0x0000000000040301u, 0x0000000004030100u,
+    0x0000000000040302u, 0x0000000004030200u, 0x0000000004030201u, 0x0000000403020100u,
+    0x0000000000000005u, 0x0000000000000500u, 0x0000000000000501u, 0x0000000000050100u,
+    0x0000000000000502u, 0x0000000000050200u, 0x0000000000050201u, 0x0000000005020100u,
+    0x0000000000000503u, 0x0000000000050300u, 0x0000000000050301u, 0x0000000005030100u,
+    0x0000000000050302u, 0x0000000005030200u, 0x0000000005030201u, 0x0000000503020100u,
+    0x0000000000000504u, 0x0000000000050400u, 0x0000000000050401u, 0x0000000005040100u,
+    0x0000000000050402u, 0x0000000005040200u, 0x0000000005040201u, 0x0000000504020100u,
+    0x0000000000050403u, 0x0000000005040300u, 0x0000000005040301u, 0x0000000504030100u,
+    0x0000000005040302u, 0x0000000504030200u, 0x0000000504030201u, 0x0000050403020100u,
+    0x0000000000000006u, 0x0000000000000600u, 0x0000000000000601u, 0x0000000000060100u,
+    0x0000000000000602u, 0x0000000000060200u, 0x0000000000060201u, 0x0000000006020100u,
+    0x0000000000000603u, 0x0000000000060300u, 0x0000000000060301u, 0x0000000006030100u,
+    0x0000000000060302u, 0x0000000006030200u, 0x0000000006030201u, 0x0000000603020100u,
+    0x0000000000000604u, 0x0000000000060400u, 0x0000000000060401u, 0x0000000006040100u,
+    0x0000000000060402u, 0x0000000006040200u, 0x0000000006040201u, 0x0000000604020100u,
+    0x0000000000060403u, 0x0000000006040300u, 0x0000000006040301u, 0x0000000604030100u,
+    0x0000000006040302u, 0x0000000604030200u, 0x0000000604030201u, 0x0000060403020100u,
+    0x0000000000000605u, 0x0000000000060500u, 0x0000000000060501u, 0x0000000006050100u,
+    0x0000000000060502u, 0x0000000006050200u, 0x0000000006050201u, 0x0000000605020100u,
+    0x0000000000060503u, 0x0000000006050300u, 0x0000000006050301u, 0x0000000605030100u,
+    0x0000000006050302u, 0x0000000605030200u, 0x0000000605030201u, 0x0000060503020100u,
+    0x0000000000060504u, 0x0000000006050400u, 0x0000000006050401u, 0x0000000605040100u,
+    0x0000000006050402u, 0x0000000605040200u, 0x0000000605040201u, 0x0000060504020100u,
+    0x0000000006050403u, 0x0000000605040300u, 0x0000000605040301u, 0x0000060504030100u,
+    0x0000000605040302u, 0x0000060504030200u, 0x0000060504030201u, 0x0006050403020100u,
+    0x0000000000000007u, 0x0000000000000700u, 0x0000000000000701u, 0x0000000000070100u,
+    0x0000000000000702u, 0x0000000000070200u, 0x0000000000070201u, 0x0000000007020100u,
+    0x0000000000000703u, 0x0000000000070300u, 0x0000000000070301u, 0x0000000007030100u,
+    0x0000000000070302u, 0x0000000007030200u, 0x0000000007030201u, 0x0000000703020100u,
+    0x0000000000000704u, 0x0000000000070400u, 0x0000000000070401u, 0x0000000007040100u,
+    0x0000000000070402u, 0x0000000007040200u, 0x0000000007040201u, 0x0000000704020100u,
+    0x0000000000070403u, 0x0000000007040300u, 0x0000000007040301u, 0x0000000704030100u,
+    0x0000000007040302u, 0x0000000704030200u, 0x0000000704030201u, 0x0000070403020100u,
+    0x0000000000000705u, 0x0000000000070500u, 0x0000000000070501u, 0x0000000007050100u,
+    0x0000000000070502u, 0x0000000007050200u, 0x0000000007050201u, 0x0000000705020100u,
+    0x0000000000070503u, 0x0000000007050300u, 0x0000000007050301u, 0x0000000705030100u,
+    0x0000000007050302u, 0x0000000705030200u, 0x0000000705030201u, 0x0000070503020100u,
+    0x0000000000070504u, 0x0000000007050400u, 0x0000000007050401u, 0x0000000705040100u,
+    0x0000000007050402u, 0x0000000705040200u, 0x0000000705040201u, 0x0000070504020100u,
+    0x0000000007050403u, 0x0000000705040300u, 0x0000000705040301u, 0x0000070504030100u,
+    0x0000000705040302u, 0x0000070504030200u, 0x0000070504030201u, 0x0007050403020100u,
+    0x0000000000000706u, 0x0000000000070600u, 0x0000000000070601u, 0x0000000007060100u,
+    0x0000000000070602u, 0x0000000007060200u, 0x0000000007060201u, 0x0000000706020100u,
+    0x0000000000070603u, 0x0000000007060300u, 0x0000000007060301u, 0x0000000706030100u,
+    0x0000000007060302u, 0x0000000706030200u, 0x0000000706030201u, 0x0000070603020100u,
+    0x0000000000070604u, 0x0000000007060400u, 0x0000000007060401u, 0x0000000706040100u,
+    0x0000000007060402u, 0x0000000706040200u, 0x0000000706040201u, 0x0000070604020100u,
+    0x0000000007060403u, 0x0000000706040300u, 0x0000000706040301u, 0x0000070604030100u,
+    0x0000000706040302u, 0x0000070604030200u, 0x0000070604030201u, 0x0007060403020100u,
+    0x0000000000070605u, 0x0000000007060500u, 0x0000000007060501u, 0x0000000706050100u,
+    0x0000000007060502u, 0x0000000706050200u, 0x0000000706050201u, 0x0000070605020100u,
+    0x0000000007060503u, 0x0000000706050300u, 0x0000000706050301u, 0x0000070605030100u,
+    0x0000000706050302u, 0x0000070605030200u, 0x0000070605030201u, 0x0007060503020100u,
+    0x0000000007060504u, 0x0000000706050400u, 0x0000000706050401u, 0x0000070605040100u,
+    0x0000000706050402u, 0x0000070605040200u, 0x0000070605040201u, 0x0007060504020100u,
+    0x0000000706050403u, 0x0000070605040300u, 0x0000070605040301u, 0x0007060504030100u,
+    0x0000070605040302u, 0x0007060504030200u, 0x0007060504030201u, 0x0706050403020100u,
+};
+static const uint64_t sel_avx2_perm8[16] = {
+    0x0000000000000000u, 0x0000000000000100u, 0x0000000000000302u, 0x0000000003020100u,
+    0x0000000000000504u, 0x0000000005040100u, 0x0000000005040302u, 0x0000050403020100u,
+    0x0000000000000706u, 0x0000000007060100u, 0x0000000007060302u, 0x0000070603020100u,
+    0x0000000007060504u, 0x0000070605040100u, 0x0000070605040302u, 0x0706050403020100u,
+};
+
+/* Keep masks of a vector v against a broadcast operand A (bit j: lane j). */
+#define XPAR__SEL_M4_(c) ((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(c)))
+#define XPAR__SEL_M8_(c) ((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(c)))
+/* Signed integers (unsigned: both sides with the sign bit flipped first). */
+#define XPAR__SEL_I4_LT_(v, A) XPAR__SEL_M4_(_mm256_cmpgt_epi32(A, v))
+#define XPAR__SEL_I4_GT_(v, A) XPAR__SEL_M4_(_mm256_cmpgt_epi32(v, A))
+#define XPAR__SEL_I4_EQ_(v, A) XPAR__SEL_M4_(_mm256_cmpeq_epi32(v, A))
+#define XPAR__SEL_I4_LE_(v, A) (XPAR__SEL_I4_GT_(v, A) ^ 0xFFu)
+#define XPAR__SEL_I4_GE_(v, A) (XPAR__SEL_I4_LT_(v, A) ^ 0xFFu)
+#define XPAR__SEL_I4_NE_(v, A) (XPAR__SEL_I4_EQ_(v, A) ^ 0xFFu)
+#define XPAR__SEL_I8_LT_(v, A) XPAR__SEL_M8_(_mm256_cmpgt_epi64(A, v))
+#define XPAR__SEL_I8_GT_(v, A) XPAR__SEL_M8_(_mm256_cmpgt_epi64(v, A))
+#define XPAR__SEL_I8_EQ_(v, A) XPAR__SEL_M8_(_mm256_cmpeq_epi64(v, A))
+#define XPAR__SEL_I8_LE_(v, A) (XPAR__SEL_I8_GT_(v, A) ^ 0xFu)
+#define XPAR__SEL_I8_GE_(v, A) (XPAR__SEL_I8_LT_(v, A) ^ 0xFu)
+#define XPAR__SEL_I8_NE_(v, A) (XPAR__SEL_I8_EQ_(v, A) ^ 0xFu)
+/* Floating point: ordered, quiet compares; NE unordered (true for a NaN). */
+#define XPAR__SEL_F4_(v, A, P) \
+  ((unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_castsi256_ps(v), _mm256_castsi256_ps(A), P)))
+#define XPAR__SEL_F4_LT_(v, A) XPAR__SEL_F4_(v, A, _CMP_LT_OQ)
+#define XPAR__SEL_F4_LE_(v, A) XPAR__SEL_F4_(v, A, _CMP_LE_OQ)
+#define XPAR__SEL_F4_EQ_(v, A) XPAR__SEL_F4_(v, A, _CMP_EQ_OQ)
+#define XPAR__SEL_F4_NE_(v, A) XPAR__SEL_F4_(v, A, _CMP_NEQ_UQ)
+#define XPAR__SEL_F4_GE_(v, A) XPAR__SEL_F4_(v, A, _CMP_GE_OQ)
+#define XPAR__SEL_F4_GT_(v, A) XPAR__SEL_F4_(v, A, _CMP_GT_OQ)
+#define XPAR__SEL_F8_(v, A, P) \
+  ((unsigned)_mm256_movemask_pd(_mm256_cmp_pd(_mm256_castsi256_pd(v), _mm256_castsi256_pd(A), P)))
+#define XPAR__SEL_F8_LT_(v, A) XPAR__SEL_F8_(v, A, _CMP_LT_OQ)
+#define XPAR__SEL_F8_LE_(v, A) XPAR__SEL_F8_(v, A, _CMP_LE_OQ)
+#define XPAR__SEL_F8_EQ_(v, A) XPAR__SEL_F8_(v, A, _CMP_EQ_OQ)
+#define XPAR__SEL_F8_NE_(v, A) XPAR__SEL_F8_(v, A, _CMP_NEQ_UQ)
+#define XPAR__SEL_F8_GE_(v, A) XPAR__SEL_F8_(v, A, _CMP_GE_OQ)
+#define XPAR__SEL_F8_GT_(v, A) XPAR__SEL_F8_(v, A, _CMP_GT_OQ)
+
+/* One compact kernel: W lanes of ctype, PERM the table, SETUP the scalar and
+ * vector operands, MASK the keep mask (an expression of the loaded vector vv
+ * at x + iv), KEEP the scalar test of v = x[i]. */
+#define XPAR__CPU_SEL_AVX2_KERNEL_(NAME, ctype, W, PERM, SETUP, MASK, KEEP)                   \
+  XPAR__CPU_SEL_AVX2_TARGET_ static size_t sel_compact_avx2_##NAME(                         \
+      const sel_args *a, size_t lo, size_t hi, void *out, const xpar__scalar *prev) {         \
+    const ctype *x = (const ctype *)a->in;                                                    \
+    ctype *y = (ctype *)out; /* may be x: out == in */                                        \
+    SETUP;                                                                                    \
+    (void)prev;                                                                               \
+    size_t p = hi, k = 0, i = lo;                                                             \
+    unsigned seen = 0;                                                                        \
+    while (seen < (W) && p - lo >= (W)) {                                                     \
+      p -= (W);                                                                               \
+      const size_t iv = p;                                                                    \
+      const __m256i vv = _mm256_loadu_si256((const __m256i *)(x + iv));                       \
+      (void)iv;                                                                               \
+      (void)vv;                                                                               \
+      seen += (unsigned)__builtin_popcount(MASK);                                             \
+    }                                                                                         \
+    if (seen < (W)) p = lo; /* fewer than W kept: no vector step */                           \
+    for (; i + (W) <= p; i += (W)) {                                                          \
+      const size_t iv = i;                                                                    \
+      const __m256i vv = _mm256_loadu_si256((const __m256i *)(x + iv));                       \
+      (void)iv;                                                                               \
+      const unsigned m = (MASK);                                                              \
+      const __m256i ix = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&PERM[m]));    \
+      _mm256_storeu_si256((__m256i *)(y + k), _mm256_permutevar8x32_epi32(vv, ix));           \
+      k += (size_t)__builtin_popcount(m);                                                     \
+    }                                                                                         \
+    for (; i < hi; ++i) {                                                                     \
+      const ctype v = x[i];                                                                   \
+      y[k] = v;                                                                               \
+      k += (size_t)(KEEP);                                                                    \
+    }                                                                                         \
+    return k;                                                                                 \
+  }
+
+/* The predicates of one dtype: T the compare family above, SET1 a broadcast,
+ * PRE the transform of both sides before a signed compare. */
+#define XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE) \
+  ctype a0, a1;                                     \
+  memcpy(&a0, a->value.bytes, sizeof a0);           \
+  memcpy(&a1, a->hi.bytes, sizeof a1);              \
+  const __m256i A0 = PRE(SET1(a0)), A1 = PRE(SET1(a1));  \
+  (void)A1
+#define XPAR__CPU_SEL_AVX2_PREDICATES_(e, ctype, W, PERM, T, SET1, PRE)                      \
+  XPAR__CPU_SEL_AVX2_KERNEL_(LT_##e, ctype, W, PERM,                                         \
+                             XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE),                    \
+                             XPAR__SEL_##T##_LT_(PRE(vv), A0), v < a0)                       \
+  XPAR__CPU_SEL_AVX2_KERNEL_(LE_##e, ctype, W, PERM,                                         \
+                             XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE),                    \
+                             XPAR__SEL_##T##_LE_(PRE(vv), A0), v <= a0)                      \
+  XPAR__CPU_SEL_AVX2_KERNEL_(EQ_##e, ctype, W, PERM,                                         \
+                             XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE),                    \
+                             XPAR__SEL_##T##_EQ_(PRE(vv), A0), v == a0)                      \
+  XPAR__CPU_SEL_AVX2_KERNEL_(NE_##e, ctype, W, PERM,                                         \
+                             XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE),                    \
+                             XPAR__SEL_##T##_NE_(PRE(vv), A0), v != a0)                      \
+  XPAR__CPU_SEL_AVX2_KERNEL_(GE_##e, ctype, W, PERM,                                         \
+                             XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE),                    \
+                             XPAR__SEL_##T##_GE_(PRE(vv), A0), v >= a0)                      \
+  XPAR__CPU_SEL_AVX2_KERNEL_(GT_##e, ctype, W, PERM,                                         \
+                             XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE),                    \
+                             XPAR__SEL_##T##_GT_(PRE(vv), A0), v > a0)                       \
+  XPAR__CPU_SEL_AVX2_KERNEL_(                                                                \
+      IN_RANGE_##e, ctype, W, PERM, XPAR__CPU_SEL_AVX2_SETUP_(ctype, SET1, PRE),             \
+      (XPAR__SEL_##T##_GE_(PRE(vv), A0) & XPAR__SEL_##T##_LT_(PRE(vv), A1)),                 \
+      (v >= a0) & (v < a1))
+
+#define XPAR__SEL_ID_(v) (v)
+#define XPAR__SEL_FLIP4_(v) _mm256_xor_si256(v, _mm256_set1_epi32(INT32_MIN))
+#define XPAR__SEL_FLIP8_(v) _mm256_xor_si256(v, _mm256_set1_epi64x(INT64_MIN))
+#define XPAR__SEL_SET_I4_(s) _mm256_set1_epi32((int32_t)(s))
+#define XPAR__SEL_SET_I8_(s) _mm256_set1_epi64x((long long)(s))
+#define XPAR__SEL_SET_F4_(s) _mm256_castps_si256(_mm256_set1_ps(s))
+#define XPAR__SEL_SET_F8_(s) _mm256_castpd_si256(_mm256_set1_pd(s))
+XPAR__CPU_SEL_AVX2_PREDICATES_(INT32, int32_t, 8, sel_avx2_perm4, I4, XPAR__SEL_SET_I4_,
+                               XPAR__SEL_ID_)
+XPAR__CPU_SEL_AVX2_PREDICATES_(UINT32, uint32_t, 8, sel_avx2_perm4, I4, XPAR__SEL_SET_I4_,
+                               XPAR__SEL_FLIP4_)
+XPAR__CPU_SEL_AVX2_PREDICATES_(FLOAT, float, 8, sel_avx2_perm4, F4, XPAR__SEL_SET_F4_,
+                               XPAR__SEL_ID_)
+XPAR__CPU_SEL_AVX2_PREDICATES_(INT64, int64_t, 4, sel_avx2_perm8, I8, XPAR__SEL_SET_I8_,
+                               XPAR__SEL_ID_)
+XPAR__CPU_SEL_AVX2_PREDICATES_(UINT64, uint64_t, 4, sel_avx2_perm8, I8, XPAR__SEL_SET_I8_,
+                               XPAR__SEL_FLIP8_)
+XPAR__CPU_SEL_AVX2_PREDICATES_(DOUBLE, double, 4, sel_avx2_perm8, F8, XPAR__SEL_SET_F8_,
+                               XPAR__SEL_ID_)
+
+/* Flags: bit j set where f[j] is not 0, for 8 or 4 flags. */
+XPAR__CPU_SEL_AVX2_TARGET_ static inline unsigned sel_avx2_flags8(const unsigned char *f) {
+  const __m128i b = _mm_loadl_epi64((const __m128i *)f);
+  return ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_setzero_si128())) & 0xFFu) ^ 0xFFu;
+}
+XPAR__CPU_SEL_AVX2_TARGET_ static inline unsigned sel_avx2_flags4(const unsigned char *f) {
+  int32_t w;
+  memcpy(&w, f, sizeof w);
+  const __m128i b = _mm_cvtsi32_si128(w);
+  return ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_setzero_si128())) & 0xFu) ^ 0xFu;
+}
+#define XPAR__CPU_SEL_AVX2_FLAGS_SETUP_ const unsigned char *f = a->flags
+XPAR__CPU_SEL_AVX2_KERNEL_(FLAGGED_4, uint32_t, 8, sel_avx2_perm4,
+                           XPAR__CPU_SEL_AVX2_FLAGS_SETUP_, sel_avx2_flags8(f + iv), f[i] != 0)
+XPAR__CPU_SEL_AVX2_KERNEL_(FLAGGED_8, uint64_t, 4, sel_avx2_perm8,
+                           XPAR__CPU_SEL_AVX2_FLAGS_SETUP_, sel_avx2_flags4(f + iv), f[i] != 0)
+#undef XPAR__CPU_SEL_AVX2_FLAGS_SETUP_
+
+#define XPAR__CPU_SEL_AVX2_ROW_(e, ctype, name, size)                                         \
+  [XPAR_##e] = {[XPAR_LT] = sel_compact_avx2_LT_##e, [XPAR_LE] = sel_compact_avx2_LE_##e,    \
+                [XPAR_EQ] = sel_compact_avx2_EQ_##e, [XPAR_NE] = sel_compact_avx2_NE_##e,    \
+                [XPAR_GE] = sel_compact_avx2_GE_##e, [XPAR_GT] = sel_compact_avx2_GT_##e,    \
+                [XPAR_IN_RANGE] = sel_compact_avx2_IN_RANGE_##e},
+static const sel_compact_fn sel_avx2_table[XPAR_DTYPE_COUNT_][XPAR_PREDICATE_COUNT_] = {
+    XPAR_DTYPE_MAP(XPAR__CPU_SEL_AVX2_ROW_)};
+#undef XPAR__CPU_SEL_AVX2_ROW_
+static const sel_compact_fn sel_avx2_flagged[2] = {sel_compact_avx2_FLAGGED_4,
+                                                   sel_compact_avx2_FLAGGED_8};
+
+/* Whether this CPU runs the kernels above (checked once per call: a load). */
+static int sel_avx2_ok(void) {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}
+#endif /* XPAR__CPU_SEL_AVX2 */
+
 #define XPAR__CPU_SEL_SET_(NAME) \
   {sel_compact_##NAME, sel_rfind_##NAME, sel_count_##NAME, sel_partition_##NAME}
 #define XPAR__CPU_SEL_ROW_(e, ctype, name, size)                                           \
@@ -331,6 +594,15 @@ xpar_status xpar__cpu_select(const xpar__exec *ex, const xpar__select_spec *s) {
   case XPAR__UNIQUE: kn = &sel_unique[2 * is_float + wide]; break;
   default: kn = &sel_table[s->dtype][s->pred]; break;
   }
+#if defined(XPAR__CPU_SEL_AVX2)
+  sel_kernels vk;
+  if ((s->kind == XPAR__SELECT_IF || s->kind == XPAR__SELECT_FLAGGED) && sel_avx2_ok()) {
+    vk = *kn;
+    vk.compact = s->kind == XPAR__SELECT_FLAGGED ? sel_avx2_flagged[wide]
+                                                 : sel_avx2_table[s->dtype][s->pred];
+    kn = &vk;
+  }
+#endif
   sel_args a;
   a.in = s->in;
   a.flags = s->flags;
