@@ -226,11 +226,7 @@ XPAR__CPU_UNIQUE_KERNELS_(UNIQUE_F8, uint64_t, xpar__sort_radix64, XPAR__SORT_KE
  * kept on one thread; the OpenMP tier's scratch holds hi - lo).  The store
  * also stays below hi - lo (k <= i - lo).  In place: the store covers
  * [k, k + W) with k <= i, all loaded already (this step's load comes first);
- * the next load starts at i + W.  One thread on the development VM (2 vCPUs
- * of a Xeon), ns per element at 50 % / 5 % selectivity, scalar -> AVX2:
- * int32 2^16..2^20 0.54 -> 0.11, 2^24 0.59 -> 0.26 / 0.55 -> 0.16; double
- * 2^16 0.72 -> 0.29, 2^24 0.58 -> 0.46 / 0.71 -> 0.36; flagged int32 2^16
- * 0.41 -> 0.10.
+ * the next load starts at i + W.  Measured: docs/compaction.md.
  */
 #if defined(__x86_64__) &&                                                          \
     ((defined(__clang__) && __clang_major__ >= 8) ||                                \
