@@ -10,7 +10,10 @@
  *
  * Methods, by n (one thread: the serial tier, and the OpenMP tier below
  * XPAR__SORT_MIN_PER_PART keys per thread):
- *  - n <= XPAR__SORT_SMALL (48): stable insertion sort in the output arrays,
+ *  - n <= XPAR__SORT_RANK_MAX (128) on x86 with GCC/Clang (64-bit keys: with
+ *    AVX2): rank sort, each key's place counted by vector compares against
+ *    all the others (ranks in (radix key, position) order), branch-free.
+ *  - else n <= XPAR__SORT_SMALL (48): stable insertion sort in the output arrays,
  *    radix keys computed at each compare (argsort without keys_out: the keys
  *    in a stack copy).
  *  - up to XPAR__SORT_MID_32 (192) / _MID_64 (640) keys of 4 / 8 bytes:
@@ -460,6 +463,151 @@ static const sort_small_fn sort_smalls[2][2][3] = {
     {XPAR__SORT_SMALL_ROW_(8, 0), XPAR__SORT_SMALL_ROW_(8, 1)}};
 #undef XPAR__SORT_SMALL_ROW_
 
+/* ---- small n: rank sort ----------------------------------------------------
+ * Each key's place is its rank in (radix key, position) order: i, less the
+ * keys before it with a greater radix key, plus the keys after it with a
+ * smaller one.  All n^2 compares, branch-free, a vector of keys at a time
+ * (GCC vector extensions: AVX2 where the CPU has it, else SSE2 pairs; 64-bit
+ * keys only with AVX2, which compares 64-bit lanes).  The ranks are a
+ * permutation; each key (its original bits) and value goes to its rank. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define XPAR__SORT_HAVE_RANK 1
+#ifndef XPAR__SORT_RANK_MAX
+#define XPAR__SORT_RANK_MAX 128 /* a multiple of 8 */
+#endif
+typedef int32_t sort_v8i __attribute__((vector_size(32)));
+typedef int64_t sort_v4l __attribute__((vector_size(32)));
+
+/* rank[i] for signed-comparable r[0, n), padded with the maximum to a whole
+ * vector; T the lane type, VT the vector, W lanes. */
+#define XPAR__SORT_RANK_BODY_(T, VT, W)                                        \
+  const VT *rv = (const VT *)r;                                                \
+  VT lane;                                                                     \
+  for (int l = 0; l < (W); ++l) lane[l] = (T)l;                                \
+  for (size_t c = 0; c * (W) < n; ++c) { /* lanes: keys i = c W + l */         \
+    const VT x = rv[c], iv = lane + (T)(c * (W));                              \
+    const size_t lo = c * (W), hi = n - lo < (W) ? n : lo + (W);               \
+    VT g0 = {0}, g1 = {0}, s0 = {0}, s1 = {0};                                 \
+    size_t j = 0;                                                              \
+    for (; j + 1 < lo; j += 2) { /* before every lane: -(greater) */           \
+      g0 += ((VT){0} + r[j]) > x;                                              \
+      g1 += ((VT){0} + r[j + 1]) > x;                                          \
+    }                                                                          \
+    if (j < lo) g0 += ((VT){0} + r[j]) > x;                                    \
+    for (j = lo; j < hi; ++j) { /* the lanes' own vector */                    \
+      const VT bj = (VT){0} + r[j], jv = (VT){0} + (T)j;                       \
+      g0 += (bj > x) & (jv < iv);                                              \
+      s0 -= (bj < x) & (jv > iv);                                              \
+    }                                                                          \
+    for (j = hi; j + 1 < n; j += 2) { /* after every lane: +(smaller) */       \
+      s0 -= ((VT){0} + r[j]) < x;                                              \
+      s1 -= ((VT){0} + r[j + 1]) < x;                                          \
+    }                                                                          \
+    if (j < n) s0 -= ((VT){0} + r[j]) < x;                                     \
+    const VT rk = iv + g0 + g1 + s0 + s1;                                      \
+    for (size_t l = 0; l < hi - lo; ++l) rank[lo + l] = (uint32_t)rk[l];       \
+  }
+
+__attribute__((target("avx2"))) static void sort_rank32_avx2(const int32_t *r, size_t n,
+                                                            uint32_t *rank) {
+  XPAR__SORT_RANK_BODY_(int32_t, sort_v8i, 8)
+}
+static void sort_rank32_base(const int32_t *r, size_t n, uint32_t *rank) {
+  XPAR__SORT_RANK_BODY_(int32_t, sort_v8i, 8)
+}
+__attribute__((target("avx2"))) static void sort_rank64_avx2(const int64_t *r, size_t n,
+                                                            uint32_t *rank) {
+  XPAR__SORT_RANK_BODY_(int64_t, sort_v4l, 4)
+}
+#undef XPAR__SORT_RANK_BODY_
+
+static int sort_avx2(void) {
+  static int have = -1;
+  if (have < 0) {
+    __builtin_cpu_init();
+    have = __builtin_cpu_supports("avx2") ? 1 : 0;
+  }
+  return have;
+}
+
+/* The rank sort of s (n <= XPAR__SORT_RANK_MAX); 0: not available here (64-bit
+ * keys without AVX2), nothing written. */
+XPAR__SORT_INLINE int sort_rank(const xpar__sort_spec *s, int K, int F, uint64_t xm, int V) {
+  const size_t n = s->n;
+  uint32_t rank[XPAR__SORT_RANK_MAX];
+  uint64_t kcopy[XPAR__SORT_RANK_MAX], vcopy[XPAR__SORT_RANK_MAX];
+  if (K == 4) {
+    int32_t r[XPAR__SORT_RANK_MAX] __attribute__((aligned(32)));
+    const uint32_t *k = (const uint32_t *)s->keys_in;
+    for (size_t i = 0; i < n; ++i) r[i] = (int32_t)(sort_rk32(k[i], F, (uint32_t)xm) ^ 0x80000000u);
+    for (size_t i = n; i & 7; ++i) r[i] = INT32_MAX;
+    if (sort_avx2())
+      sort_rank32_avx2(r, n, rank);
+    else
+      sort_rank32_base(r, n, rank);
+  } else {
+    if (!sort_avx2()) return 0;
+    int64_t r[XPAR__SORT_RANK_MAX] __attribute__((aligned(32)));
+    const uint64_t *k = (const uint64_t *)s->keys_in;
+    for (size_t i = 0; i < n; ++i) r[i] = (int64_t)(sort_rk64(k[i], F, xm) ^ 0x8000000000000000ull);
+    for (size_t i = n; i & 3; ++i) r[i] = INT64_MAX;
+    sort_rank64_avx2(r, n, rank);
+  }
+  if (s->keys_out) {
+    const void *src = s->keys_in;
+    if (s->keys_out == s->keys_in) {
+      memcpy(kcopy, s->keys_in, n * (size_t)K);
+      src = kcopy;
+    }
+    if (K == 4)
+      for (size_t i = 0; i < n; ++i) ((uint32_t *)s->keys_out)[rank[i]] = ((const uint32_t *)src)[i];
+    else
+      for (size_t i = 0; i < n; ++i) ((uint64_t *)s->keys_out)[rank[i]] = ((const uint64_t *)src)[i];
+  }
+  if (V) {
+    if (s->values_are_indices) {
+      if (V == 4)
+        for (size_t i = 0; i < n; ++i) ((uint32_t *)s->values_out)[rank[i]] = (uint32_t)i;
+      else
+        for (size_t i = 0; i < n; ++i) ((uint64_t *)s->values_out)[rank[i]] = i;
+    } else {
+      const void *src = s->values_in;
+      if (s->values_out == s->values_in) {
+        memcpy(vcopy, s->values_in, n * (size_t)V);
+        src = vcopy;
+      }
+      if (V == 4)
+        for (size_t i = 0; i < n; ++i)
+          ((uint32_t *)s->values_out)[rank[i]] = ((const uint32_t *)src)[i];
+      else
+        for (size_t i = 0; i < n; ++i)
+          ((uint64_t *)s->values_out)[rank[i]] = ((const uint64_t *)src)[i];
+    }
+  }
+  return 1;
+}
+
+#define XPAR__SORT_RANK_FN_(K, F, V)                                                      \
+  static int sort_rank_##K##_##F##_##V(const xpar__sort_spec *s, uint64_t xm) {           \
+    return sort_rank(s, K, F, xm, V);                                                     \
+  }
+#define XPAR__SORT_RANK_V_(K, F) \
+  XPAR__SORT_RANK_FN_(K, F, 0) XPAR__SORT_RANK_FN_(K, F, 4) XPAR__SORT_RANK_FN_(K, F, 8)
+XPAR__SORT_RANK_V_(4, 0)
+XPAR__SORT_RANK_V_(4, 1)
+XPAR__SORT_RANK_V_(8, 0)
+XPAR__SORT_RANK_V_(8, 1)
+#undef XPAR__SORT_RANK_V_
+#undef XPAR__SORT_RANK_FN_
+typedef int (*sort_rank_fn)(const xpar__sort_spec *s, uint64_t xm);
+#define XPAR__SORT_RANK_ROW_(K, F) \
+  {sort_rank_##K##_##F##_0, sort_rank_##K##_##F##_4, sort_rank_##K##_##F##_8}
+static const sort_rank_fn sort_ranks[2][2][3] = {
+    {XPAR__SORT_RANK_ROW_(4, 0), XPAR__SORT_RANK_ROW_(4, 1)},
+    {XPAR__SORT_RANK_ROW_(8, 0), XPAR__SORT_RANK_ROW_(8, 1)}};
+#undef XPAR__SORT_RANK_ROW_
+#endif
+
 /* ---- mid n: merge sort of packed (radix key, position) records ----------- */
 
 /* Insertion sort of runs of XPAR__SORT_RUN records, then bottom-up merges
@@ -873,6 +1021,9 @@ xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s) {
     }
     return XPAR_OK;
   }
+#if defined(XPAR__SORT_HAVE_RANK)
+  if (n <= XPAR__SORT_RANK_MAX && sort_ranks[K == 8][F][V / 4](s, xm)) return XPAR_OK;
+#endif
   if (n <= XPAR__SORT_SMALL) {
     sort_smalls[K == 8][F][V / 4](s, xm);
     return XPAR_OK;
