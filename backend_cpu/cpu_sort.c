@@ -24,9 +24,8 @@
  *    merge of plain integers is the stable order; then a gather.
  *  - above: LSD radix sort, 8-bit digits (K passes at most), below.
  * OpenMP tier with more keys: the same LSD radix sort over contiguous
- * per-thread chunks.  Development VM (2 vCPUs of an AMD EPYC, noisy), serial
- * tier against std::sort, distinct random inputs per call: int32 1.0-1.2x at
- * 2^4..2^8, 2.5-7x from 2^10; int64 1.0-1.2x at 2^4..2^9, 1.4-1.8x above.
+ * per-thread chunks.  Measured against std::sort, qsort and libstdc++'s
+ * parallel mode: docs/sort.md.
  *
  * LSD radix sort: one read pass counts every digit of every key at once (per
  * thread chunk); a pass whose digit has one value for all n keys is skipped
