@@ -294,10 +294,12 @@ static void run_case(const sort_case *k) {
   xt_buf_free(&kin);
 }
 
-/* Sizes: 0..3, a warp's edges, tile and power-of-two edges of 2^8 .. 2^16, a
- * prime, and 2^18 + 3 (many tiles and several chunks per thread). */
-static const size_t sort_sizes[] = {0,    1,    2,    3,    31,    32,    33,    255,   256,
-                                    257,  1000, 4095, 4096, 4097,  7919,  65535, 65537, 262147};
+/* Sizes: 0..3, a warp's edges, the one-thread small sorts' edges (64, 128),
+ * tile and power-of-two edges of 2^8 .. 2^16, a prime, and 2^18 + 3 (many
+ * tiles and several chunks per thread). */
+static const size_t sort_sizes[] = {0,    1,    2,    3,     31,    32,    33,  63,
+                                    64,   65,   127,  128,   129,   255,   256, 257,
+                                    1000, 4095, 4096, 4097,  7919,  65535, 65537, 262147};
 #define NSORT_SIZES (sizeof sort_sizes / sizeof sort_sizes[0])
 
 static void run_form(void **state, int form) {
