@@ -71,6 +71,7 @@ XPAR__HOT_INLINE xpar__call call_of(xpar_op op, xpar_dtype dtype, size_t n, size
   c.has_init = 0;
   c.nowait = nowait;
   c.kernel = NULL;
+  c.bytes2 = bytes;
   c.out2 = NULL;
   return c;
 }
@@ -442,7 +443,7 @@ static xpar_status select_entered(xpar_context *ctx, xpar__select_kind kind, xpa
   xpar__call c = call_of(XPAR_OP_SELECT, dtype, n, bytes, in, flags, out, nowait);
   c.result = count;
   c.result_dtype = XPAR_UINT64;
-  c.bytes2 = kind == XPAR__SELECT_FLAGGED ? n : 0;
+  c.bytes2 = n; /* the flags, one byte each (read for select_flagged only) */
   c.select_kind = (unsigned char)kind;
   c.pred = predicated ? pred : XPAR_EQ;
   memset(&c.pred_value, 0, sizeof c.pred_value);

@@ -137,11 +137,10 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
                                c->kernel->op->acc_align));
     return XPAR_OK;
   }
-  /* A sort's values (y, out2) have their own size; in place, an input and
-   * its output are one operand with both roles. */
-  const size_t y_bytes = c->op == XPAR_OP_SORT || c->op == XPAR_OP_SELECT ? c->bytes2 : bytes;
+  /* y and out2 have bytes2 bytes (a sort's values, a compaction's flags);
+   * in place, an input and its output are one operand with both roles. */
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
-  if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, y_bytes, ROLE_READ));
+  if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, c->bytes2, ROLE_READ));
   /* axpy reads its y; a compaction writes out only up to its count, so the
    * rest must come back as it was: out is read too (a partition writes all). */
   const int out_read = c->op == XPAR_OP_AXPY ||

@@ -49,12 +49,14 @@ typedef struct xpar__call {
   xpar__scalar init;      /* scan: a copy of the caller's *init              */
   int nowait;
   const xpar__kernel_call *kernel; /* xpar_launch; NULL for the built-in ops */
+  /* y's and out2's size: `bytes` for the ops whose arrays share one size; a
+   * sort's values, a compaction's flags have their own. */
+  size_t bytes2;
   /* Sort (xpar_sort, xpar_sort_pairs, xpar_argsort): x the keys in, out the
    * keys out (NULL for argsort), y the values in (NULL for keys and argsort),
-   * out2 the values out or indices; the values' arrays have bytes2 bytes.
-   * out2 is NULL for every other op; the rest is read for a sort only. */
+   * out2 the values out or indices.  out2 is NULL for every other op; the
+   * rest is read for a sort only. */
   void *out2;
-  size_t bytes2;
   xpar_dtype dtype2;             /* the values' dtype; argsort: the indices' */
   unsigned char sort_descending; /* xpar_sort_order */
   unsigned char sort_indices;    /* argsort: out2 gets 0..n-1 permuted */

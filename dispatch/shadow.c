@@ -285,10 +285,9 @@ static xpar_status run_shadow_cpu(xpar_context *ctx, xpar_tier tier, const xpar_
   return s;
 }
 
-/* Array slots x, y, out, out2: a sort's values (y, out2) have bytes2 bytes. */
+/* Array slots x, y, out, out2: y and out2 have bytes2 bytes (dispatch.h). */
 static size_t slot_bytes(const xpar__call *c, int i) {
-  const int values = c->op == XPAR_OP_SORT && (i == 1 || i == 3);
-  return values ? c->bytes2 : c->n * xpar__dtype_size(c->dtype);
+  return i == 1 || i == 3 ? c->bytes2 : c->bytes;
 }
 
 static xpar_status run_shadow_gpu(xpar_context *ctx, xpar_tier tier, const xpar__call *c,
@@ -331,8 +330,7 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   const int has_array_out = c->out != NULL;
   const int has_result = c->result != NULL;
   const xpar_dtype rt = c->result_dtype; /* the wide sum's, a compaction's count (uint64) */
-  /* A sort's values: read from y, written to out2, of bytes2 bytes. */
-  const size_t y_bytes = c->op == XPAR_OP_SORT || c->op == XPAR_OP_SELECT ? c->bytes2 : bytes;
+  const size_t y_bytes = c->bytes2; /* y's: a sort's values, a compaction's flags */
   const int has_out2 = c->out2 != NULL;
   void *xs = NULL, *ys = NULL, *outs = NULL, *prim = NULL, *outs2 = NULL, *prim2 = NULL;
   xpar_status st = XPAR_OK;
