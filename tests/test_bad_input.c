@@ -521,7 +521,6 @@ static void select_refusals(void **state) {
   const xpar_dtype D = XPAR_DOUBLE;
   char *o = (char *)g_out; /* outputs and overlapping inputs live in g_out: all stay poisoned */
   size_t *cnt = (size_t *)g_res; /* the count lives in g_res: it must stay poisoned too */
-  const unsigned char *fl = (const unsigned char *)g_in2;
   REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_select(NULL, D, XPAR_LT, &alpha, NULL, g_in, g_out, 8, cnt));
   REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_unique_nowait(NULL, D, g_in, g_out, 8, cnt));
   REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_select(c, D, XPAR_LT, NULL, NULL, g_in, g_out, 8, cnt));
@@ -545,7 +544,6 @@ static void select_refusals(void **state) {
   REFUSED(XPAR_ERR_OVERLAP, c, xpar_partition(c, D, XPAR_EQ, &alpha, NULL, o, o, 8, cnt));
   REFUSED(XPAR_ERR_OVERLAP, c, xpar_partition_nowait(c, D, XPAR_EQ, &alpha, NULL, o, o + 8, 8, cnt));
   REFUSED(XPAR_ERR_OVERLAP, c, xpar_select_flagged(c, D, g_in, (const unsigned char *)o + 3, o, 8, cnt));
-  (void)fl;
   /* n = 0: NULL arrays and scalars; the count is written (0) */
   size_t k = 99;
   ACCEPTED(xpar_select(c, D, XPAR_IN_RANGE, NULL, NULL, NULL, NULL, 0, &k));

@@ -213,11 +213,11 @@ static void run_case(const sort_case *k) {
   const xpar_dtype d = k->d, vt = k->vt;
   const size_t n = k->n, ks = xt_size(d), vs = xt_size(vt);
   char label[256];
-  snprintf(label, sizeof label, "%s/%s/%s%s%s/%s/n=%zu/in_off=%zu/out_off=%zu/%s%s",
+  snprintf(label, sizeof label, "%s/%s/%s%s%s/%s/%s/n=%zu/in_off=%zu/out_off=%zu/%s%s",
            k->form == FORM_KEYS ? "sort" : k->form == FORM_PAIRS ? "sort_pairs" : "argsort",
            xt_tier_name(k->st->tier), xt_dname(d), k->form == FORM_KEYS ? "" : "+",
            k->form == FORM_KEYS ? "" : xt_dname(vt), k->descending ? "descending" : "ascending",
-           n, k->in_off, k->out_off, k->inplace ? "in-place" : "out-of-place",
+           k->pattern, n, k->in_off, k->out_off, k->inplace ? "in-place" : "out-of-place",
            k->nowait ? "/nowait" : "");
   xt_buf kin, kout, vin, vout;
   xt_buf_alloc(&kin, d, n, k->in_off);
