@@ -23,6 +23,7 @@ const xpar__backend xpar__cuda_backend = {
     .set_stream = xpar__cuda_set_stream,
     .stream_device = xpar__cuda_stream_device,
     .pointer_kind = xpar__cuda_pointer_kind,
+    .pointer_range = xpar__cuda_pointer_range,
     .device_of = xpar__cuda_device_of,
     .device_can_access = xpar__cuda_device_can_access,
     .restore_caller = xpar__cuda_restore_caller,

@@ -56,6 +56,7 @@ void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream);
 int xpar__cuda_stream_device(void *stream);
 xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
+int xpar__cuda_pointer_range(const void *p, uintptr_t *start, size_t *size);
 int xpar__cuda_device_of(const void *p);
 int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p);
 void xpar__cuda_restore_caller(void);

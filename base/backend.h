@@ -190,6 +190,9 @@ typedef struct xpar__backend {
   int (*stream_device)(void *stream);
   /** Classify a pointer (one driver look-up: cuda_state.cu). */
   xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
+  /** The driver allocation holding p (pinned, device or managed memory):
+   *  1 with *start and *size set, 0 where the driver cannot say. */
+  int (*pointer_range)(const void *p, uintptr_t *start, size_t *size);
   /** The device whose memory p is (p classified XPAR__PTR_DEVICE), -1 where
    *  the driver cannot say.  Asked only with several devices visible. */
   int (*device_of)(const void *p);

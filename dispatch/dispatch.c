@@ -749,7 +749,10 @@ static inline int fast_pointer_kind(xpar_context *ctx, const void *p, xpar__ptr_
     xpar__clear_error();
     return FAST_KIND_UNKNOWN;
   }
-  if (*kind == XPAR__PTR_HOST_PAGEABLE) xpar__page_cache_store(&ctx->page_cache, p);
+  if (*kind == XPAR__PTR_HOST_PAGEABLE)
+    xpar__page_cache_store(&ctx->page_cache, p);
+  else
+    xpar__note_driver_memory(ctx, p);
   return FAST_KIND_ASKED;
 }
 
