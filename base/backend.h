@@ -99,6 +99,28 @@ typedef struct xpar__select_spec {
   uint64_t *count;
 } xpar__select_spec;
 
+/** One runs call: xpar_run_length_encode (lengths = 1) or xpar_reduce_by_key.
+ *  Run r is a maximal stretch of keys equal by base/sort_key.h's equality
+ *  (-0.0 == +0.0, NaN == NaN); keys_out[r] gets its first key (its bits),
+ *  values_out[r] its length (uint64, lengths) or the op of its values in
+ *  value_dtype.  `count` (the number of runs) is a host pointer, or
+ *  device-accessible memory with ex->result_on_device; 8 bytes either way.
+ *  No two arrays overlap.  With ex->reproducible, a float or double SUM of a
+ *  run is the reproducible sum of the run's values as an array of its own
+ *  (xpar.h, xpar_reduce_by_key). */
+typedef struct xpar__runs_spec {
+  xpar_dtype key_dtype;
+  xpar_dtype value_dtype;       /* lengths: XPAR_UINT64                  */
+  xpar_reduction op;            /* lengths: XPAR_SUM                     */
+  int lengths;                  /* 1: run-length encode, values_in NULL  */
+  const void *keys_in;
+  const void *values_in;
+  void *keys_out;
+  void *values_out;
+  size_t n;
+  uint64_t *count;
+} xpar__runs_spec;
+
 /** What a pointer is, as the CUDA runtime sees it. */
 typedef enum xpar__ptr_kind {
   XPAR__PTR_HOST_PAGEABLE = 0,
@@ -147,6 +169,9 @@ typedef struct xpar__backend {
    * partition, unique.  in == out allowed except for a partition; flags never
    * overlap out.  NULL: not supported (dispatch refuses). */
   xpar_status (*select)(const xpar__exec *ex, const xpar__select_spec *s);
+  /* Runs (xpar__runs_spec): run-length encode and reduce by key.  Arrays
+   * disjoint.  NULL: not supported (dispatch refuses). */
+  xpar_status (*runs)(const xpar__exec *ex, const xpar__runs_spec *s);
   /* An application kernel (xpar/xpar_kernel.h) over [0, n): the CPU backend
    * runs its CPU loop (one thread when ex->serial or ex->num_threads is 1),
    * the CUDA backend its grid-stride kernel in the backend's launch shape

@@ -190,6 +190,11 @@ static xpar_status fake_select(const xpar__exec *ex, const xpar__select_spec *sp
   (void)ex;
   return xpar__cpu_backend.select(&s, spec);
 }
+static xpar_status fake_runs(const xpar__exec *ex, const xpar__runs_spec *spec) {
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1, .reproducible = ex->reproducible};
+  return xpar__cpu_backend.runs(&s, spec);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -286,6 +291,7 @@ static const xpar__backend fake_gpu = {
     .op_scan = fake_op_scan,
     .sort = fake_sort,
     .select = fake_select,
+    .runs = fake_runs,
     .query = fake_query,
     .state_create = fake_state_create,
     .state_destroy = fake_state_destroy,
@@ -1471,6 +1477,10 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
     case XPAR_OP_SELECT: {
       size_t k;
       return xpar_select(ctx, t, XPAR_NE, &zero, NULL, x, z, n, &k);
+    }
+    case XPAR_OP_RUNS: {
+      size_t k;
+      return xpar_run_length_encode(ctx, t, x, n, z, (uint64_t *)y, &k);
     }
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
