@@ -407,7 +407,8 @@ int runs_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
           turn++;
           if (quick && (n > 20000 || kt == XPAR_UINT32 || kt == XPAR_UINT64)) continue;
           if (quick && mean != means[cell % 4]) continue; /* one run length each */
-          if (n > 100003 && mean == 4) continue;
+          if (n == big && mean != means[cell % 4]) continue; /* one run length each */
+          if (n == 1000003 && mean == 4) continue;
           const xpar_dtype vt = ts[turn % 6];
           const size_t offset = n <= 100003 && turn % 3 == 0 ? 1 : 0;
           fails += check_dispatch(st, d, kt, vt, op, mean, n, offset, 0, false, rng);
@@ -444,6 +445,7 @@ int runs_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
         for (size_t n : repro_sizes)
           for (int mean : means) {
             if ((tier == 3 || quick) && n > 9001) continue;
+            if (tier != 0 && n > 100003) continue;
             if (quick && mean != means[rng() % 4]) continue;
             fails += check_dispatch(st, d, kt, vt, XPAR_SUM, mean, n, 0, tier, true, rng);
             calls++;
