@@ -53,5 +53,9 @@ int gpu_sort_run(int quick, unsigned long long seed, int what);
  * partition, unique), checked and beside CUB's DeviceSelect / DevicePartition
  * (gpu_select_bench.cu); what: 1 check, 2 timings, 3 both. */
 int gpu_select_run(int quick, unsigned long long seed, int what);
+/* --runs / --runs-check / --runs-bench: run-length encode and reduce by key, checked and
+ * beside CUB's DeviceRunLengthEncode::Encode / DeviceReduce::ReduceByKey
+ * (gpu_runs_bench.cu); what: 1 check, 2 timings, 3 both. */
+int gpu_runs_run(int quick, unsigned long long seed, int what);
 
 #endif
