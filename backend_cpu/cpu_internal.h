@@ -280,5 +280,7 @@ xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, con
 xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 /* Compaction: select, select by flags, stable partition, unique (cpu_select.c). */
 xpar_status xpar__cpu_select(const xpar__exec *ex, const xpar__select_spec *s);
+/* Segmented reduce / scan and argmin / argmax (cpu_segmented.c). */
+xpar_status xpar__cpu_segmented(const xpar__exec *ex, const xpar__seg_spec *s);
 
 #endif /* XPAR_BACKEND_CPU_INTERNAL_H */

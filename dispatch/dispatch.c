@@ -137,6 +137,17 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
                                c->kernel->op->acc_align));
     return XPAR_OK;
   }
+  /* Argmin / argmax and the segmented ops: out and out2 have sizes of their
+   * own (the values, the indices); the offsets (y) are read. */
+  if (c->op == XPAR_OP_ARGREDUCE || c->op == XPAR_OP_SEGMENTED) {
+    if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
+    if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, c->bytes2, ROLE_READ));
+    /* a scan writes out only inside the segments: the rest comes back as it was */
+    const int out_role = c->seg_kind == XPAR__SEG_SCAN ? ROLE_READ | ROLE_WRITE : ROLE_WRITE;
+    if (c->out) XPAR__FORWARD(add_operand(ctx, p, c->out, c->out_bytes, out_role));
+    if (c->out2) XPAR__FORWARD(add_operand(ctx, p, c->out2, c->out2_bytes, ROLE_WRITE));
+    return XPAR_OK;
+  }
   /* y and out2 have bytes2 bytes (a sort's values, a compaction's flags);
    * in place, an input and its output are one operand with both roles. */
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
@@ -421,6 +432,33 @@ static xpar_status run_select(const xpar__backend *b, const xpar__exec *ex, cons
   return b->select(ex, &s);
 }
 
+/* Argmin / argmax or a segmented call as the backend takes it.  Reproducible
+ * mode has no per-segment order for float sums yet: refused, nothing written. */
+static xpar_status run_segmented(const xpar__backend *b, const xpar__exec *ex,
+                                 const xpar__call *c, const void *in, const void *offsets,
+                                 void *out, void *index) {
+  XPAR__RETURN_IF(!b->segmented, XPAR_ERR_NOT_SUPPORTED,
+                  "the %s backend has no segmented reduce / scan or argmin", b->name);
+  XPAR__RETURN_IF(ex->reproducible && c->seg_kind != XPAR__SEG_ARGREDUCE && c->red == XPAR_SUM &&
+                      (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE),
+                  XPAR_ERR_NOT_SUPPORTED,
+                  "reproducible mode: segmented float sums and sum scans have no specified "
+                  "order yet (docs/segmented.md); min, max and integer sums are exact");
+  const xpar__seg_spec s = {.kind = (xpar__seg_kind)c->seg_kind,
+                            .dtype = c->dtype,
+                            .op = c->red,
+                            .scan_kind = c->kind,
+                            .in = in,
+                            .n = c->n,
+                            .offsets = offsets,
+                            .offset_dtype = c->offset_dtype,
+                            .segment_size = c->segment_size,
+                            .n_segments = c->n_segments,
+                            .out = out,
+                            .index = (int64_t *)index};
+  return b->segmented(ex, &s);
+}
+
 xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
                          const void *x, const void *y, void *out, void *out2, void *result) {
   if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
@@ -436,6 +474,8 @@ xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpa
     case XPAR_OP_DOT: return b->dot(ex, c->dtype, x, y, c->n, result);
     case XPAR_OP_SORT: return run_sort(b, ex, c, x, y, out, out2);
     case XPAR_OP_SELECT: return run_select(b, ex, c, x, y, out, result);
+    case XPAR_OP_ARGREDUCE:
+    case XPAR_OP_SEGMENTED: return run_segmented(b, ex, c, x, y, out, out2);
     default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
   }
 }
@@ -1069,7 +1109,8 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
  * size, or their result is a count beside an array). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel &&
-      c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT) {
+      c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT && c->op != XPAR_OP_ARGREDUCE &&
+      c->op != XPAR_OP_SEGMENTED) {
     xpar_status st;
     if (host_fast_path(ctx, c, &st)) return st;
   }

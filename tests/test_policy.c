@@ -173,6 +173,12 @@ static xpar_status fake_select(const xpar__exec *ex, const xpar__select_spec *sp
   (void)ex;
   return xpar__cpu_backend.select(&s, spec);
 }
+static xpar_status fake_segmented(const xpar__exec *ex, const xpar__seg_spec *spec) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1};
+  return xpar__cpu_backend.segmented(&s, spec);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -258,6 +264,7 @@ static const xpar__backend fake_gpu = {
     .fill = fake_fill,
     .dot = fake_dot,
     .launch = fake_launch,
+    .segmented = fake_segmented,
     .op_reduce = fake_op_reduce,
     .op_scan = fake_op_scan,
     .sort = fake_sort,
@@ -1398,6 +1405,12 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
       size_t k;
       return xpar_select(ctx, t, XPAR_NE, &zero, NULL, x, z, n, &k);
     }
+    case XPAR_OP_ARGREDUCE: {
+      int64_t at;
+      if (n == 0) return xpar_segmented_reduce_fixed(ctx, t, XPAR_MIN, x, 0, 0, &res);
+      return xpar_argmin(ctx, t, x, n, &res, &at);
+    }
+    case XPAR_OP_SEGMENTED: return xpar_segmented_reduce_fixed(ctx, t, XPAR_SUM, x, n, n ? 1 : 0, &res);
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
 }
