@@ -571,13 +571,14 @@ XPAR_API xpar_status xpar_argmax_nowait(xpar_context *ctx, xpar_dtype dtype, con
  * segment_size given: n = segment_size * n_segments, checked by the caller).
  * The offsets' values are checked by the backend that runs the call (they
  * may be device memory): api/ checks the pointer, dtype and overlaps. */
-static xpar_status segmented_entered(xpar_context *ctx, xpar__seg_kind kind, xpar_dtype dtype,
-                                     xpar_reduction op, xpar_scan_kind scan_kind,
-                                     const void *in, void *out, size_t n, int fixed,
-                                     const void *offsets, xpar_dtype offset_dtype,
-                                     size_t segment_size, size_t n_segments, int nowait) {
+static xpar_status segmented_arg_entered(xpar_context *ctx, xpar__seg_kind kind,
+                                         xpar_dtype dtype, xpar_reduction op,
+                                         xpar_scan_kind scan_kind, const void *in, void *out,
+                                         int64_t *index, size_t n, int fixed,
+                                         const void *offsets, xpar_dtype offset_dtype,
+                                         size_t segment_size, size_t n_segments, int nowait) {
   const xpar_op this_op = XPAR_OP_SEGMENTED;
-  size_t bytes = 0, out_bytes = 0, off_bytes = 0;
+  size_t bytes = 0, out_bytes = 0, off_bytes = 0, index_bytes = 0;
   CHECK(check_dtype(dtype, n, &bytes));
   CHECK(check_reduction(op));
   CHECK(kind != XPAR__SEG_SCAN || (unsigned)scan_kind < XPAR_SCAN_KIND_COUNT_
@@ -610,11 +611,19 @@ static xpar_status segmented_entered(xpar_context *ctx, xpar__seg_kind kind, xpa
   }
   CHECK(xpar__check_array("in", in, n_segments ? n : 0, bytes, dtype));
   CHECK(check_disjoint("offsets", offsets, off_bytes, "out", out, out_bytes));
+  if (kind == XPAR__SEG_ARGREDUCE) { /* the indices: n_segments int64 */
+    CHECK(check_dtype(XPAR_INT64, n_segments, &index_bytes));
+    CHECK(xpar__check_array("indices", index, n_segments, index_bytes, XPAR_INT64));
+    CHECK(check_disjoint("in", in, bytes, "indices", index, index_bytes));
+    CHECK(check_disjoint("offsets", offsets, off_bytes, "indices", index, index_bytes));
+    CHECK(check_disjoint("values", out, out_bytes, "indices", index, index_bytes));
+  }
   if (n_segments == 0) { /* nothing to read or write: no array takes part */
     in = NULL;
     out = NULL;
+    index = NULL;
     offsets = NULL;
-    bytes = out_bytes = off_bytes = 0;
+    bytes = out_bytes = off_bytes = index_bytes = 0;
   }
   xpar__call c = call_of(XPAR_OP_SEGMENTED, dtype, n_segments ? n : 0, bytes, in,
                          fixed ? NULL : offsets, out, nowait);
@@ -626,8 +635,18 @@ static xpar_status segmented_entered(xpar_context *ctx, xpar__seg_kind kind, xpa
   c.n_segments = n_segments;
   c.segment_size = fixed ? segment_size : 0;
   c.out_bytes = out_bytes;
-  c.out2_bytes = 0;
+  c.out2 = index;
+  c.out2_bytes = index_bytes;
   return xpar__dispatch(ctx, &c);
+}
+
+static xpar_status segmented_entered(xpar_context *ctx, xpar__seg_kind kind, xpar_dtype dtype,
+                                     xpar_reduction op, xpar_scan_kind scan_kind,
+                                     const void *in, void *out, size_t n, int fixed,
+                                     const void *offsets, xpar_dtype offset_dtype,
+                                     size_t segment_size, size_t n_segments, int nowait) {
+  return segmented_arg_entered(ctx, kind, dtype, op, scan_kind, in, out, NULL, n, fixed, offsets,
+                               offset_dtype, segment_size, n_segments, nowait);
 }
 
 /* Fixed segments: the input's size, checked (the refusal's record names the
@@ -727,3 +746,20 @@ XPAR_API xpar_status xpar_segmented_scan_fixed_nowait(xpar_context *ctx, xpar_dt
   XPAR__OP_THROUGH_CONTEXT(ctx, seg_scan_fixed_entered(ctx, dtype, op, kind, in, out,
                                                        segment_size, n_segments, 1));
 }
+
+/* argmin / argmax per segment: values and absolute indices, -1 for an empty
+ * segment (its value the identity of min / max). */
+#define XPAR__SEG_ARG_API_(NAME, OP, NOWAIT)                                                      \
+  XPAR_API xpar_status NAME(xpar_context *ctx, xpar_dtype dtype, const void *in, size_t n,       \
+                            const void *offsets, xpar_dtype offset_dtype, size_t n_segments,     \
+                            void *values, int64_t *indices) {                                    \
+    XPAR__OP_THROUGH_CONTEXT(ctx, segmented_arg_entered(ctx, XPAR__SEG_ARGREDUCE, dtype, OP,     \
+                                                        XPAR_INCLUSIVE, in, values, indices, n,  \
+                                                        0, offsets, offset_dtype, 0, n_segments, \
+                                                        NOWAIT));                                \
+  }
+XPAR__SEG_ARG_API_(xpar_segmented_argmin, XPAR_MIN, 0)
+XPAR__SEG_ARG_API_(xpar_segmented_argmax, XPAR_MAX, 0)
+XPAR__SEG_ARG_API_(xpar_segmented_argmin_nowait, XPAR_MIN, 1)
+XPAR__SEG_ARG_API_(xpar_segmented_argmax_nowait, XPAR_MAX, 1)
+#undef XPAR__SEG_ARG_API_

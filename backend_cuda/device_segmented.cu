@@ -431,6 +431,229 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   }
 }
 
+/* ---- segmented scan, balanced by elements ---------------------------------------------
+ * The reduce's tiles, in three launches:
+ *  1. seg_scan_tail_kernel: each tile's last segment piece (the segment holding its last
+ *     element, from that segment's start or the tile's) reduced, with the segment;
+ *  2. seg_scan_carry_kernel (one block): a segmented scan of those over the tiles gives
+ *     each tile the carry of the segment holding its first element (the identity when
+ *     that segment starts in the tile);
+ *  3. seg_scan_tile_kernel: each tile in shared memory; each thread reduces its last
+ *     piece, a block-wide segmented scan of those (keyed by segment, the tile's carry
+ *     first) gives each thread the carry of its first segment, and the thread scans its
+ *     elements in order into the tile, which is stored with coalesced stores.
+ * Reads the input twice (steps 1 and 3) and writes it once.  In place is safe: every
+ * tile is read by step 1 before step 3 writes any, and step 3 reads its own tile whole
+ * before writing it. */
+
+/* (k1, v1) then (k2, v2): the segmented operator over records sorted by segment. */
+template <class T, class Op>
+__device__ __forceinline__ void seg_fold(size_t k1, T v1, size_t k2, T &v2) {
+  if (k1 == k2) v2 = Op::apply(v1, v2);
+}
+
+/* Block-wide exclusive segmented scan of (key, val) in thread order, after (in_key,
+ * in_val): *ek, *ev for this thread.  Keys must not decrease with the thread index. */
+template <class T, class Op>
+__device__ void block_seg_scan_excl(size_t key, T val, size_t in_key, T in_val, size_t *ek,
+                                    T *ev) {
+  __shared__ size_t s_k[kBlock / 32];
+  __shared__ T s_v[kBlock / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  T v = val;
+  for (int d = 1; d < 32; d <<= 1) {
+    const size_t ok = __shfl_up_sync(0xffffffffu, key, d);
+    const T ov = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) seg_fold<T, Op>(ok, ov, key, v);
+  }
+  if (lane == 31) {
+    s_k[warp] = key;
+    s_v[warp] = v;
+  }
+  __syncthreads();
+  size_t pk = in_key; /* the prefix before this warp */
+  T pv = in_val;
+  for (int w = 0; w < warp; ++w) {
+    T tv = s_v[w];
+    seg_fold<T, Op>(pk, pv, s_k[w], tv);
+    pk = s_k[w];
+    pv = tv;
+  }
+  size_t lk = __shfl_up_sync(0xffffffffu, key, 1); /* the lane before: its inclusive */
+  T lv = __shfl_up_sync(0xffffffffu, v, 1);
+  if (lane == 0) {
+    *ek = pk;
+    *ev = pv;
+  } else {
+    seg_fold<T, Op>(pk, pv, lk, lv);
+    *ek = lk;
+    *ev = lv;
+  }
+  __syncthreads(); /* s_k, s_v reused by the next call */
+}
+
+struct ScanScratch {
+  size_t *tail_seg; /* per tile */
+  void *tail_val;
+  void *carry;
+};
+
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock) seg_scan_tail_kernel(SegParams p, Off off,
+                                                               ScanScratch sc) {
+  if (offsets_bad(p.check)) return;
+  constexpr int ITEMS = seg_items<T>();
+  constexpr int TILE = kBlock * ITEMS;
+  __shared__ size_t s_g;
+  __shared__ size_t s_lo;
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t tile_lo = begin + (size_t)blockIdx.x * TILE;
+  if (tile_lo >= end) return;
+  const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
+  if (threadIdx.x == 0) {
+    const size_t g = first_reaching(off, 0, p.m, tile_hi); /* holds tile_hi - 1 */
+    s_g = g;
+    const size_t so = off.at(g);
+    s_lo = so > tile_lo ? so : tile_lo;
+  }
+  __syncthreads();
+  const T *x = static_cast<const T *>(p.in);
+  const size_t lo = s_lo;
+  T acc = Op::identity();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const size_t i = lo + threadIdx.x + (size_t)k * kBlock;
+    if (i < tile_hi) acc = Op::apply(acc, __ldg(x + i));
+  }
+  /* the block's sum of the piece, in thread 0 */
+  __shared__ T s_w[kBlock / 32];
+  for (int d = 16; d > 0; d >>= 1) acc = Op::apply(acc, __shfl_down_sync(0xffffffffu, acc, d));
+  if (threadIdx.x % 32 == 0) s_w[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T t = s_w[0];
+    for (int w = 1; w < kBlock / 32; ++w) t = Op::apply(t, s_w[w]);
+    sc.tail_seg[blockIdx.x] = s_g;
+    static_cast<T *>(sc.tail_val)[blockIdx.x] = t;
+  }
+}
+
+/* One block: carry[k] for every tile k (the identity for tile 0). */
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock) seg_scan_carry_kernel(SegParams p, Off off,
+                                                                ScanScratch sc, size_t tiles) {
+  if (offsets_bad(p.check)) return;
+  constexpr int TILE = kBlock * seg_items<T>();
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t used = end > begin ? (end - begin + TILE - 1) / TILE : 0;
+  if (used < tiles) tiles = used;
+  const T *tv = static_cast<const T *>(sc.tail_val);
+  T *carry = static_cast<T *>(sc.carry);
+  /* each thread a contiguous chunk of the tiles */
+  const size_t per = (tiles + kBlock - 1) / kBlock;
+  const size_t c_lo = (size_t)threadIdx.x * per;
+  const size_t c_hi = c_lo + per < tiles ? c_lo + per : tiles;
+  size_t k_agg = kNone;
+  T v_agg = Op::identity();
+#pragma unroll 8
+  for (size_t k = c_lo; k < c_hi; ++k) {
+    T v = tv[k];
+    seg_fold<T, Op>(k_agg, v_agg, sc.tail_seg[k], v);
+    k_agg = sc.tail_seg[k];
+    v_agg = v;
+  }
+  size_t ek;
+  T ev;
+  block_seg_scan_excl<T, Op>(k_agg, v_agg, kNone, Op::identity(), &ek, &ev);
+  /* again, from the carry-in: carry[k + 1] from the inclusive value at k */
+  size_t kk = ek;
+  T vv = ev;
+  if (threadIdx.x == 0 && tiles > 0) carry[0] = Op::identity();
+#pragma unroll 8
+  for (size_t k = c_lo; k < c_hi; ++k) {
+    T v = tv[k];
+    seg_fold<T, Op>(kk, vv, sc.tail_seg[k], v);
+    kk = sc.tail_seg[k];
+    vv = v;
+    if (k + 1 < tiles) {
+      const size_t next_lo = begin + (k + 1) * TILE;
+      carry[k + 1] = off.at(kk + 1) > next_lo ? vv : Op::identity();
+    }
+  }
+}
+
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock) seg_scan_tile_kernel(SegParams p, Off off,
+                                                               ScanScratch sc) {
+  if (offsets_bad(p.check)) return;
+  constexpr int ITEMS = seg_items<T>();
+  constexpr int TILE = kBlock * ITEMS;
+  __shared__ T s_tile[TILE + TILE / 32];
+  __shared__ size_t s_g0, s_g1;
+  const T *x = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t tile_lo = begin + (size_t)blockIdx.x * TILE;
+  if (tile_lo >= end) return;
+  const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
+  const int len = (int)(tile_hi - tile_lo);
+  if (threadIdx.x == 0) s_g0 = first_reaching(off, 0, p.m, tile_lo + 1); /* holds tile_lo */
+  if (threadIdx.x == 32) s_g1 = first_reaching(off, 0, p.m, tile_hi);
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = (int)threadIdx.x + k * kBlock;
+    if (j < len) s_tile[pad(j)] = __ldg(x + tile_lo + j);
+  }
+  __syncthreads();
+  const size_t t_lo = tile_lo + (size_t)threadIdx.x * ITEMS;
+  const size_t t_hi = t_lo < tile_hi ? (tile_hi - t_lo < (size_t)ITEMS ? tile_hi : t_lo + ITEMS)
+                                     : t_lo;
+  const size_t hi_g = s_g1 + 1 < p.m ? s_g1 + 1 : p.m;
+  /* the thread's first and last segment (those holding t_lo and t_hi - 1) and the
+   * reduction of its last piece */
+  size_t g_first = kNone, g_last = kNone;
+  T last_v = Op::identity();
+  if (t_lo < t_hi) {
+    g_first = first_reaching(off, s_g0, hi_g, t_lo + 1);
+    g_last = first_reaching(off, g_first, hi_g, t_hi);
+    const size_t so = off.at(g_last);
+    for (size_t i = so > t_lo ? so : t_lo; i < t_hi; ++i)
+      last_v = Op::apply(last_v, s_tile[pad((int)(i - tile_lo))]);
+  }
+  const size_t in_key = s_g0;
+  const T in_val = static_cast<const T *>(sc.carry)[blockIdx.x];
+  size_t ek;
+  T ev;
+  block_seg_scan_excl<T, Op>(g_last, last_v, in_key, in_val, &ek, &ev);
+  if (t_lo < t_hi) {
+    T acc = ek == g_first && off.at(g_first) < t_lo ? ev : Op::identity();
+    size_t g = g_first;
+    size_t seg_end = off.at(g + 1);
+    for (size_t i = t_lo; i < t_hi; ++i) {
+      while (i >= seg_end) { /* the next segment holding i (empty ones skipped) */
+        ++g;
+        seg_end = off.at(g + 1);
+        acc = Op::identity();
+      }
+      const int j = pad((int)(i - tile_lo));
+      const T v = s_tile[j];
+      if (p.exclusive) {
+        s_tile[j] = acc;
+        acc = Op::apply(acc, v);
+      } else {
+        acc = Op::apply(acc, v);
+        s_tile[j] = acc;
+      }
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = (int)threadIdx.x + k * kBlock;
+    if (j < len) out[tile_lo + j] = s_tile[pad(j)];
+  }
+}
+
 /* ---- the host side -------------------------------------------------------------------- */
 
 const char *seg_name(const xpar__seg_spec *s) {
@@ -453,6 +676,26 @@ template <class T, class Op, class Off>
 xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &p, Off off) {
   xpar__cuda_state *st = ex->cuda;
   const char *name = seg_name(s);
+  if (s->kind == XPAR__SEG_SCAN && !ex->serial) {
+    const size_t tile = (size_t)kBlock * seg_items<T>();
+    const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
+    size_t tiles = (span + tile - 1) / tile;
+    if (tiles == 0) return XPAR_OK; /* no elements: a scan writes nothing */
+    XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
+                    "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
+    ScanScratch sc;
+    sc.tail_seg = static_cast<size_t *>(p.partials);
+    sc.tail_val = static_cast<unsigned char *>(p.partials) + tiles * 8;
+    sc.carry = static_cast<unsigned char *>(p.partials) + tiles * 16;
+    void *args[] = {&p, &off, &sc};
+    XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_tail_kernel<T, Op, Off>, NULL,
+                                    (unsigned)tiles, kBlock, 0, args, "segmented scan (tails)"));
+    void *cargs[] = {&p, &off, &sc, &tiles};
+    XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_carry_kernel<T, Op, Off>, NULL, 1,
+                                    kBlock, 0, cargs, "segmented scan (carries)"));
+    return xpar__cuda_launch(st, (const void *)seg_scan_tile_kernel<T, Op, Off>, NULL,
+                             (unsigned)tiles, kBlock, 0, args, name);
+  }
   if (ex->serial || s->kind != XPAR__SEG_REDUCE) {
     if (s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1) {
       constexpr bool MAX = std::is_same<Op, MaxOp<T>>::value;
@@ -549,7 +792,13 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
   const bool arg_grid = s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1;
   /* scratch: the check word, the ticket, argmin's partials */
   const size_t parts = arg_grid ? (size_t)grid_for(st, s->n) : 0;
-  const size_t bytes = kPartialsOffset + parts * 16;
+  /* the balanced scan: a segment, a value and a carry per tile (8 bytes each) */
+  const size_t scan_tile = (size_t)kBlock * (64 / xpar__dtype_size(s->dtype));
+  const size_t scan_span = s->offsets ? s->n : s->segment_size * s->n_segments;
+  const size_t scan_tiles = s->kind == XPAR__SEG_SCAN && !ex->serial
+                                ? (scan_span + scan_tile - 1) / scan_tile
+                                : 0;
+  const size_t bytes = kPartialsOffset + (parts > scan_tiles ? parts * 16 : scan_tiles * 24);
   GraphScratch graph_scratch(st);
   unsigned char *scratch;
   if (ex->captured) {

@@ -566,6 +566,11 @@ static void segmented_refusals(void **state) {
   REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8, dec32, XPAR_INT32, 3));
   REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_scan_fixed(c, D, XPAR_MIN, XPAR_EXCLUSIVE, (const double *)o, o + 8, 4, 2));
   REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, (const double *)o, o + 8, 8, off32, XPAR_INT32, 3));
+  /* argmin / argmax per segment */
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_segmented_argmin(c, D, g_in, 8, off32, XPAR_INT32, 3, g_out, NULL));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_argmax(c, D, g_in, 8, dec32, XPAR_INT32, 3, g_out, ix));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_argmin(c, D, g_in, 8, off32, XPAR_INT32, 3, o, (int64_t *)(o + 16)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_argmax_nowait(c, D, (const double *)o, 8, off32, XPAR_INT32, 1, o + 8, ix));
   /* n_segments = 0: nothing read or written, NULL arrays allowed */
   ACCEPTED(xpar_segmented_reduce(c, D, XPAR_SUM, NULL, 0, NULL, XPAR_INT32, 0, NULL));
   ACCEPTED(xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, NULL, NULL, 0, NULL, XPAR_INT64, 0));

@@ -272,6 +272,106 @@ static void run(void **state, int scan) {
   }
 }
 
+/* argmin / argmax per segment: the first NaN, else the first strict extreme; an
+ * empty segment index -1 and the identity. */
+static void seg_arg(void **state) {
+  xt_tier_state *st = (xt_tier_state *)*state;
+  xpar_context *ctx = xt_tier_open(st);
+  static const size_t totals[] = {1000, 300007};
+  int variant = 0;
+  for (int di = 0; di < XT_NDTYPES; di++) {
+    const xpar_dtype d = xt_dtypes[di];
+    const size_t es = xt_size(d);
+    for (int is_max = 0; is_max < 2; is_max++)
+      for (int dist = 0; dist < D_COUNT; dist++)
+        for (int form = 0; form < 2; form++)
+          for (size_t ti = 0; ti < 2; ti++) {
+            if (totals[ti] > 1000 && (dist == D_NONE || dist == D_ALL_EMPTY)) continue;
+            variant++;
+            char label[256];
+            snprintf(label, sizeof label, "seg_%s/%s/%s/%s/%s/total~%zu", is_max ? "argmax" : "argmin",
+                     xt_tier_name(st->tier), xt_dname(d), dist_names[dist], form_names[form],
+                     totals[ti]);
+            xt_rng rng;
+            xt_rng_for(&rng, label);
+            const size_t cap = totals[ti] + 64;
+            size_t *sizes = (size_t *)malloc(cap * sizeof *sizes);
+            assert_non_null(sizes);
+            const size_t m = make_sizes(&rng, dist, totals[ti], sizes, cap);
+            const size_t base = xt_below(&rng, 5);
+            size_t sum = 0;
+            for (size_t g = 0; g < m; g++) sum += sizes[g];
+            const size_t n = base + sum + xt_below(&rng, 3);
+            if (n > xt_tier_max_n(st->tier)) {
+              free(sizes);
+              continue;
+            }
+            void *offs = malloc((m + 1) * 8);
+            assert_non_null(offs);
+            for (size_t g = 0, at = base; g <= m; g++) {
+              put_offset(form, offs, g, at);
+              if (g < m) at += sizes[g];
+            }
+            xt_buf in, vals, idx;
+            const size_t oi = (size_t)variant % XT_NOFFS;
+            xt_buf_alloc(&in, d, n, xt_offs[oi][0]);
+            if (variant % 2) xt_fill_random(&rng, d, in.p, n, XT_DATA_RANDOM, 8);
+            else if (xt_is_float(d)) xt_fill_random(&rng, d, in.p, n, XT_DATA_SMALLINT, 2);
+            else
+              for (size_t i = 0; i < n; i++) xt_put(d, in.p, i, (long double)xt_below(&rng, 3));
+            if (xt_is_float(d) && variant % 3 == 0)
+              for (size_t i = xt_below(&rng, 9); i < n; i += 1 + xt_below(&rng, 61))
+                put_special(d, in.p, i, xt_next(&rng));
+            xt_buf_alloc(&vals, d, m, xt_offs[oi][1]);
+            xt_buf_alloc(&idx, XPAR_INT64, m, 0);
+            unsigned char *in_orig = xt_buf_copy(&in);
+            const int nw = variant % 3 == 1;
+            const xpar_dtype od = form == O_INT32 ? XPAR_INT32 : XPAR_INT64;
+            xpar_status s;
+            if (is_max)
+              s = nw ? xpar_segmented_argmax_nowait(ctx, d, in.p, n, offs, od, m, vals.p, (int64_t *)idx.p)
+                     : xpar_segmented_argmax(ctx, d, in.p, n, offs, od, m, vals.p, (int64_t *)idx.p);
+            else
+              s = nw ? xpar_segmented_argmin_nowait(ctx, d, in.p, n, offs, od, m, vals.p, (int64_t *)idx.p)
+                     : xpar_segmented_argmin(ctx, d, in.p, n, offs, od, m, vals.p, (int64_t *)idx.p);
+            xt_check_status(label, "call", s, XPAR_OK);
+            if (nw) xt_check_status(label, "wait", xpar_wait(ctx), XPAR_OK);
+            xt_check_decision(label, ctx, st->tier, XPAR_OP_SEGMENTED, d, m ? n : 0);
+            for (size_t g = 0, so = base; g < m; so += sizes[g], g++) {
+              long long want = -1;
+              long double b = 0;
+              for (size_t i = so; i < so + sizes[g]; i++) {
+                const long double v = xt_get(d, in.p, i);
+                if (xt_is_float(d) && isnan(v)) {
+                  want = (long long)i;
+                  break;
+                }
+                if (want < 0 || (is_max ? v > b : v < b)) {
+                  want = (long long)i;
+                  b = v;
+                }
+              }
+              const int64_t got = ((const int64_t *)idx.p)[g];
+              if (got != want)
+                xt_failf(label, "segment %zu: index %lld, expected %lld", g, (long long)got, want);
+              unsigned char wv[8];
+              if (want >= 0) memcpy(wv, (char *)in.p + (size_t)want * es, es);
+              else xt_put(d, wv, 0, is_max ? xt_min_value(d) : xt_max_value(d));
+              xt_check_bytes(label, "segment value (bitwise)", (char *)vals.p + g * es, wv, es);
+            }
+            xt_check_guards(label, "values", &vals);
+            xt_check_guards(label, "indices", &idx);
+            xt_check_bytes(label, "input (and its guards) after the call", in.base, in_orig, in.total);
+            free(in_orig);
+            xt_buf_free(&idx);
+            xt_buf_free(&vals);
+            xt_buf_free(&in);
+            free(offs);
+            free(sizes);
+          }
+  }
+}
+
 /* Bad offsets: refused on every tier, nothing written. */
 static void bad_offsets(void **state) {
   xt_tier_state *st = (xt_tier_state *)*state;
@@ -320,7 +420,8 @@ static void seg_scan(void **state) { run(state, 1); }
 
 int main(int argc, char **argv) {
   xt_init("test_segmented", argc, argv);
-  static const char *const names[] = {"segmented_reduce", "segmented_scan", "bad_offsets"};
-  static const xt_body bodies[] = {seg_reduce, seg_scan, bad_offsets};
+  static const char *const names[] = {"segmented_reduce", "segmented_scan", "segmented_arg",
+                                      "bad_offsets"};
+  static const xt_body bodies[] = {seg_reduce, seg_scan, seg_arg, bad_offsets};
   return xt_run_tier_tests("segmented", names, bodies, sizeof names / sizeof names[0]);
 }

@@ -1027,6 +1027,24 @@ XPAR_API xpar_status xpar_segmented_scan_fixed(xpar_context *ctx, xpar_dtype dty
                                                xpar_reduction op, xpar_scan_kind kind,
                                                const void *in, void *out, size_t segment_size,
                                                size_t n_segments);
+/**
+ * argmin per segment: values[s] the smallest element of segment s and
+ * indices[s] the first position of it, as an index into in (not into the
+ * segment), with xpar_argmin's order (the first NaN wins).  An empty segment
+ * gets index -1 and the identity of min as its value (+infinity, the largest
+ * integer).  values and indices hold n_segments elements each and overlap
+ * nothing.  Offsets, refusals as xpar_segmented_reduce.
+ */
+XPAR_API xpar_status xpar_segmented_argmin(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                           size_t n, const void *offsets,
+                                           xpar_dtype offset_dtype, size_t n_segments,
+                                           void *values, int64_t *indices);
+/** argmax per segment (an empty segment: index -1, the identity of max:
+ *  -infinity, the lowest integer).  Otherwise as xpar_segmented_argmin. */
+XPAR_API xpar_status xpar_segmented_argmax(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                           size_t n, const void *offsets,
+                                           xpar_dtype offset_dtype, size_t n_segments,
+                                           void *values, int64_t *indices);
 /** @} */
 
 /** @} */
@@ -1235,6 +1253,16 @@ XPAR_API xpar_status xpar_segmented_scan_nowait(xpar_context *ctx, xpar_dtype dt
                                                 const void *in, void *out, size_t n,
                                                 const void *offsets, xpar_dtype offset_dtype,
                                                 size_t n_segments);
+/** xpar_segmented_argmin(), nowait. */
+XPAR_API xpar_status xpar_segmented_argmin_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                  const void *in, size_t n, const void *offsets,
+                                                  xpar_dtype offset_dtype, size_t n_segments,
+                                                  void *values, int64_t *indices);
+/** xpar_segmented_argmax(), nowait. */
+XPAR_API xpar_status xpar_segmented_argmax_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                  const void *in, size_t n, const void *offsets,
+                                                  xpar_dtype offset_dtype, size_t n_segments,
+                                                  void *values, int64_t *indices);
 /** xpar_segmented_scan_fixed(), nowait. */
 XPAR_API xpar_status xpar_segmented_scan_fixed_nowait(xpar_context *ctx, xpar_dtype dtype,
                                                       xpar_reduction op, xpar_scan_kind kind,
