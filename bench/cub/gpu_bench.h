@@ -53,5 +53,9 @@ int gpu_sort_run(int quick, unsigned long long seed, int what);
  * partition, unique), checked and beside CUB's DeviceSelect / DevicePartition
  * (gpu_select_bench.cu); what: 1 check, 2 timings, 3 both. */
 int gpu_select_run(int quick, unsigned long long seed, int what);
+/* --seg / --seg-check / --seg-bench: argmin / argmax and the segmented reduce and scan,
+ * checked against the CPU backend and beside CUB's DeviceSegmentedReduce and
+ * DeviceReduce::ArgMin / ArgMax (gpu_seg_bench.cu); what: 1 check, 2 timings, 3 both. */
+int gpu_seg_run(int quick, unsigned long long seed, int what);
 
 #endif
