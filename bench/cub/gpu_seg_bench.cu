@@ -95,7 +95,7 @@ std::vector<size_t> make_sizes(int dist, size_t total, std::mt19937_64 &rng) {
 template <class T> void fill_values(std::vector<T> &v, std::mt19937_64 &rng, bool exact) {
   for (auto &x : v) {
     const uint64_t r = rng();
-    if (std::is_floating_point<T>::value) {
+    if constexpr (std::is_floating_point<T>::value) {
       if (exact) x = (T)((int)(r % 17) - 8);
       else x = (T)((double)(r >> 11) * 0x1p-53 * 2.0 - 1.0);
       if (r % 97 == 0) x = (T)(r & 1 ? -0.0 : 0.0);
