@@ -245,11 +245,123 @@ static const seg_kernels seg_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_COUNT_] = {
 #undef XPAR__SEG_ROWS_
 #undef XPAR__SEG_ROW_
 
+/* ---- runs of whole segments, typed ------------------------------------------------
+ * Segments [g0, g1) that one thread owns whole: the reduce writes out[g], the scan
+ * scans each from the identity.  Typed per dtype, op and offset form, so that a run of
+ * tiny segments (all of size 1, 16...) costs a loop, not a call per segment.  `chunk`
+ * (the OpenMP tier's vectorised whole-array kernel) takes segments of
+ * XPAR__SEG_VECTOR_MIN elements or more; NULL keeps element order (serial tier). */
+typedef void (*seg_reduce_run_fn)(const void *in, const void *offs, size_t size, size_t g0,
+                                  size_t g1, void *out, xpar__cpu_chunk_reduce_fn chunk);
+typedef void (*seg_scan_run_fn)(const void *in, const void *offs, size_t size, size_t g0,
+                                size_t g1, void *out, int exclusive);
+#define XPAR__SEG_VECTOR_MIN 256
+
+#define XPAR__SEG_OFF_fixed(i) ((i) * size)
+#define XPAR__SEG_OFF_i32(i) ((size_t)((const int32_t *)offs)[i])
+#define XPAR__SEG_OFF_i64(i) ((size_t)((const int64_t *)offs)[i])
+
+#define XPAR__SEG_RUNS_(e, ctype, OP, OT)                                                   \
+  static void seg_rrun_##OP##_##e##_##OT(const void *in, const void *offs, size_t size,     \
+                                         size_t g0, size_t g1, void *outp,                  \
+                                         xpar__cpu_chunk_reduce_fn chunk) {                 \
+    (void)offs, (void)size;                                                                 \
+    const ctype *x = (const ctype *)in;                                                     \
+    ctype *out = (ctype *)outp;                                                             \
+    size_t so = XPAR__SEG_OFF_##OT(g0);                                                     \
+    for (size_t g = g0; g < g1; ++g) {                                                      \
+      const size_t eo = XPAR__SEG_OFF_##OT(g + 1);                                          \
+      if (chunk && eo - so >= XPAR__SEG_VECTOR_MIN) {                                       \
+        xpar__scalar v;                                                                     \
+        chunk(in, NULL, so, eo, &v);                                                        \
+        memcpy(&out[g], v.bytes, sizeof(ctype));                                            \
+      } else if (eo - so <= 3) { /* tiny: no vector loop set up per segment */            \
+        ctype acc = xpar__cpu_id_##OP##_##e();                                              \
+        if (eo > so) acc = xpar__cpu_##OP##_##e(acc, x[so]);                                \
+        if (eo > so + 1) acc = xpar__cpu_##OP##_##e(acc, x[so + 1]);                        \
+        if (eo > so + 2) acc = xpar__cpu_##OP##_##e(acc, x[so + 2]);                        \
+        out[g] = acc;                                                                       \
+      } else {                                                                              \
+        ctype acc = xpar__cpu_id_##OP##_##e();                                              \
+        for (size_t i = so; i < eo; ++i) acc = xpar__cpu_##OP##_##e(acc, x[i]);             \
+        out[g] = acc;                                                                       \
+      }                                                                                     \
+      so = eo;                                                                              \
+    }                                                                                       \
+  }                                                                                         \
+  static void seg_srun_##OP##_##e##_##OT(const void *in, const void *offs, size_t size,     \
+                                         size_t g0, size_t g1, void *outp, int exclusive) { \
+    (void)offs, (void)size;                                                                 \
+    const ctype *x = (const ctype *)in;                                                     \
+    ctype *out = (ctype *)outp;                                                             \
+    size_t so = XPAR__SEG_OFF_##OT(g0);                                                     \
+    for (size_t g = g0; g < g1; ++g) {                                                      \
+      const size_t eo = XPAR__SEG_OFF_##OT(g + 1);                                          \
+      ctype acc = xpar__cpu_id_##OP##_##e();                                                \
+      if (eo - so == 1) { /* a one-element segment: no loop set up */                      \
+        out[so] = exclusive ? acc : xpar__cpu_##OP##_##e(acc, x[so]);                       \
+      } else if (exclusive) {                                                               \
+        for (size_t i = so; i < eo; ++i) {                                                  \
+          const ctype v = x[i];                                                             \
+          out[i] = acc;                                                                     \
+          acc = xpar__cpu_##OP##_##e(acc, v);                                               \
+        }                                                                                   \
+      } else {                                                                              \
+        for (size_t i = so; i < eo; ++i) {                                                  \
+          acc = xpar__cpu_##OP##_##e(acc, x[i]);                                            \
+          out[i] = acc;                                                                     \
+        }                                                                                   \
+      }                                                                                     \
+      so = eo;                                                                              \
+    }                                                                                       \
+  }
+#define XPAR__SEG_RUNS_ALL_(e, ctype, name, size_)                                          \
+  XPAR__SEG_RUNS_(e, ctype, sum, fixed) XPAR__SEG_RUNS_(e, ctype, sum, i32)                \
+  XPAR__SEG_RUNS_(e, ctype, sum, i64) XPAR__SEG_RUNS_(e, ctype, min, fixed)                \
+  XPAR__SEG_RUNS_(e, ctype, min, i32) XPAR__SEG_RUNS_(e, ctype, min, i64)                  \
+  XPAR__SEG_RUNS_(e, ctype, max, fixed) XPAR__SEG_RUNS_(e, ctype, max, i32)                \
+  XPAR__SEG_RUNS_(e, ctype, max, i64)
+XPAR_DTYPE_MAP(XPAR__SEG_RUNS_ALL_)
+#undef XPAR__SEG_RUNS_ALL_
+#undef XPAR__SEG_RUNS_
+
+/* [dtype][op][form: fixed, int32, int64] */
+#define XPAR__SEG_RUN_ROW_(e, OP, K) \
+  {seg_##K##run_##OP##_##e##_fixed, seg_##K##run_##OP##_##e##_i32, seg_##K##run_##OP##_##e##_i64}
+#define XPAR__SEG_RUN_ROWS_(e, ctype, name, size) \
+  [XPAR_##e] = {XPAR__SEG_RUN_ROW_(e, sum, r), XPAR__SEG_RUN_ROW_(e, min, r), XPAR__SEG_RUN_ROW_(e, max, r)},
+static const seg_reduce_run_fn seg_rrun_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_COUNT_][3] = {
+    XPAR_DTYPE_MAP(XPAR__SEG_RUN_ROWS_)};
+#undef XPAR__SEG_RUN_ROWS_
+#define XPAR__SEG_RUN_ROWS_(e, ctype, name, size) \
+  [XPAR_##e] = {XPAR__SEG_RUN_ROW_(e, sum, s), XPAR__SEG_RUN_ROW_(e, min, s), XPAR__SEG_RUN_ROW_(e, max, s)},
+static const seg_scan_run_fn seg_srun_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_COUNT_][3] = {
+    XPAR_DTYPE_MAP(XPAR__SEG_RUN_ROWS_)};
+#undef XPAR__SEG_RUN_ROWS_
+#undef XPAR__SEG_RUN_ROW_
+#undef XPAR__SEG_OFF_fixed
+#undef XPAR__SEG_OFF_i32
+#undef XPAR__SEG_OFF_i64
+
+static int seg_form(const xpar__seg_spec *s) {
+  return !s->offsets ? 0 : s->offset_dtype == XPAR_INT32 ? 1 : 2;
+}
+
+/* The first segment g with offsets[g] >= x; n_segments when none. */
+static size_t first_seg_starting(const xpar__seg_spec *s, size_t x) {
+  size_t lo = 0, hi = s->n_segments;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (seg_off(s, mid) >= x)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
 /* ---- one piece of a segment --------------------------------------------------- */
 
-/* Pieces from this many elements on take the vectorised chunk kernel of the
- * whole-array reduce (OpenMP tier only; the serial tier keeps element order). */
-#define XPAR__SEG_VECTOR_MIN 256
 
 typedef struct seg_ctx {
   const xpar__seg_spec *s;
@@ -330,6 +442,19 @@ static int reduce_part(const seg_ctx *c, size_t lo, size_t hi, int last, seg_rec
     const size_t so = seg_off(s, g), eo = seg_off(s, g + 1);
     if (!(so < hi || (last && so <= hi))) break;
     if (so < lo && eo <= lo) continue; /* ended at lo: the part before owns it */
+    if (so >= lo && eo <= hi && s->kind == XPAR__SEG_REDUCE) {
+      /* a run of whole segments: up to the first that ends past hi or, but in the
+       * last part, starts at hi (the next part owns the empty ones there) */
+      size_t stop = last ? s->n_segments : first_seg_starting(s, hi);
+      const size_t past = first_seg_reaching(s, hi + 1);
+      if (past < stop) stop = past;
+      if (stop > g) {
+        seg_rrun_table[s->dtype][s->op][seg_form(s)](s->in, s->offsets, s->segment_size, g,
+                                                     stop, s->out, c->chunk);
+        g = stop - 1;
+        continue;
+      }
+    }
     const size_t a = so > lo ? so : lo, b = eo < hi ? eo : hi;
     piece p;
     piece_of(c, a, b, &p);
@@ -346,6 +471,11 @@ static int reduce_part(const seg_ctx *c, size_t lo, size_t hi, int last, seg_rec
 
 static void reduce_serial(const seg_ctx *c) {
   const xpar__seg_spec *s = c->s;
+  if (s->kind == XPAR__SEG_REDUCE) {
+    seg_rrun_table[s->dtype][s->op][seg_form(s)](s->in, s->offsets, s->segment_size, 0,
+                                                 s->n_segments, s->out, c->chunk);
+    return;
+  }
   for (size_t g = 0; g < s->n_segments; ++g) {
     piece p;
     piece_of(c, seg_off(s, g), seg_off(s, g + 1), &p);
@@ -403,6 +533,13 @@ static void scan_part(const seg_ctx *c, size_t lo, size_t hi, const xpar__scalar
     const size_t so = seg_off(s, g), eo = seg_off(s, g + 1);
     if (so >= hi) break;
     if (eo <= lo) continue;
+    if (so >= lo && eo <= hi) { /* a run of whole segments, up to the first ending past hi */
+      const size_t stop = first_seg_reaching(s, hi + 1);
+      seg_srun_table[s->dtype][s->op][seg_form(s)](s->in, s->offsets, s->segment_size, g, stop,
+                                                   s->out, exclusive);
+      g = stop - 1;
+      continue;
+    }
     const size_t a = so > lo ? so : lo, b = eo < hi ? eo : hi;
     xpar__scalar acc;
     if (so < lo)
