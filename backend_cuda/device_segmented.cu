@@ -35,7 +35,8 @@
  * Offsets: check_offsets_kernel checks every offset on the device (non-decreasing,
  * offsets[0] >= 0, offsets[m] <= n: one read of the m + 1 offsets) into a scratch word
  * before the work; every kernel after it reads the word first and writes nothing when
- * an offset is bad.  A synchronous call reads the word back and refuses the call with
+ * an offset is bad.  A call whose caller waits (s->report: not a nowait call, whether or
+ * not dispatch copies its outputs back) reads the word back and refuses the call with
  * the first bad position (XPAR_ERR_INVALID_ARGUMENT); a nowait call has returned: its
  * bad offsets write nothing and are not reported.
  *
@@ -846,6 +847,16 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
   }
   XPAR__FORWARD(rs);
   if (ex->captured) XPAR__FORWARD(graph_scratch.free(name));
+  /* A caller that waits hears of bad offsets, even where dispatch copies the
+   * outputs back itself (ex->nowait with host outputs) */
+  if (check && s->report && !ex->captured) {
+    unsigned long long bad = 0;
+    XPAR_CUDA_TRY(cudaMemcpyAsync(&bad, scratch, 8, cudaMemcpyDeviceToHost, st->stream),
+                  "%s: reading the offsets' check", name);
+    XPAR__FORWARD(xpar__cuda_sync(st, name));
+    if (bad) return refuse_offsets(st, s, bad, name);
+    return XPAR_OK;
+  }
   if (ex->nowait) return XPAR_OK;
   if (check) {
     unsigned long long bad = 0;

@@ -127,6 +127,10 @@ typedef struct xpar__seg_spec {
   size_t n_segments;
   void *out;               /* REDUCE, ARGREDUCE: n_segments values; SCAN: n       */
   int64_t *index;          /* ARGREDUCE: n_segments indices                       */
+  int report;              /* the caller waits (not a nowait call): a backend that
+                              checks offsets on the device reads its verdict back and
+                              refuses bad ones, even where ex->nowait lets it skip its
+                              own synchronisation */
 } xpar__seg_spec;
 
 /** What a pointer is, as the CUDA runtime sees it. */

@@ -142,10 +142,16 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   if (c->op == XPAR_OP_ARGREDUCE || c->op == XPAR_OP_SEGMENTED) {
     if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
     if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, c->bytes2, ROLE_READ));
-    /* a scan writes out only inside the segments: the rest comes back as it was */
-    const int out_role = c->seg_kind == XPAR__SEG_SCAN ? ROLE_READ | ROLE_WRITE : ROLE_WRITE;
+    /* A scan writes out only inside the segments: the rest comes back as it was.
+     * With offsets, the outputs are read too: bad offsets (found by the backend,
+     * on the GPU by a kernel) leave them unwritten, and a staged copy must then
+     * bring back what was there. */
+    const int out_role =
+        c->seg_kind == XPAR__SEG_SCAN || c->y ? ROLE_READ | ROLE_WRITE : ROLE_WRITE;
     if (c->out) XPAR__FORWARD(add_operand(ctx, p, c->out, c->out_bytes, out_role));
-    if (c->out2) XPAR__FORWARD(add_operand(ctx, p, c->out2, c->out2_bytes, ROLE_WRITE));
+    if (c->out2)
+      XPAR__FORWARD(add_operand(ctx, p, c->out2, c->out2_bytes,
+                                c->y ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
     return XPAR_OK;
   }
   /* y and out2 have bytes2 bytes (a sort's values, a compaction's flags);
@@ -455,7 +461,8 @@ static xpar_status run_segmented(const xpar__backend *b, const xpar__exec *ex,
                             .segment_size = c->segment_size,
                             .n_segments = c->n_segments,
                             .out = out,
-                            .index = (int64_t *)index};
+                            .index = (int64_t *)index,
+                            .report = !c->nowait};
   return b->segmented(ex, &s);
 }
 
