@@ -20,8 +20,9 @@
  *    combines those partials in order (a segmented scan by segment over the records,
  *    one warp); a segment wholly inside the tile is written, one crossing a tile edge is
  *    combined into out with an atomic operation, out[s] having been set to the identity
- *    first (seg_cross_init_kernel, one thread per tile edge).  One huge segment among
- *    tiny ones costs one atomic per tile, not a serial loop;
+ *    first (seg_bounds_kernel, one thread per tile edge, which also finds every tile's
+ *    first segment once).  One huge segment among tiny ones costs one atomic per tile,
+ *    not a serial loop;
  *  - segmented scan (and argmin / argmax of several segments, which no public entry
  *    asks for yet): per_segment_kernel with one thread per segment, grid-stride.  Correct
  *    on every distribution but not balanced: a huge segment is scanned by one thread.
@@ -137,6 +138,7 @@ struct SegParams {
   const unsigned long long *check; /* NULL: no offsets to check */
   unsigned int *ticket;
   void *partials;
+  const size_t *reach, *hold; /* the tiles' first segments (seg_bounds_kernel) */
 };
 
 /* ---- per segment: the serial path, and the scan's -------------------------------- */
@@ -309,17 +311,25 @@ template <class T> struct Atomic<T, MaxOp<T>> {
   static __device__ void combine(T *p, T v) { cas_combine<T, MaxOp<T>>(p, v); }
 };
 
-/* out[g] = the identity for each segment g crossing a tile edge (one thread per edge).
- * The tiles cover [offsets[0], offsets[m]), read here (the grid is sized for n). */
+/* Where each tile begins in the segments, found once for all tiles (a tile's own binary
+ * search would cost every block ~log2(m) dependent loads of latency): for each tile edge
+ * k in [0, tiles] at element x = min(offsets[0] + k * tile, offsets[m]), reach[k] the
+ * first segment ending at or after x and hold[k] the segment holding element x (the
+ * first ending after it).  With `init` (the reduce), each segment crossing an inner edge
+ * gets the identity in out, for the tiles' atomic combination. */
 template <class T, class Op, class Off>
-__global__ void seg_cross_init_kernel(SegParams p, Off off, size_t tile, size_t edges) {
+__global__ void seg_bounds_kernel(SegParams p, Off off, size_t tile, size_t tiles, int init,
+                                  size_t *reach, size_t *hold) {
   if (offsets_bad(p.check)) return;
-  const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x + 1;
-  if (k > edges) return;
-  const size_t x = off.at(0) + k * tile;
-  if (x >= off.at(p.m)) return;
-  const size_t g = first_reaching(off, 0, p.m, x + 1); /* the segment holding element x */
-  if (g < p.m && off.at(g) < x) static_cast<T *>(p.out)[g] = Op::identity();
+  const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k > tiles) return;
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t x = end - begin > k * tile ? begin + k * tile : end;
+  reach[k] = first_reaching(off, 0, p.m, x);
+  const size_t g = first_reaching(off, 0, p.m, x + 1);
+  hold[k] = g;
+  if (init && k > 0 && x < end && g < p.m && off.at(g) < x)
+    static_cast<T *>(p.out)[g] = Op::identity();
 }
 
 template <class T, class Op, class Off>
@@ -345,8 +355,8 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   if (tile_lo >= end) return;
   const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
   const int len = (int)(tile_hi - tile_lo);
-  if (threadIdx.x == 0) s_g0 = first_reaching(off, 0, p.m, tile_lo);
-  if (threadIdx.x == 32) s_g1 = first_reaching(off, 0, p.m, tile_hi);
+  if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
+  if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int j = (int)threadIdx.x + k * kBlock;
@@ -512,7 +522,7 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tail_kernel(SegParams p, Off 
   if (tile_lo >= end) return;
   const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
   if (threadIdx.x == 0) {
-    const size_t g = first_reaching(off, 0, p.m, tile_hi); /* holds tile_hi - 1 */
+    const size_t g = p.reach[blockIdx.x + 1]; /* holds tile_hi - 1 */
     s_g = g;
     const size_t so = off.at(g);
     s_lo = so > tile_lo ? so : tile_lo;
@@ -598,8 +608,8 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tile_kernel(SegParams p, Off 
   if (tile_lo >= end) return;
   const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
   const int len = (int)(tile_hi - tile_lo);
-  if (threadIdx.x == 0) s_g0 = first_reaching(off, 0, p.m, tile_lo + 1); /* holds tile_lo */
-  if (threadIdx.x == 32) s_g1 = first_reaching(off, 0, p.m, tile_hi);
+  if (threadIdx.x == 0) s_g0 = p.hold[blockIdx.x]; /* holds tile_lo */
+  if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int j = (int)threadIdx.x + k * kBlock;
@@ -673,6 +683,21 @@ unsigned grid_for(const xpar__cuda_state *st, size_t work) {
   return (unsigned)(g ? g : 1);
 }
 
+/* seg_bounds_kernel over the tiles' edges; p.reach and p.hold set (the first (tiles + 1) *
+ * 16 bytes of the partials). */
+template <class T, class Op, class Off>
+xpar_status launch_bounds(xpar__cuda_state *st, SegParams &p, Off off, size_t tile,
+                          size_t tiles, int init) {
+  size_t *reach = static_cast<size_t *>(p.partials), *hold = reach + tiles + 1;
+  p.reach = reach;
+  p.hold = hold;
+  size_t tl = tile, nt = tiles;
+  void *args[] = {&p, &off, &tl, &nt, &init, &reach, &hold};
+  return xpar__cuda_launch(st, (const void *)seg_bounds_kernel<T, Op, Off>, NULL,
+                           (unsigned)((tiles + 1 + kBlock - 1) / kBlock), kBlock, 0, args,
+                           "segmented (tile bounds)");
+}
+
 template <class T, class Op, class Off>
 xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &p, Off off) {
   xpar__cuda_state *st = ex->cuda;
@@ -684,10 +709,12 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     if (tiles == 0) return XPAR_OK; /* no elements: a scan writes nothing */
     XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
                     "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
+    XPAR__FORWARD((launch_bounds<T, Op, Off>(st, p, off, tile, tiles, 0)));
+    unsigned char *base = static_cast<unsigned char *>(p.partials) + (tiles + 1) * 16;
     ScanScratch sc;
-    sc.tail_seg = static_cast<size_t *>(p.partials);
-    sc.tail_val = static_cast<unsigned char *>(p.partials) + tiles * 8;
-    sc.carry = static_cast<unsigned char *>(p.partials) + tiles * 16;
+    sc.tail_seg = reinterpret_cast<size_t *>(base);
+    sc.tail_val = base + tiles * 8;
+    sc.carry = base + tiles * 16;
     void *args[] = {&p, &off, &sc};
     XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_tail_kernel<T, Op, Off>, NULL,
                                     (unsigned)tiles, kBlock, 0, args, "segmented scan (tails)"));
@@ -729,13 +756,7 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
   const size_t tiles = span ? (span + tile - 1) / tile : 1;
   XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
                   "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
-  if (tiles > 1) {
-    size_t edges = tiles - 1;
-    void *args[] = {&p, &off, (void *)&tile, &edges};
-    XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_cross_init_kernel<T, Op, Off>, NULL,
-                                    (unsigned)((edges + kBlock - 1) / kBlock), kBlock, 0, args,
-                                    "segmented reduce (edges)"));
-  }
+  XPAR__FORWARD((launch_bounds<T, Op, Off>(st, p, off, tile, tiles, 1)));
   void *args[] = {&p, &off};
   return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, Op, Off>, NULL, (unsigned)tiles,
                            kBlock, 0, args, name);
@@ -793,13 +814,15 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
   const bool arg_grid = s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1;
   /* scratch: the check word, the ticket, argmin's partials */
   const size_t parts = arg_grid ? (size_t)grid_for(st, s->n) : 0;
-  /* the balanced scan: a segment, a value and a carry per tile (8 bytes each) */
-  const size_t scan_tile = (size_t)kBlock * (64 / xpar__dtype_size(s->dtype));
-  const size_t scan_span = s->offsets ? s->n : s->segment_size * s->n_segments;
-  const size_t scan_tiles = s->kind == XPAR__SEG_SCAN && !ex->serial
-                                ? (scan_span + scan_tile - 1) / scan_tile
-                                : 0;
-  const size_t bytes = kPartialsOffset + (parts > scan_tiles ? parts * 16 : scan_tiles * 24);
+  /* the balanced reduce and scan: the tiles' bounds (2 x 8 bytes per edge); the scan
+   * also a segment, a value and a carry per tile (8 bytes each) */
+  const size_t tile = (size_t)kBlock * (64 / xpar__dtype_size(s->dtype));
+  const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
+  const size_t tiles = (span + tile - 1) / tile + 1;
+  const bool tiled = !ex->serial && (s->kind == XPAR__SEG_REDUCE || s->kind == XPAR__SEG_SCAN);
+  const size_t tiled_bytes =
+      tiled ? (tiles + 1) * 16 + (s->kind == XPAR__SEG_SCAN ? tiles * 24 : 0) : 0;
+  const size_t bytes = kPartialsOffset + (parts * 16 > tiled_bytes ? parts * 16 : tiled_bytes);
   GraphScratch graph_scratch(st);
   unsigned char *scratch;
   if (ex->captured) {
