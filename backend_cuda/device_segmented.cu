@@ -52,6 +52,7 @@
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "dtype_ops.cuh"
+#include "thread_load.cuh"
 
 namespace xpar_cuda {
 namespace seg {
@@ -139,6 +140,7 @@ struct SegParams {
   unsigned int *ticket;
   void *partials;
   const size_t *reach, *hold; /* the tiles' first segments (seg_bounds_kernel) */
+  bool streaming;             /* argmin / argmax: the input is larger than L2 */
 };
 
 /* ---- per segment: the serial path, and the scan's -------------------------------- */
@@ -222,25 +224,47 @@ template <class T, bool MAX> __device__ void arg_block(T &bv, long long &bi) {
   }
 }
 
-/* Loads in flight per thread and iteration: 32 bytes' worth of elements. */
-template <class T> constexpr int arg_unroll() { return sizeof(T) == 4 ? 8 : 4; }
+/* 16-byte vectors in flight per thread and iteration. */
+constexpr int kArgVectors = 2;
+template <class T> constexpr int arg_unroll() { return kArgVectors * 16 / (int)sizeof(T); }
 
+/* Every thread: the best of its elements -- the scalar head before x's first 16-byte
+ * boundary (global thread 0), whole 16-byte vectors grid-stride (kArgVectors loads in
+ * flight, the reduce's read path: streaming hints past L2's size), the scalar tail. */
 template <class T, bool MAX> __global__ void __launch_bounds__(kBlock) arg_kernel(SegParams p) {
   const T *x = static_cast<const T *>(p.in);
   const size_t n = p.n;
-  constexpr int U = arg_unroll<T>();
+  constexpr int PER = Pack16<T>::count;
   T bv = arg_identity<T, MAX>();
   long long bi = INT64_MAX;
+  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   const size_t stride = (size_t)gridDim.x * blockDim.x;
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  for (; i + (U - 1) * stride < n; i += U * stride) {
-    T v[U];
+  size_t head = (size_t)((16 - ((uintptr_t)x & 15)) & 15) / sizeof(T);
+  if (head > n) head = n;
+  const size_t vectors = (n - head) / PER;
+  if (tid == 0)
+    for (size_t i = 0; i < head; ++i) arg_take<T, MAX>(bv, bi, __ldg(x + i), (long long)i);
+  const T *xv = x + head;
+  const bool streaming = p.streaming;
+  size_t v = tid;
+  for (; v + (kArgVectors - 1) * stride < vectors; v += kArgVectors * stride) {
+    Pack16<T> l[kArgVectors];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = __ldg(x + i + u * stride);
+    for (int u = 0; u < kArgVectors; ++u) l[u].raw = load16_readonly(xv + (v + u * stride) * PER, streaming);
 #pragma unroll
-    for (int u = 0; u < U; ++u) arg_take<T, MAX>(bv, bi, v[u], (long long)(i + u * stride));
+    for (int u = 0; u < kArgVectors; ++u)
+#pragma unroll
+      for (int e = 0; e < PER; ++e)
+        arg_take<T, MAX>(bv, bi, l[u].e[e], (long long)(head + (v + u * stride) * PER + e));
   }
-  for (; i < n; i += stride) arg_take<T, MAX>(bv, bi, __ldg(x + i), (long long)i);
+  for (; v < vectors; v += stride) {
+    Pack16<T> l;
+    l.raw = load16_readonly(xv + v * PER, streaming);
+#pragma unroll
+    for (int e = 0; e < PER; ++e) arg_take<T, MAX>(bv, bi, l.e[e], (long long)(head + v * PER + e));
+  }
+  for (size_t i = head + vectors * PER + tid; i < n; i += stride)
+    arg_take<T, MAX>(bv, bi, __ldg(x + i), (long long)i);
   arg_block<T, MAX>(bv, bi);
   ArgPair<T> *parts = static_cast<ArgPair<T> *>(p.partials);
   __shared__ bool s_last;
@@ -844,6 +868,7 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
   p.check = check ? reinterpret_cast<unsigned long long *>(scratch) : NULL;
   p.ticket = reinterpret_cast<unsigned int *>(scratch + 8);
   p.partials = scratch + kPartialsOffset;
+  p.streaming = s->n * xpar__dtype_size(s->dtype) > st->l2_bytes;
   if (check) {
     /* a bad offset stops every kernel after this one, whatever they read */
     unsigned long long *word = reinterpret_cast<unsigned long long *>(scratch);
