@@ -598,3 +598,251 @@ XPAR_API xpar_status xpar_reduce_by_key_nowait(xpar_context *ctx, xpar_dtype key
                                              values_in, n, keys_out, values_out, device_num_runs,
                                              1));
 }
+
+/* ---- argmin / argmax and segmented reduce and scan ------------------------- */
+
+/* xpar_argmin and xpar_argmax: one segment [0, n); value and index are one
+ * element each (arrays to dispatch, which stages them like any output). */
+static xpar_status argreduce_entered(xpar_context *ctx, xpar_reduction op, xpar_dtype dtype,
+                                     const void *in, size_t n, void *value, int64_t *index,
+                                     int nowait) {
+  const xpar_op this_op = XPAR_OP_ARGREDUCE;
+  size_t bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(n == 0 ? xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                            "%s of an empty array (n = 0): there is no extreme to return "
+                            "(numpy raises too); nothing written",
+                            op == XPAR_MIN ? "argmin" : "argmax")
+               : XPAR_OK);
+  CHECK(xpar__check_array("in", in, n, bytes, dtype));
+  CHECK(xpar__check_array("value", value, 1, xpar__dtype_size(dtype), dtype));
+  CHECK(xpar__check_array("index", index, 1, sizeof(int64_t), XPAR_INT64));
+  CHECK(check_disjoint("in", in, bytes, "value", value, xpar__dtype_size(dtype)));
+  CHECK(check_disjoint("in", in, bytes, "index", index, sizeof(int64_t)));
+  CHECK(check_disjoint("value", value, xpar__dtype_size(dtype), "index", index, sizeof(int64_t)));
+  xpar__call c = call_of(XPAR_OP_ARGREDUCE, dtype, n, bytes, in, NULL, value, nowait);
+  c.red = op;
+  c.bytes2 = 0;
+  c.out2 = index;
+  c.seg_kind = XPAR__SEG_ARGREDUCE;
+  c.offset_dtype = XPAR_INT64;
+  c.n_segments = 1;
+  c.segment_size = n;
+  c.out_bytes = xpar__dtype_size(dtype);
+  c.out2_bytes = sizeof(int64_t);
+  return xpar__dispatch(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_argmin(xpar_context *ctx, xpar_dtype dtype, const void *in, size_t n,
+                                 void *value, int64_t *index) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, argreduce_entered(ctx, XPAR_MIN, dtype, in, n, value, index, 0));
+}
+XPAR_API xpar_status xpar_argmax(xpar_context *ctx, xpar_dtype dtype, const void *in, size_t n,
+                                 void *value, int64_t *index) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, argreduce_entered(ctx, XPAR_MAX, dtype, in, n, value, index, 0));
+}
+XPAR_API xpar_status xpar_argmin_nowait(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                        size_t n, void *value, int64_t *index) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, argreduce_entered(ctx, XPAR_MIN, dtype, in, n, value, index, 1));
+}
+XPAR_API xpar_status xpar_argmax_nowait(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                        size_t n, void *value, int64_t *index) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, argreduce_entered(ctx, XPAR_MAX, dtype, in, n, value, index, 1));
+}
+
+/* The segmented reduce and scan, offsets or fixed segments (offsets NULL and
+ * segment_size given: n = segment_size * n_segments, checked by the caller).
+ * The offsets' values are checked by the backend that runs the call (they
+ * may be device memory): api/ checks the pointer, dtype and overlaps. */
+static xpar_status segmented_arg_entered(xpar_context *ctx, xpar__seg_kind kind,
+                                         xpar_dtype dtype, xpar_reduction op,
+                                         xpar_scan_kind scan_kind, const void *in, void *out,
+                                         int64_t *index, size_t n, int fixed,
+                                         const void *offsets, xpar_dtype offset_dtype,
+                                         size_t segment_size, size_t n_segments, int nowait) {
+  const xpar_op this_op = XPAR_OP_SEGMENTED;
+  size_t bytes = 0, out_bytes = 0, off_bytes = 0, index_bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(check_reduction(op));
+  CHECK(kind != XPAR__SEG_SCAN || (unsigned)scan_kind < XPAR_SCAN_KIND_COUNT_
+            ? XPAR_OK
+            : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown scan kind %d", (int)scan_kind));
+  if (!fixed) {
+    CHECK(offset_dtype == XPAR_INT32 || offset_dtype == XPAR_INT64
+              ? XPAR_OK
+              : xpar__dtype_valid(offset_dtype)
+                    ? xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                                 "offset dtype %s: offsets are int32 or int64",
+                                 xpar_dtype_name(offset_dtype))
+                    : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown offset dtype %d",
+                                 (int)offset_dtype));
+    CHECK(n_segments == SIZE_MAX
+              ? xpar__fail(XPAR_ERR_SIZE_OVERFLOW, "n_segments + 1 overflows size_t")
+              : XPAR_OK);
+    if (n_segments > 0) CHECK(check_dtype(offset_dtype, n_segments + 1, &off_bytes));
+    CHECK(xpar__check_array("offsets", offsets, n_segments ? n_segments + 1 : 0, off_bytes,
+                            offset_dtype));
+  }
+  if (kind == XPAR__SEG_SCAN) {
+    out_bytes = bytes;
+    CHECK(xpar__check_array("out", out, n_segments ? n : 0, out_bytes, dtype));
+    CHECK(check_alias("in", in, "out", out, bytes));
+  } else {
+    CHECK(check_dtype(dtype, n_segments, &out_bytes));
+    CHECK(xpar__check_array("out", out, n_segments, out_bytes, dtype));
+    CHECK(check_disjoint("in", in, bytes, "out", out, out_bytes));
+  }
+  CHECK(xpar__check_array("in", in, n_segments ? n : 0, bytes, dtype));
+  CHECK(check_disjoint("offsets", offsets, off_bytes, "out", out, out_bytes));
+  if (kind == XPAR__SEG_ARGREDUCE) { /* the indices: n_segments int64 */
+    CHECK(check_dtype(XPAR_INT64, n_segments, &index_bytes));
+    CHECK(xpar__check_array("indices", index, n_segments, index_bytes, XPAR_INT64));
+    CHECK(check_disjoint("in", in, bytes, "indices", index, index_bytes));
+    CHECK(check_disjoint("offsets", offsets, off_bytes, "indices", index, index_bytes));
+    CHECK(check_disjoint("values", out, out_bytes, "indices", index, index_bytes));
+  }
+  if (n_segments == 0) { /* nothing to read or write: no array takes part */
+    in = NULL;
+    out = NULL;
+    index = NULL;
+    offsets = NULL;
+    bytes = out_bytes = off_bytes = index_bytes = 0;
+  }
+  xpar__call c = call_of(XPAR_OP_SEGMENTED, dtype, n_segments ? n : 0, bytes, in,
+                         fixed ? NULL : offsets, out, nowait);
+  c.red = op;
+  c.kind = kind == XPAR__SEG_SCAN ? scan_kind : XPAR_INCLUSIVE;
+  c.bytes2 = off_bytes;
+  c.seg_kind = (unsigned char)kind;
+  c.offset_dtype = fixed ? XPAR_INT64 : offset_dtype;
+  c.n_segments = n_segments;
+  c.segment_size = fixed ? segment_size : 0;
+  c.out_bytes = out_bytes;
+  c.out2 = index;
+  c.out2_bytes = index_bytes;
+  return xpar__dispatch(ctx, &c);
+}
+
+static xpar_status segmented_entered(xpar_context *ctx, xpar__seg_kind kind, xpar_dtype dtype,
+                                     xpar_reduction op, xpar_scan_kind scan_kind,
+                                     const void *in, void *out, size_t n, int fixed,
+                                     const void *offsets, xpar_dtype offset_dtype,
+                                     size_t segment_size, size_t n_segments, int nowait) {
+  return segmented_arg_entered(ctx, kind, dtype, op, scan_kind, in, out, NULL, n, fixed, offsets,
+                               offset_dtype, segment_size, n_segments, nowait);
+}
+
+/* Fixed segments: the input's size, checked (the refusal's record names the
+ * op with n = 0: the size it would have had does not exist). */
+static xpar_status fixed_n(xpar_context *ctx, xpar_dtype dtype, size_t segment_size,
+                           size_t n_segments, size_t *n) {
+  if (segment_size && n_segments > SIZE_MAX / segment_size)
+    return refused(ctx, XPAR_OP_SEGMENTED, dtype, 0,
+                   xpar__fail(XPAR_ERR_SIZE_OVERFLOW,
+                              "segment_size * n_segments overflows size_t (%zu * %zu)",
+                              segment_size, n_segments));
+  *n = segment_size * n_segments;
+  return XPAR_OK;
+}
+
+#define XPAR__SEG_FIXED_(call)                                       \
+  do {                                                               \
+    size_t n_ = 0;                                                   \
+    xpar_status st_ = fixed_n(ctx, dtype, segment_size, n_segments, &n_); \
+    if (st_ != XPAR_OK) return st_;                                  \
+    return (call);                                                   \
+  } while (0)
+
+static xpar_status seg_reduce_fixed_entered(xpar_context *ctx, xpar_dtype dtype,
+                                            xpar_reduction op, const void *in,
+                                            size_t segment_size, size_t n_segments, void *out,
+                                            int nowait) {
+  XPAR__SEG_FIXED_(segmented_entered(ctx, XPAR__SEG_REDUCE, dtype, op, XPAR_INCLUSIVE, in, out,
+                                     n_, 1, NULL, XPAR_INT64, segment_size, n_segments, nowait));
+}
+static xpar_status seg_scan_fixed_entered(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                          xpar_scan_kind kind, const void *in, void *out,
+                                          size_t segment_size, size_t n_segments, int nowait) {
+  XPAR__SEG_FIXED_(segmented_entered(ctx, XPAR__SEG_SCAN, dtype, op, kind, in, out, n_, 1, NULL,
+                                     XPAR_INT64, segment_size, n_segments, nowait));
+}
+#undef XPAR__SEG_FIXED_
+
+XPAR_API xpar_status xpar_segmented_reduce(xpar_context *ctx, xpar_dtype dtype,
+                                           xpar_reduction op, const void *in, size_t n,
+                                           const void *offsets, xpar_dtype offset_dtype,
+                                           size_t n_segments, void *out) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, segmented_entered(ctx, XPAR__SEG_REDUCE, dtype, op,
+                                                  XPAR_INCLUSIVE, in, out, n, 0, offsets,
+                                                  offset_dtype, 0, n_segments, 0));
+}
+XPAR_API xpar_status xpar_segmented_reduce_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                  xpar_reduction op, const void *in, size_t n,
+                                                  const void *offsets, xpar_dtype offset_dtype,
+                                                  size_t n_segments, void *out) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, segmented_entered(ctx, XPAR__SEG_REDUCE, dtype, op,
+                                                  XPAR_INCLUSIVE, in, out, n, 0, offsets,
+                                                  offset_dtype, 0, n_segments, 1));
+}
+XPAR_API xpar_status xpar_segmented_reduce_fixed(xpar_context *ctx, xpar_dtype dtype,
+                                                 xpar_reduction op, const void *in,
+                                                 size_t segment_size, size_t n_segments,
+                                                 void *out) {
+  XPAR__OP_THROUGH_CONTEXT(
+      ctx, seg_reduce_fixed_entered(ctx, dtype, op, in, segment_size, n_segments, out, 0));
+}
+XPAR_API xpar_status xpar_segmented_reduce_fixed_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                        xpar_reduction op, const void *in,
+                                                        size_t segment_size, size_t n_segments,
+                                                        void *out) {
+  XPAR__OP_THROUGH_CONTEXT(
+      ctx, seg_reduce_fixed_entered(ctx, dtype, op, in, segment_size, n_segments, out, 1));
+}
+XPAR_API xpar_status xpar_segmented_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                         xpar_scan_kind kind, const void *in, void *out,
+                                         size_t n, const void *offsets, xpar_dtype offset_dtype,
+                                         size_t n_segments) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, segmented_entered(ctx, XPAR__SEG_SCAN, dtype, op, kind, in, out,
+                                                  n, 0, offsets, offset_dtype, 0, n_segments,
+                                                  0));
+}
+XPAR_API xpar_status xpar_segmented_scan_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                xpar_reduction op, xpar_scan_kind kind,
+                                                const void *in, void *out, size_t n,
+                                                const void *offsets, xpar_dtype offset_dtype,
+                                                size_t n_segments) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, segmented_entered(ctx, XPAR__SEG_SCAN, dtype, op, kind, in, out,
+                                                  n, 0, offsets, offset_dtype, 0, n_segments,
+                                                  1));
+}
+XPAR_API xpar_status xpar_segmented_scan_fixed(xpar_context *ctx, xpar_dtype dtype,
+                                               xpar_reduction op, xpar_scan_kind kind,
+                                               const void *in, void *out, size_t segment_size,
+                                               size_t n_segments) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, seg_scan_fixed_entered(ctx, dtype, op, kind, in, out,
+                                                       segment_size, n_segments, 0));
+}
+XPAR_API xpar_status xpar_segmented_scan_fixed_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                      xpar_reduction op, xpar_scan_kind kind,
+                                                      const void *in, void *out,
+                                                      size_t segment_size, size_t n_segments) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, seg_scan_fixed_entered(ctx, dtype, op, kind, in, out,
+                                                       segment_size, n_segments, 1));
+}
+
+/* argmin / argmax per segment: values and absolute indices, -1 for an empty
+ * segment (its value the identity of min / max). */
+#define XPAR__SEG_ARG_API_(NAME, OP, NOWAIT)                                                      \
+  XPAR_API xpar_status NAME(xpar_context *ctx, xpar_dtype dtype, const void *in, size_t n,       \
+                            const void *offsets, xpar_dtype offset_dtype, size_t n_segments,     \
+                            void *values, int64_t *indices) {                                    \
+    XPAR__OP_THROUGH_CONTEXT(ctx, segmented_arg_entered(ctx, XPAR__SEG_ARGREDUCE, dtype, OP,     \
+                                                        XPAR_INCLUSIVE, in, values, indices, n,  \
+                                                        0, offsets, offset_dtype, 0, n_segments, \
+                                                        NOWAIT));                                \
+  }
+XPAR__SEG_ARG_API_(xpar_segmented_argmin, XPAR_MIN, 0)
+XPAR__SEG_ARG_API_(xpar_segmented_argmax, XPAR_MAX, 0)
+XPAR__SEG_ARG_API_(xpar_segmented_argmin_nowait, XPAR_MIN, 1)
+XPAR__SEG_ARG_API_(xpar_segmented_argmax_nowait, XPAR_MAX, 1)
+#undef XPAR__SEG_ARG_API_

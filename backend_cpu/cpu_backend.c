@@ -18,6 +18,7 @@ const xpar__backend xpar__cpu_backend = {
     .sort = xpar__cpu_sort,
     .select = xpar__cpu_select,
     .runs = xpar__cpu_runs,
+    .segmented = xpar__cpu_segmented,
     .launch = xpar__cpu_launch,
     .op_reduce = xpar__cpu_op_reduce,
     .op_scan = xpar__cpu_op_scan,

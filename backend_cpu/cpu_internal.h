@@ -285,5 +285,7 @@ xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 xpar_status xpar__cpu_select(const xpar__exec *ex, const xpar__select_spec *s);
 /* Runs: run-length encode and reduce by key (cpu_runs.c). */
 xpar_status xpar__cpu_runs(const xpar__exec *ex, const xpar__runs_spec *s);
+/* Segmented reduce / scan and argmin / argmax (cpu_segmented.c). */
+xpar_status xpar__cpu_segmented(const xpar__exec *ex, const xpar__seg_spec *s);
 
 #endif /* XPAR_BACKEND_CPU_INTERNAL_H */

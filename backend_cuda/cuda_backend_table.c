@@ -13,6 +13,7 @@ const xpar__backend xpar__cuda_backend = {
     .sort = xpar__cuda_sort,
     .select = xpar__cuda_select,
     .runs = xpar__cuda_runs,
+    .segmented = xpar__cuda_segmented,
     .launch = xpar__cuda_launch,
     .op_reduce = xpar__cuda_op_reduce,
     .op_scan = xpar__cuda_op_scan,

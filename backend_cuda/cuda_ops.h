@@ -41,6 +41,9 @@ xpar_status xpar__cuda_op_select(const xpar__exec *ex, const struct xpar_predica
 /* runs: run-length encode, reduce by key (device_runs.cu) */
 xpar_status xpar__cuda_runs(const xpar__exec *ex, const xpar__runs_spec *s);
 
+/* argmin / argmax, segmented reduce and scan (device_segmented.cu) */
+xpar_status xpar__cuda_segmented(const xpar__exec *ex, const xpar__seg_spec *s);
+
 /* application kernels (device_kernel.cu) */
 xpar_status xpar__cuda_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                               const struct xpar_kernel_args *args);

@@ -477,6 +477,7 @@ static void release_idle_buffers(xpar__cuda_state *st, const xpar__cuda_buffer *
     if (&st->staging[i] != keep && st->staging_stamp[i] != st->counters.launches + 1)
       free_buffer(&st->staging[i]);
   if (&st->reduce_partials != keep) free_buffer(&st->reduce_partials);
+  if (&st->seg_scratch != keep) free_buffer(&st->seg_scratch);
   if (&st->scan_status != keep) {
     free_buffer(&st->scan_status);
     st->scan_status_tiles = 0; /* regrown (and cleared) by the next scan */

@@ -66,6 +66,10 @@ struct xpar__cuda_state {
   uint32_t sort_epoch;
   bool sort_status_cleared;
 
+  /* Argmin / argmax and the segmented ops (device_segmented.cu): the offsets'
+   * check word, argmin's ticket and per-block partials. */
+  struct xpar__cuda_buffer seg_scratch;
+
   /* Dispatch's operand staging slots, and for each the launch count + 1 at
    * which it was last handed out: equal to launches + 1 while the call that
    * asked for it has not launched its kernel yet (it is in use). */

@@ -123,6 +123,39 @@ typedef struct xpar__runs_spec {
   size_t n;
   uint64_t *count;
 } xpar__runs_spec;
+/** What a segmented call computes (xpar__seg_spec). */
+typedef enum xpar__seg_kind {
+  XPAR__SEG_REDUCE = 0,   /* out[s] = op over segment s (empty: the identity)       */
+  XPAR__SEG_SCAN = 1,     /* out[i] = the scan of segment s up to i (from the identity) */
+  XPAR__SEG_ARGREDUCE = 2 /* out[s] = the min / max of segment s, index[s] its first
+                             position (absolute, into in) */
+} xpar__seg_kind;
+
+/** One segmented call (xpar_segmented_reduce, _scan, xpar_argmin / argmax: one
+ *  segment [0, n)).  Segments are [offsets[s], offsets[s + 1]) of in, or
+ *  [s * segment_size, (s + 1) * segment_size) when offsets is NULL.  The
+ *  offsets are NOT validated by dispatch (they may live in device memory):
+ *  each backend checks them (non-decreasing, offsets[0] >= 0,
+ *  offsets[n_segments] <= n) before it writes anything, and refuses with
+ *  XPAR_ERR_INVALID_ARGUMENT.  n_segments >= 1 (dispatch handles 0). */
+typedef struct xpar__seg_spec {
+  xpar__seg_kind kind;
+  xpar_dtype dtype;
+  xpar_reduction op;       /* SUM, MIN, MAX; ARGREDUCE: MIN or MAX                */
+  xpar_scan_kind scan_kind; /* SCAN                                              */
+  const void *in;
+  size_t n;                /* in's elements                                       */
+  const void *offsets;     /* n_segments + 1 of offset_dtype; NULL: fixed segments */
+  xpar_dtype offset_dtype; /* XPAR_INT32 or XPAR_INT64                            */
+  size_t segment_size;     /* fixed segments                                      */
+  size_t n_segments;
+  void *out;               /* REDUCE, ARGREDUCE: n_segments values; SCAN: n       */
+  int64_t *index;          /* ARGREDUCE: n_segments indices                       */
+  int report;              /* the caller waits (not a nowait call): a backend that
+                              checks offsets on the device reads its verdict back and
+                              refuses bad ones, even where ex->nowait lets it skip its
+                              own synchronisation */
+} xpar__seg_spec;
 
 /** What a pointer is, as the CUDA runtime sees it. */
 typedef enum xpar__ptr_kind {
@@ -175,6 +208,10 @@ typedef struct xpar__backend {
   /* Runs (xpar__runs_spec): run-length encode and reduce by key.  Arrays
    * disjoint.  NULL: not supported (dispatch refuses). */
   xpar_status (*runs)(const xpar__exec *ex, const xpar__runs_spec *s);
+  /* Segmented reduce / scan and argmin / argmax (xpar__seg_spec): checks the
+   * offsets itself before writing anything.  out may equal in for a scan.
+   * NULL: not supported (dispatch refuses). */
+  xpar_status (*segmented)(const xpar__exec *ex, const xpar__seg_spec *s);
   /* An application kernel (xpar/xpar_kernel.h) over [0, n): the CPU backend
    * runs its CPU loop (one thread when ex->serial or ex->num_threads is 1),
    * the CUDA backend its grid-stride kernel in the backend's launch shape

@@ -406,6 +406,59 @@ static void plain_serial_runs(bench_case *c, int threads) {
   memcpy(c->result, &k, sizeof k);
 }
 
+/* argmin (its value in result) and the segmented scan (sum over segments of
+ * bench_seg_size(n) elements), as an application writes them: plain loops. */
+#define BENCH_ARG_(e, ctype, name, size)                                     \
+  static ctype plain_argmin_##e(const ctype *x, size_t n) {                  \
+    ctype b = x[0];                                                          \
+    for (size_t i = 1; i < n; ++i)                                           \
+      if (x[i] < b || (x[i] != x[i] && b == b)) b = x[i];                    \
+    return b;                                                                \
+  }                                                                          \
+  static void plain_segscan_##e(const ctype *x, ctype *out, size_t n, size_t seg) { \
+    for (size_t s = 0; s + seg <= n; s += seg) {                             \
+      ctype acc = 0;                                                         \
+      for (size_t i = s; i < s + seg; ++i) out[i] = acc = xpar__bench_add_##e(acc, x[i]); \
+    }                                                                        \
+  }
+#define BENCH_ADD_(e, ctype, name, size)                                                   \
+  static inline ctype xpar__bench_add_##e(ctype a, ctype b) {                              \
+    return _Generic((ctype)0, float: a + b, double: a + b,                                 \
+                    default: (ctype)((uint64_t)a + (uint64_t)b));                          \
+  }
+XPAR_DTYPE_MAP(BENCH_ADD_)
+XPAR_DTYPE_MAP(BENCH_ARG_)
+#undef BENCH_ARG_
+#undef BENCH_ADD_
+/* The bench's segments: 1,024 elements, or one segment where n is not a multiple. */
+static size_t bench_seg_size(size_t n) { return n >= 1024 && n % 1024 == 0 ? 1024 : n; }
+static void plain_serial_argreduce(bench_case *c, int threads) {
+  (void)threads;
+  if (!c->n) return;
+  switch (c->dtype) {
+#define BENCH_ARG_CASE_(e, ctype, name, size)                              \
+  case XPAR_##e: {                                                         \
+    const ctype v = plain_argmin_##e((const ctype *)c->x, c->n);           \
+    memcpy(c->result, &v, sizeof v);                                       \
+    break;                                                                 \
+  }
+    XPAR_DTYPE_MAP(BENCH_ARG_CASE_)
+#undef BENCH_ARG_CASE_
+    default: break;
+  }
+}
+static void plain_serial_segmented(bench_case *c, int threads) {
+  (void)threads;
+  if (!c->n) return;
+  switch (c->dtype) {
+#define BENCH_SEG_CASE_(e, ctype, name, size) \
+  case XPAR_##e: plain_segscan_##e((const ctype *)c->x, (ctype *)c->out, c->n, bench_seg_size(c->n)); break;
+    XPAR_DTYPE_MAP(BENCH_SEG_CASE_)
+#undef BENCH_SEG_CASE_
+    default: break;
+  }
+}
+
 /* ---- one call through the public API ------------------------------------- */
 
 static xpar_status run_reduce(xpar_context *ctx, bench_case *c) {
@@ -445,6 +498,17 @@ static xpar_status run_runs(xpar_context *ctx, bench_case *c) {
   return st;
 }
 
+static xpar_status run_argreduce(xpar_context *ctx, bench_case *c) {
+  int64_t index;
+  if (!c->n) return XPAR_OK; /* argmin of nothing is refused: nothing to time */
+  return xpar_argmin(ctx, c->dtype, c->x, c->n, c->result, &index);
+}
+static xpar_status run_segmented(xpar_context *ctx, bench_case *c) {
+  const size_t seg = bench_seg_size(c->n);
+  return xpar_segmented_scan_fixed(ctx, c->dtype, XPAR_SUM, XPAR_INCLUSIVE, c->x, c->out, seg,
+                                   seg ? c->n / seg : 0);
+}
+
 /* Traffic per element in element sizes: what the floor time is made of. */
 static const bench_op ops[] = {
     {"reduce", XPAR_OP_REDUCE, 0, 1.0, run_reduce, BENCH_PLAIN(reduce), "plain-reduce",
@@ -462,6 +526,12 @@ static const bench_op ops[] = {
     /* runs: reduce by key of x by itself: read n, write a key and a sum per
      * run (about n runs in the bench's data); the run keys are checked */
     {"runs", XPAR_OP_RUNS, 1, 3.0, run_runs, NULL, "plain-loop", plain_serial_runs},
+    /* argmin: read n (the value compared; the index is the first of it) */
+    {"argreduce", XPAR_OP_ARGREDUCE, 0, 1.0, run_argreduce, NULL, "plain-loop",
+     plain_serial_argreduce},
+    /* a segmented sum scan over segments of 1,024: read n, write n */
+    {"segmented", XPAR_OP_SEGMENTED, 1, 2.0, run_segmented, NULL, "plain-loop",
+     plain_serial_segmented},
 };
 
 const bench_op *bench_op_at(int i) {
@@ -490,7 +560,7 @@ int bench_op_reads_y(xpar_op op) {
 }
 int bench_op_writes_out(xpar_op op) {
   return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL || op == XPAR_OP_SORT ||
-         op == XPAR_OP_SELECT || op == XPAR_OP_RUNS;
+         op == XPAR_OP_SELECT || op == XPAR_OP_RUNS || op == XPAR_OP_SEGMENTED;
 }
 void *bench_case_output(const bench_case *c) {
   return c->op == XPAR_OP_AXPY ? c->y : bench_op_writes_out(c->op) ? c->out : NULL;

@@ -147,6 +147,23 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
       XPAR__FORWARD(add_result(ctx, c, p, c->kernel->result, sizeof(uint64_t), sizeof(uint64_t)));
     return XPAR_OK;
   }
+  /* Argmin / argmax and the segmented ops: out and out2 have sizes of their
+   * own (the values, the indices); the offsets (y) are read. */
+  if (c->op == XPAR_OP_ARGREDUCE || c->op == XPAR_OP_SEGMENTED) {
+    if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
+    if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, c->bytes2, ROLE_READ));
+    /* A scan writes out only inside the segments: the rest comes back as it was.
+     * With offsets, the outputs are read too: bad offsets (found by the backend,
+     * on the GPU by a kernel) leave them unwritten, and a staged copy must then
+     * bring back what was there. */
+    const int out_role =
+        c->seg_kind == XPAR__SEG_SCAN || c->y ? ROLE_READ | ROLE_WRITE : ROLE_WRITE;
+    if (c->out) XPAR__FORWARD(add_operand(ctx, p, c->out, c->out_bytes, out_role));
+    if (c->out2)
+      XPAR__FORWARD(add_operand(ctx, p, c->out2, c->out2_bytes,
+                                c->y ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
+    return XPAR_OK;
+  }
   /* y and out2 have bytes2 bytes (a sort's values, a compaction's flags);
    * in place, an input and its output are one operand with both roles. */
   if (c->x) XPAR__FORWARD(add_operand(ctx, p, c->x, bytes, ROLE_READ));
@@ -455,6 +472,34 @@ static xpar_status run_runs(const xpar__backend *b, const xpar__exec *ex, const 
   return b->runs(ex, &s);
 }
 
+/* Argmin / argmax or a segmented call as the backend takes it.  Reproducible
+ * mode has no per-segment order for float sums yet: refused, nothing written. */
+static xpar_status run_segmented(const xpar__backend *b, const xpar__exec *ex,
+                                 const xpar__call *c, const void *in, const void *offsets,
+                                 void *out, void *index) {
+  XPAR__RETURN_IF(!b->segmented, XPAR_ERR_NOT_SUPPORTED,
+                  "the %s backend has no segmented reduce / scan or argmin", b->name);
+  XPAR__RETURN_IF(ex->reproducible && c->seg_kind != XPAR__SEG_ARGREDUCE && c->red == XPAR_SUM &&
+                      (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE),
+                  XPAR_ERR_NOT_SUPPORTED,
+                  "reproducible mode: segmented float sums and sum scans have no specified "
+                  "order yet (docs/segmented.md); min, max and integer sums are exact");
+  const xpar__seg_spec s = {.kind = (xpar__seg_kind)c->seg_kind,
+                            .dtype = c->dtype,
+                            .op = c->red,
+                            .scan_kind = c->kind,
+                            .in = in,
+                            .n = c->n,
+                            .offsets = offsets,
+                            .offset_dtype = c->offset_dtype,
+                            .segment_size = c->segment_size,
+                            .n_segments = c->n_segments,
+                            .out = out,
+                            .index = (int64_t *)index,
+                            .report = !c->nowait};
+  return b->segmented(ex, &s);
+}
+
 xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
                          const void *x, const void *y, void *out, void *out2, void *result) {
   if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
@@ -471,6 +516,8 @@ xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpa
     case XPAR_OP_SORT: return run_sort(b, ex, c, x, y, out, out2);
     case XPAR_OP_SELECT: return run_select(b, ex, c, x, y, out, result);
     case XPAR_OP_RUNS: return run_runs(b, ex, c, x, y, out, out2, result);
+    case XPAR_OP_ARGREDUCE:
+    case XPAR_OP_SEGMENTED: return run_segmented(b, ex, c, x, y, out, out2);
     default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
   }
 }
@@ -1110,7 +1157,8 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
  * size, or their result is a count beside an array). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel &&
-      c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT && c->op != XPAR_OP_RUNS) {
+      c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT && c->op != XPAR_OP_RUNS &&
+      c->op != XPAR_OP_ARGREDUCE && c->op != XPAR_OP_SEGMENTED) {
     xpar_status st;
     if (host_fast_path(ctx, c, &st)) return st;
   }

@@ -75,6 +75,14 @@ typedef struct xpar__call {
    * or lengths (bytes2 bytes, of dtype2), result the number of runs
    * (result_dtype XPAR_UINT64), red the values' op (SUM for the lengths). */
   unsigned char runs_lengths;    /* run-length encode: out2 gets uint64 lengths */
+  /* Argmin / argmax and the segmented ops (XPAR_OP_ARGREDUCE, XPAR_OP_SEGMENTED):
+   * x the input (bytes), y the offsets (bytes2; NULL for fixed segments), out
+   * the values (out_bytes), out2 argmin's index (out2_bytes); red, kind as a
+   * reduce's and a scan's.  Read for these ops only (call_of leaves them). */
+  unsigned char seg_kind;        /* xpar__seg_kind */
+  xpar_dtype offset_dtype;
+  size_t n_segments, segment_size;
+  size_t out_bytes, out2_bytes;
 } xpar__call;
 
 /** The call on its primary tier only (dispatch.c). */

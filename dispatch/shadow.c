@@ -339,8 +339,11 @@ static xpar_status run_shadow_cpu(xpar_context *ctx, xpar_tier tier, const xpar_
   return s;
 }
 
-/* Array slots x, y, out, out2: y and out2 have bytes2 bytes (dispatch.h). */
+/* Array slots x, y, out, out2: y and out2 have bytes2 bytes (dispatch.h);
+ * argmin / argmax and the segmented ops size out and out2 themselves. */
 static size_t slot_bytes(const xpar__call *c, int i) {
+  if (c->op == XPAR_OP_ARGREDUCE || c->op == XPAR_OP_SEGMENTED)
+    return i == 0 ? c->bytes : i == 1 ? c->bytes2 : i == 2 ? c->out_bytes : c->out2_bytes;
   return i == 1 || i == 3 ? c->bytes2 : c->bytes;
 }
 
@@ -375,9 +378,187 @@ static xpar_status run_shadow_gpu(xpar_context *ctx, xpar_tier tier, const xpar_
   return s;
 }
 
+/* ---- argmin / argmax and the segmented ops ------------------------------------------------- */
+
+/* Segment g's bounds, from the host copy of the offsets (or fixed segments). */
+static void seg_bounds(const xpar__call *c, const void *offs, size_t g, size_t *lo, size_t *hi) {
+  if (!offs) {
+    *lo = g * c->segment_size;
+    *hi = *lo + c->segment_size;
+  } else if (c->offset_dtype == XPAR_INT32) {
+    *lo = (size_t)((const int32_t *)offs)[g];
+    *hi = (size_t)((const int32_t *)offs)[g + 1];
+  } else {
+    *lo = (size_t)((const int64_t *)offs)[g];
+    *hi = (size_t)((const int64_t *)offs)[g + 1];
+  }
+}
+
+/* Compare the primary's values (and indices) with the shadow's: bitwise, except
+ * float sums and sum scans, each value within 2 gamma_k of the magnitudes it
+ * sums (k its segment's terms so far). */
+static int seg_compare(xpar_context *ctx, const xpar__call *c, const void *xs, const void *offs,
+                       const void *prim, const void *outs, const void *prim2,
+                       const void *outs2) {
+  const xpar_dtype t = c->dtype;
+  const int tol_on = c->seg_kind != XPAR__SEG_ARGREDUCE && c->red == XPAR_SUM && is_float(t);
+  size_t bad = 0, first = 0;
+  long double first_tol = 0;
+  for (size_t g = 0; g < c->n_segments; g++) {
+    size_t lo, hi;
+    seg_bounds(c, offs, g, &lo, &hi);
+    long double mag = 0;
+    /* scan: each element of the segment; reduce / argreduce: value g */
+    const size_t count = c->seg_kind == XPAR__SEG_SCAN ? hi - lo : 1;
+    for (size_t j = 0; j < count; j++) {
+      const size_t at = c->seg_kind == XPAR__SEG_SCAN ? lo + j : g;
+      long double tol = 0;
+      if (tol_on) {
+        if (c->seg_kind == XPAR__SEG_SCAN) {
+          const long double before = mag;
+          mag += fabsl(value_at(t, xs, lo + j));
+          tol = two_gamma(j + 1, t) * (c->kind == XPAR_EXCLUSIVE ? before : mag);
+        } else {
+          for (size_t i = lo; i < hi; i++) mag += fabsl(value_at(t, xs, i));
+          tol = two_gamma(hi - lo, t) * mag;
+        }
+      }
+      const long double a = value_at(t, prim, at), b = value_at(t, outs, at);
+      int same = bits_at(t, prim, at) == bits_at(t, outs, at) || (is_float(t) && isnan(a) && isnan(b));
+      if (!same && tol_on)
+        same = a == b || fabsl(a - b) <= tol ||
+               (may_overflow(mag, t) && (!isfinite(a) || !isfinite(b)));
+      if (same && prim2 && bits_at(XPAR_INT64, prim2, g) != bits_at(XPAR_INT64, outs2, g))
+        same = 0;
+      if (!same && bad++ == 0) {
+        first = at;
+        first_tol = tol;
+      }
+    }
+  }
+  if (!bad) return 1;
+  char pv[64], sv[64];
+  format_value(t, prim, first, pv, sizeof pv);
+  format_value(t, outs, first, sv, sizeof sv);
+  if (prim2 && c->seg_kind == XPAR__SEG_ARGREDUCE)
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail,
+             "segment %zu: primary %s at index %lld, shadow %s at index %lld; %zu differ", first,
+             pv, (long long)value_at(XPAR_INT64, prim2, first), sv,
+             (long long)value_at(XPAR_INT64, outs2, first), bad);
+  else
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail,
+             "at %s %zu: primary %s, shadow %s; %zu values differ (%s %.3Lg)",
+             c->seg_kind == XPAR__SEG_SCAN ? "index" : "segment", first, pv, sv, bad,
+             tol_on ? "tolerance" : "bitwise", first_tol);
+  return 0;
+}
+
+/* Shadow mode for argmin / argmax and the segmented ops: their outputs have
+ * sizes of their own (one value and index; a value per segment; a scan's n).
+ * The inputs are copied before the primary call (a scan may run in place),
+ * the output as it was too (a scan writes only inside the segments). */
+static xpar_status shadow_segmented(xpar_context *ctx, const xpar__call *c) {
+  const xpar_tier tier = ctx->shadow_tier;
+  void *xs = NULL, *ys = NULL, *outs = NULL, *prim = NULL, *outs2 = NULL, *prim2 = NULL;
+  xpar_status st = XPAR_OK, prep = XPAR_OK;
+  const size_t ob = c->out_bytes, ob2 = c->out2_bytes;
+  if (c->x && c->bytes)
+    prep = (xs = shadow_alloc(c->bytes)) ? read_operand(ctx, c->x, c->bytes, xs)
+                                         : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
+                                                      "no memory for the shadow's input");
+  if (prep == XPAR_OK && c->y && c->bytes2)
+    prep = (ys = shadow_alloc(c->bytes2)) ? read_operand(ctx, c->y, c->bytes2, ys)
+                                          : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
+                                                       "no memory for the shadow's offsets");
+  if (prep == XPAR_OK && c->out && ob) {
+    prep = (outs = shadow_alloc(ob)) && (prim = shadow_alloc(ob))
+               ? XPAR_OK
+               : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "no memory for the shadow's outputs");
+    if (prep == XPAR_OK && c->seg_kind == XPAR__SEG_SCAN)
+      prep = read_operand(ctx, c->out, ob, outs);
+  }
+  if (prep == XPAR_OK && c->out2 && ob2)
+    prep = (outs2 = shadow_alloc(ob2)) && (prim2 = shadow_alloc(ob2))
+               ? XPAR_OK
+               : xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "no memory for the shadow's indices");
+  char prep_failure[sizeof ctx->shadow_detail];
+  if (prep != XPAR_OK) {
+    snprintf(prep_failure, sizeof prep_failure, "%s: %s", xpar__status_name(prep),
+             xpar__error_detail());
+    xpar__clear_error();
+  }
+  const int verbose = ctx->verbose;
+  ctx->verbose = 0;
+  st = xpar__dispatch_primary(ctx, c);
+  ctx->verbose = verbose;
+  if (st == XPAR_OK && c->nowait) st = xpar__gpu_drain(ctx);
+  if (st != XPAR_OK) goto done;
+  xpar__decision_raw *d = &ctx->last;
+  d->shadow_tier = tier;
+  d->shadow_detail = ctx->shadow_detail;
+  if (prep != XPAR_OK) {
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s", prep_failure);
+    d->shadow_state = XPAR__SHADOW_NOT_RUN;
+    if (verbose) xpar__decision_log(d);
+    goto done;
+  }
+  if (prim) st = read_operand(ctx, c->out, ob, prim);
+  if (st == XPAR_OK && prim2) st = read_operand(ctx, c->out2, ob2, prim2);
+  if (st != XPAR_OK) goto done;
+  xpar__call sc = *c;
+  sc.nowait = 0;
+  ctx->shadow_detail[0] = '\0';
+  const char *why_not = NULL;
+  xpar_status ss;
+  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
+    if (ctx->offload == XPAR_OFFLOAD_DISABLED) why_not = "offload disabled";
+    else if (!xpar__gpu_usable(ctx, &why_not)) {
+      if (!why_not) why_not = "the GPU is not usable";
+    } else
+      why_not = NULL;
+    ss = why_not ? XPAR_OK : run_shadow_gpu(ctx, tier, &sc, xs, ys, outs, outs2, NULL);
+  } else {
+    ss = run_shadow_cpu(ctx, tier, &sc, xs, ys, outs, outs2, NULL);
+  }
+  if (ss != XPAR_OK) {
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s: %s", xpar__status_name(ss),
+             xpar__error_detail());
+    xpar__clear_error();
+    d->shadow_state = XPAR__SHADOW_NOT_RUN;
+  } else if (why_not) {
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s", why_not);
+    d->shadow_state = XPAR__SHADOW_NOT_RUN;
+  } else {
+    const int same =
+        !c->n_segments || seg_compare(ctx, c, xs, ys, prim, outs, prim2, outs2);
+    d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;
+    if (!same) {
+      fprintf(stderr, "xpar: shadow mismatch: %s %s n=%zu on %s, shadow %s: %s\n",
+              xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n, xpar__tier_name(d->tier),
+              xpar__tier_name(tier), ctx->shadow_detail);
+      if (ctx->shadow_fail)
+        st = xpar__fail(XPAR_ERR_SHADOW_MISMATCH,
+                        "%s %s n=%zu on %s, shadow %s: %s (the outputs hold the primary's "
+                        "result)",
+                        xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n,
+                        xpar__tier_name(d->tier), xpar__tier_name(tier), ctx->shadow_detail);
+    }
+  }
+  if (verbose) xpar__decision_log(d);
+done:
+  free(xs);
+  free(ys);
+  free(outs);
+  free(prim);
+  free(outs2);
+  free(prim2);
+  return st;
+}
+
 /* ---- the wrapper ------------------------------------------------------------------------- */
 
 xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
+  if (c->op == XPAR_OP_ARGREDUCE || c->op == XPAR_OP_SEGMENTED) return shadow_segmented(ctx, c);
   const xpar_tier tier = ctx->shadow_tier;
   const size_t size = xpar__dtype_size(c->dtype);
   const size_t bytes = c->n * size;

@@ -116,6 +116,17 @@ static const xpar__provenance estimated_runs = {
     .date = "2026-12-08",
     .run = "xpar-bench calibrate --ops runs"};
 
+/* Argmin / argmax and the segmented ops before their first calibration:
+ * estimates from their byte counts.  argmin / argmax read n elements once, as
+ * a reduce does, and write one value and one index: the reduce's thresholds.
+ * A segmented reduce reads n elements and the offsets and writes a value per
+ * segment, a segmented scan reads and writes n as a scan does: the scan's
+ * thresholds (the larger traffic of the two), never the GPU for host data. */
+static const xpar__provenance estimated_segmented = {
+    .machine = "estimate, not measured",
+    .date = "2026-12-07",
+    .run = "xpar-bench calibrate --ops argreduce,segmented"};
+
 /* ---- why each value is what it is: one letter per reason ----------------------- */
 
 /* M: the median of five calibrations (calibrated_h100). */
@@ -198,6 +209,8 @@ static const xpar__provenance estimated_runs = {
 #define E &estimated_select
 /* U: runs, estimated (estimated_runs). */
 #define U &estimated_runs
+/* G: argmin / argmax and the segmented ops, estimated (estimated_segmented). */
+#define G &estimated_segmented
 
 typedef struct default_value {
   size_t n;
@@ -216,6 +229,8 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(11), T}, {POW2(12), T}, {POW2(12), T}, {POW2(4), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
     [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
+    [XPAR_OP_ARGREDUCE] = {{POW2(17), G}, {POW2(21), G}, {NEVER, G}, {NEVER, G}, {POW2(13), G}},
+    [XPAR_OP_SEGMENTED] = {{POW2(16), G}, {POW2(19), G}, {NEVER, G}, {NEVER, G}, {POW2(4), G}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
@@ -227,6 +242,8 @@ static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(10), T}, {POW2(11), T}, {POW2(12), T}, {POW2(4), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
     [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
+    [XPAR_OP_ARGREDUCE] = {{POW2(17), G}, {POW2(21), G}, {NEVER, G}, {NEVER, G}, {POW2(13), G}},
+    [XPAR_OP_SEGMENTED] = {{POW2(15), G}, {POW2(18), G}, {NEVER, G}, {NEVER, G}, {POW2(4), G}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(16), C}, {POW2(20), R}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
@@ -238,6 +255,8 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_SORT] = {{POW2(18), T}, {POW2(10), T}, {POW2(10), T}, {POW2(12), T}, {POW2(9), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
     [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
+    [XPAR_OP_ARGREDUCE] = {{POW2(16), G}, {POW2(20), G}, {NEVER, G}, {NEVER, G}, {POW2(12), G}},
+    [XPAR_OP_SEGMENTED] = {{POW2(14), G}, {POW2(17), G}, {NEVER, G}, {NEVER, G}, {POW2(4), G}},
 };
 #undef M
 #undef C
@@ -251,6 +270,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
 #undef T
 #undef E
 #undef U
+#undef G
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];

@@ -515,6 +515,75 @@ static void sort_refusals(void **state) {
   assert_true(k[0] == 16 && k[15] == 1);
 }
 
+/* ---- argmin / argmax and the segmented ops: every refusal ------------------------ */
+static void segmented_refusals(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  const xpar_dtype D = XPAR_DOUBLE;
+  char *o = (char *)g_out; /* outputs and overlapping inputs live in g_out: all stay poisoned */
+  int64_t *ix = (int64_t *)g_res + 1; /* argmin's index lives in g_res: stays poisoned */
+  const int32_t off32[4] = {0, 2, 5, 8};
+  const int64_t off64[4] = {0, 2, 5, 8};
+  const int32_t dec32[4] = {0, 5, 2, 8};   /* decreasing: checked by the backend */
+  const int64_t past64[4] = {0, 2, 5, 70}; /* past n */
+  const int64_t neg64[4] = {-3, 2, 5, 8};  /* negative */
+  /* argmin / argmax */
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_argmin(NULL, D, g_in, 8, g_res, ix));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_argmax_nowait(NULL, D, g_in, 8, g_res, ix));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_argmin(c, D, g_in, 0, g_res, ix));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_argmax(c, D, NULL, 0, NULL, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_argmin(c, D, NULL, 8, g_res, ix));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_argmin(c, D, g_in, 8, NULL, ix));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_argmax(c, D, g_in, 8, g_res, NULL));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_argmin(c, (xpar_dtype)77, g_in, 8, g_res, ix));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c, xpar_argmin(c, D, g_in, SIZE_MAX, g_res, ix));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_argmin(c, D, (char *)g_in + 4, 8, g_res, ix));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_argmin(c, D, g_in, 8, (char *)g_res + 4, ix));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_argmax(c, D, g_in, 8, g_res, (int64_t *)((char *)g_res + 12)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_argmin(c, D, (const double *)o, 8, o + 16, ix));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_argmax(c, D, (const double *)o, 8, g_res, (int64_t *)(o + 8)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_argmin(c, D, g_in, 8, g_res, (int64_t *)g_res));
+  /* segmented reduce */
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_segmented_reduce(NULL, D, XPAR_SUM, g_in, 8, off32, XPAR_INT32, 3, g_out));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, NULL, XPAR_INT32, 3, g_out));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_segmented_reduce(c, D, XPAR_SUM, NULL, 8, off32, XPAR_INT32, 3, g_out));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, off32, XPAR_INT32, 3, NULL));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_segmented_reduce(c, D, (xpar_reduction)9, g_in, 8, off32, XPAR_INT32, 3, g_out));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, off32, (xpar_dtype)77, 3, g_out));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, off32, XPAR_UINT32, 3, g_out));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, dec32, XPAR_INT32, 3, g_out));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, past64, XPAR_INT64, 3, g_out));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_reduce(c, D, XPAR_MAX, g_in, 8, neg64, XPAR_INT64, 3, g_out));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, (const char *)off64 + 4, XPAR_INT64, 2, g_out));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, off32, XPAR_INT32, 3, o + 4));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, off32, XPAR_INT32, SIZE_MAX, g_out));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c, xpar_segmented_reduce_fixed(c, D, XPAR_SUM, g_in, SIZE_MAX / 2, 4, g_out));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_reduce(c, D, XPAR_SUM, (const double *)o, 8, off32, XPAR_INT32, 3, o + 8));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_reduce(c, D, XPAR_SUM, g_in, 8, o, XPAR_INT32, 3, o + 8));
+  /* segmented scan */
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_segmented_scan_nowait(NULL, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8, off32, XPAR_INT32, 3));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_segmented_scan(c, D, XPAR_SUM, (xpar_scan_kind)5, g_in, g_out, 8, off32, XPAR_INT32, 3));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, NULL, 8, off32, XPAR_INT32, 3));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, g_in, g_out, 8, dec32, XPAR_INT32, 3));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_scan_fixed(c, D, XPAR_MIN, XPAR_EXCLUSIVE, (const double *)o, o + 8, 4, 2));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, (const double *)o, o + 8, 8, off32, XPAR_INT32, 3));
+  /* argmin / argmax per segment */
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_segmented_argmin(c, D, g_in, 8, off32, XPAR_INT32, 3, g_out, NULL));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_segmented_argmax(c, D, g_in, 8, dec32, XPAR_INT32, 3, g_out, ix));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_argmin(c, D, g_in, 8, off32, XPAR_INT32, 3, o, (int64_t *)(o + 16)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_segmented_argmax_nowait(c, D, (const double *)o, 8, off32, XPAR_INT32, 1, o + 8, ix));
+  /* n_segments = 0: nothing read or written, NULL arrays allowed */
+  ACCEPTED(xpar_segmented_reduce(c, D, XPAR_SUM, NULL, 0, NULL, XPAR_INT32, 0, NULL));
+  ACCEPTED(xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, NULL, NULL, 0, NULL, XPAR_INT64, 0));
+  ACCEPTED(xpar_segmented_reduce_fixed(c, D, XPAR_MAX, NULL, 5, 0, NULL));
+  /* in place where documented: the scan */
+  double v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, r[3];
+  ACCEPTED(xpar_segmented_scan(c, D, XPAR_SUM, XPAR_INCLUSIVE, v, v, 8, off64, XPAR_INT64, 3));
+  assert_true(v[0] == 1 && v[1] == 3 && v[2] == 3 && v[4] == 12 && v[5] == 6 && v[7] == 21);
+  ACCEPTED(xpar_segmented_reduce(c, D, XPAR_MAX, v, 8, off32, XPAR_INT32, 3, r));
+  assert_true(r[0] == 3 && r[1] == 12 && r[2] == 21);
+}
+
 /* ---- compaction: every refusal of select, select_flagged, partition, unique -------- */
 static void select_refusals(void **state) {
   (void)state;
@@ -758,6 +827,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(detail_thread_local), cmocka_unit_test(detail_fresh_thread_empty),
       cmocka_unit_test(sort_refusals),       cmocka_unit_test(select_refusals),
       cmocka_unit_test(runs_refusals),
+      cmocka_unit_test(segmented_refusals),
   };
   return cmocka_run_group_tests_name("bad_input", tests, setup, teardown);
 }

@@ -195,6 +195,13 @@ static xpar_status fake_runs(const xpar__exec *ex, const xpar__runs_spec *spec) 
   xpar__exec s = {.serial = 1, .num_threads = 1, .reproducible = ex->reproducible};
   return xpar__cpu_backend.runs(&s, spec);
 }
+
+static xpar_status fake_segmented(const xpar__exec *ex, const xpar__seg_spec *spec) {
+  (void)ex;
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1};
+  return xpar__cpu_backend.segmented(&s, spec);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -291,6 +298,7 @@ static const xpar__backend fake_gpu = {
     .fill = fake_fill,
     .dot = fake_dot,
     .launch = fake_launch,
+    .segmented = fake_segmented,
     .op_reduce = fake_op_reduce,
     .op_scan = fake_op_scan,
     .sort = fake_sort,
@@ -1493,6 +1501,12 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
       size_t k;
       return xpar_run_length_encode(ctx, t, x, n, z, (uint64_t *)y, &k);
     }
+    case XPAR_OP_ARGREDUCE: {
+      int64_t at;
+      if (n == 0) return xpar_segmented_reduce_fixed(ctx, t, XPAR_MIN, x, 0, 0, &res);
+      return xpar_argmin(ctx, t, x, n, &res, &at);
+    }
+    case XPAR_OP_SEGMENTED: return xpar_segmented_reduce_fixed(ctx, t, XPAR_SUM, x, n, n ? 1 : 0, &res);
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
 }

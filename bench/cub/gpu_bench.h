@@ -57,5 +57,9 @@ int gpu_select_run(int quick, unsigned long long seed, int what);
  * beside CUB's DeviceRunLengthEncode::Encode / DeviceReduce::ReduceByKey
  * (gpu_runs_bench.cu); what: 1 check, 2 timings, 3 both. */
 int gpu_runs_run(int quick, unsigned long long seed, int what);
+/* --seg / --seg-check / --seg-bench: argmin / argmax and the segmented reduce and scan,
+ * checked against the CPU backend and beside CUB's DeviceSegmentedReduce and
+ * DeviceReduce::ArgMin / ArgMax (gpu_seg_bench.cu); what: 1 check, 2 timings, 3 both. */
+int gpu_seg_run(int quick, unsigned long long seed, int what);
 
 #endif

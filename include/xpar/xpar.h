@@ -215,7 +215,9 @@ typedef enum xpar_predicate {
   X(DOT, "dot", "DOT")            \
   X(SORT, "sort", "SORT") /* xpar_sort, xpar_sort_pairs, xpar_argsort (by key dtype) */ \
   X(SELECT, "select", "SELECT") /* xpar_select, _select_flagged, _partition, _unique */ \
-  X(RUNS, "runs", "RUNS") /* xpar_run_length_encode, xpar_reduce_by_key (by key dtype) */
+  X(RUNS, "runs", "RUNS") /* xpar_run_length_encode, xpar_reduce_by_key (by key dtype) */ \
+  X(ARGREDUCE, "argreduce", "ARGREDUCE") /* xpar_argmin, xpar_argmax (whole arrays) */ \
+  X(SEGMENTED, "segmented", "SEGMENTED") /* xpar_segmented_reduce, _scan (+ _fixed) */
 
 /** An operation; one value per row of XPAR_OP_MAP, prefixed XPAR_OP_. */
 typedef enum xpar_op {
@@ -990,6 +992,99 @@ XPAR_API xpar_status xpar_reduce_by_key(xpar_context *ctx, xpar_dtype key_dtype,
                                         const void *keys_in, const void *values_in, size_t n,
                                         void *keys_out, void *values_out, size_t *num_runs);
 
+/**
+ * @name Argmin / argmax and segmented reduce and scan (docs/segmented.md)
+ * @{
+ */
+
+/**
+ * The smallest element of in[0 .. n) and the first index where it occurs, as
+ * numpy.argmin: *value (one element of dtype) and *index.  Floats: a NaN is
+ * smaller than everything (the first NaN wins, as NumPy); -0.0 and +0.0 are
+ * equal (the first of them wins); *value is the element's own bits.  n = 0 is
+ * XPAR_ERR_INVALID_ARGUMENT (NumPy raises): nothing is written.  value and
+ * index must not overlap in or each other (XPAR_ERR_OVERLAP).
+ */
+XPAR_API xpar_status xpar_argmin(xpar_context *ctx, xpar_dtype dtype, const void *in, size_t n,
+                                 void *value, int64_t *index);
+/** The largest element and the first index of it (numpy.argmax); a NaN is
+ *  larger than everything (the first NaN wins).  Otherwise as xpar_argmin. */
+XPAR_API xpar_status xpar_argmax(xpar_context *ctx, xpar_dtype dtype, const void *in, size_t n,
+                                 void *value, int64_t *index);
+
+/**
+ * A reduction per segment: out[s] = op over in[offsets[s] .. offsets[s + 1])
+ * for s < n_segments (CSR row sums, per-group statistics).  offsets holds
+ * n_segments + 1 values of offset_dtype (XPAR_INT32 or XPAR_INT64), non-
+ * decreasing, offsets[0] >= 0 (it may be above 0) and offsets[n_segments] <= n,
+ * the number of elements of in.  An empty segment gets the identity, as
+ * xpar_reduce gives for n = 0 (0, the largest value for min, the lowest for
+ * max; +-infinity for floats).  Accumulation, wrapping and NaN handling are
+ * xpar_reduce's, per segment; the serial tiers sum each segment in element
+ * order.  n_segments = 0 writes nothing (offsets is then not read and may be
+ * NULL).
+ *
+ * Bad offsets (decreasing, negative, past n) are XPAR_ERR_INVALID_ARGUMENT
+ * with the first bad position in the detail, and nothing is written.  Checking
+ * costs one read of the offsets before the reduction (n_segments + 1 values);
+ * on the GPU it runs on the device, beside the reduction (a nowait call's bad
+ * offsets write nothing and are not reported: the call has returned).
+ * Reproducible mode: float sums are XPAR_ERR_NOT_SUPPORTED (a per-segment
+ * order is not specified yet); min, max and integer sums are exact anyway.
+ * out must not overlap in or offsets (XPAR_ERR_OVERLAP).
+ */
+XPAR_API xpar_status xpar_segmented_reduce(xpar_context *ctx, xpar_dtype dtype,
+                                           xpar_reduction op, const void *in, size_t n,
+                                           const void *offsets, xpar_dtype offset_dtype,
+                                           size_t n_segments, void *out);
+/** Segments of segment_size elements each (the rows of a row-major matrix of
+ *  n_segments rows): in holds segment_size * n_segments elements (an overflow
+ *  of size_t is XPAR_ERR_SIZE_OVERFLOW).  segment_size = 0 gives every
+ *  segment the identity.  Otherwise as xpar_segmented_reduce. */
+XPAR_API xpar_status xpar_segmented_reduce_fixed(xpar_context *ctx, xpar_dtype dtype,
+                                                 xpar_reduction op, const void *in,
+                                                 size_t segment_size, size_t n_segments,
+                                                 void *out);
+
+/**
+ * A scan per segment: for each segment [offsets[s], offsets[s + 1]) the
+ * inclusive or exclusive scan of its elements, starting from the identity,
+ * into the same positions of out (out[i] for every i inside a segment; out
+ * outside [offsets[0], offsets[n_segments]) is not written).  out has n
+ * elements; out == in (in place) is allowed, any other overlap is
+ * XPAR_ERR_OVERLAP.  Offsets, refusals and reproducible mode as
+ * xpar_segmented_reduce.
+ */
+XPAR_API xpar_status xpar_segmented_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
+                                         xpar_scan_kind kind, const void *in, void *out,
+                                         size_t n, const void *offsets, xpar_dtype offset_dtype,
+                                         size_t n_segments);
+/** xpar_segmented_scan over segments of segment_size elements (in and out
+ *  hold segment_size * n_segments elements). */
+XPAR_API xpar_status xpar_segmented_scan_fixed(xpar_context *ctx, xpar_dtype dtype,
+                                               xpar_reduction op, xpar_scan_kind kind,
+                                               const void *in, void *out, size_t segment_size,
+                                               size_t n_segments);
+/**
+ * argmin per segment: values[s] the smallest element of segment s and
+ * indices[s] the first position of it, as an index into in (not into the
+ * segment), with xpar_argmin's order (the first NaN wins).  An empty segment
+ * gets index -1 and the identity of min as its value (+infinity, the largest
+ * integer).  values and indices hold n_segments elements each and overlap
+ * nothing.  Offsets, refusals as xpar_segmented_reduce.
+ */
+XPAR_API xpar_status xpar_segmented_argmin(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                           size_t n, const void *offsets,
+                                           xpar_dtype offset_dtype, size_t n_segments,
+                                           void *values, int64_t *indices);
+/** argmax per segment (an empty segment: index -1, the identity of max:
+ *  -infinity, the lowest integer).  Otherwise as xpar_segmented_argmin. */
+XPAR_API xpar_status xpar_segmented_argmax(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                           size_t n, const void *offsets,
+                                           xpar_dtype offset_dtype, size_t n_segments,
+                                           void *values, int64_t *indices);
+/** @} */
+
 /** @} */
 
 /* ------------------------------------------------------------------------ */
@@ -1188,6 +1283,44 @@ XPAR_API xpar_status xpar_reduce_by_key_nowait(xpar_context *ctx, xpar_dtype key
                                                const void *keys_in, const void *values_in,
                                                size_t n, void *keys_out, void *values_out,
                                                size_t *device_num_runs);
+
+/** xpar_argmin(), nowait: value and index may be device memory (aligned). */
+XPAR_API xpar_status xpar_argmin_nowait(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                        size_t n, void *value, int64_t *index);
+/** xpar_argmax(), nowait. */
+XPAR_API xpar_status xpar_argmax_nowait(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                        size_t n, void *value, int64_t *index);
+/** xpar_segmented_reduce(), nowait. */
+XPAR_API xpar_status xpar_segmented_reduce_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                  xpar_reduction op, const void *in, size_t n,
+                                                  const void *offsets, xpar_dtype offset_dtype,
+                                                  size_t n_segments, void *out);
+/** xpar_segmented_reduce_fixed(), nowait. */
+XPAR_API xpar_status xpar_segmented_reduce_fixed_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                        xpar_reduction op, const void *in,
+                                                        size_t segment_size, size_t n_segments,
+                                                        void *out);
+/** xpar_segmented_scan(), nowait. */
+XPAR_API xpar_status xpar_segmented_scan_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                xpar_reduction op, xpar_scan_kind kind,
+                                                const void *in, void *out, size_t n,
+                                                const void *offsets, xpar_dtype offset_dtype,
+                                                size_t n_segments);
+/** xpar_segmented_argmin(), nowait. */
+XPAR_API xpar_status xpar_segmented_argmin_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                  const void *in, size_t n, const void *offsets,
+                                                  xpar_dtype offset_dtype, size_t n_segments,
+                                                  void *values, int64_t *indices);
+/** xpar_segmented_argmax(), nowait. */
+XPAR_API xpar_status xpar_segmented_argmax_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                  const void *in, size_t n, const void *offsets,
+                                                  xpar_dtype offset_dtype, size_t n_segments,
+                                                  void *values, int64_t *indices);
+/** xpar_segmented_scan_fixed(), nowait. */
+XPAR_API xpar_status xpar_segmented_scan_fixed_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                      xpar_reduction op, xpar_scan_kind kind,
+                                                      const void *in, void *out,
+                                                      size_t segment_size, size_t n_segments);
 
 /** Wait for the context's queued GPU work; reports an error it raised. */
 XPAR_API xpar_status xpar_wait(xpar_context *ctx);

@@ -410,6 +410,79 @@ uint64_t runs(Context &c, bool lengths, int op, const in_array &keys, nb::handle
   return count;
 }
 
+// argmin / argmax of a whole array: (index, value).
+nb::tuple argreduce(Context &c, bool is_max, const in_array &x) {
+  xpar_context *ctx = c.get();
+  size_t n;
+  xpar_dtype dt = vector_of(x, "x", &n);
+  scalar v;
+  int64_t index = -1;
+  const void *p = x.data();
+  check_released([&] {
+    return is_max ? xpar_argmax(ctx, dt, p, n, &v, &index) : xpar_argmin(ctx, dt, p, n, &v, &index);
+  });
+  return nb::make_tuple(nb::int_(index), scalar_to_python(dt, v));
+}
+
+// The segmented ops: kind 0 reduce, 1 scan, 2 argmin / argmax (op 1 / 2); offsets a
+// 1-D int32 / int64 array of n_segments + 1, or None for n_segments segments of
+// segment_size.  out holds n_segments values (reduce, arg) or x's n (scan); indices
+// (arg) n_segments int64.
+void segmented(Context &c, int kind, int op, bool exclusive, const in_array &x,
+               nb::handle offsets_obj, size_t segment_size, size_t n_segments, out_array &out,
+               nb::handle indices_obj) {
+  xpar_context *ctx = c.get();
+  size_t n, no;
+  xpar_dtype dt = vector_of(x, "x", &n);
+  xpar_dtype dto = vector_of(out, "out", &no);
+  if (dto != dt)
+    invalid(std::string("x is ") + xpar_dtype_name(dt) + " but out is " + xpar_dtype_name(dto));
+  const void *offs = nullptr;
+  xpar_dtype odt = XPAR_INT64;
+  size_t m = n_segments;
+  in_array offsets;
+  if (!offsets_obj.is_none()) {
+    offsets = nb::cast<in_array>(offsets_obj);
+    size_t no2;
+    odt = vector_of(offsets, "offsets", &no2);
+    if (odt != XPAR_INT32 && odt != XPAR_INT64)
+      invalid(std::string("offsets: dtype ") + xpar_dtype_name(odt) + " is not int32 or int64");
+    if (no2 == 0) invalid("offsets: at least one offset (n_segments + 1) is needed");
+    m = no2 - 1;
+    offs = offsets.data();
+  }
+  const size_t want_out = kind == 1 ? n : m;
+  if (no != want_out)
+    invalid("out has " + std::to_string(no) + " elements, expected " + std::to_string(want_out));
+  int64_t *idx = nullptr;
+  out_array indices;
+  if (kind == 2) {
+    indices = nb::cast<out_array>(indices_obj);
+    size_t ni;
+    if (vector_of(indices, "indices", &ni) != XPAR_INT64 || ni != m)
+      invalid("indices: expected an int64 array of " + std::to_string(m) + " elements");
+    idx = static_cast<int64_t *>(indices.data());
+  }
+  const void *in = x.data();
+  void *o = out.data();
+  const xpar_reduction red = (xpar_reduction)op;
+  const xpar_scan_kind sk = exclusive ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+  const bool fixed = offs == nullptr;
+  check_released([&] {
+    switch (kind) {
+      case 0:
+        return fixed ? xpar_segmented_reduce_fixed(ctx, dt, red, in, segment_size, m, o)
+                     : xpar_segmented_reduce(ctx, dt, red, in, n, offs, odt, m, o);
+      case 1:
+        return fixed ? xpar_segmented_scan_fixed(ctx, dt, red, sk, in, o, segment_size, m)
+                     : xpar_segmented_scan(ctx, dt, red, sk, in, o, n, offs, odt, m);
+      default:
+        return red == XPAR_MAX ? xpar_segmented_argmax(ctx, dt, in, n, offs, odt, m, o, idx)
+                               : xpar_segmented_argmin(ctx, dt, in, n, offs, odt, m, o, idx);
+    }
+  });
+}
+
 size_t byte_size(const out_array &a, const char *what) {
   size_t n;
   xpar_dtype dt = vector_of(a, what, &n);
@@ -583,6 +656,10 @@ NB_MODULE(_xpar, m) {
            nb::arg("hi").none(), nb::arg("x"), nb::arg("flags").none(), nb::arg("out"))
       .def("_runs", &runs, nb::arg("lengths"), nb::arg("op"), nb::arg("keys"),
            nb::arg("values").none(), nb::arg("keys_out"), nb::arg("values_out"))
+      .def("_argreduce", &argreduce)
+      .def("_segmented", &segmented, nb::arg("kind"), nb::arg("op"), nb::arg("exclusive"),
+           nb::arg("x"), nb::arg("offsets").none(), nb::arg("segment_size"),
+           nb::arg("n_segments"), nb::arg("out"), nb::arg("indices").none())
       .def("_map", &map_array)
       .def("_update", &update_array)
       .def("_unmap", &unmap_array)

@@ -28,7 +28,8 @@ GPU = xpar.device_query().usable
 BACKENDS = ["serial", "cpu", "auto"] + (["cuda", "cuda-serial"] if GPU else [])
 EXPECTED_TIER = {"serial": "cpu-serial", "cpu": "cpu-openmp", "auto": None,
                  "cuda": "cuda", "cuda-serial": "cuda-serial"}
-OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "sort", "select", "runs"]
+OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "sort", "select", "runs", "argreduce",
+       "segmented"]
 
 
 def pytest_report_header(config):

@@ -23,6 +23,7 @@ __all__ = [
     "sum", "sum_wide", "min", "max", "cumsum", "cummin", "cummax", "scan", "dot",
     "axpy", "add", "fill", "sort", "sort_pairs", "argsort", "select", "select_flagged",
     "partition", "unique_consecutive", "run_length_encode", "reduce_by_key",
+    "argmin", "argmax", "segment_reduce", "segment_scan", "segment_argmin", "segment_argmax",
 ]
 
 __version__ = "%d.%d.%d" % _xpar.VERSION
@@ -102,7 +103,7 @@ _OFFLOAD_NAMES = ["default", "disabled", "mandatory"]
 _TIERS = {None: 0, "off": 0, "none": 0, "cpu-serial": 1, "cpu-openmp": 2, "cuda": 3,
           "cuda-serial": 4}
 _OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5, "sort": 6,
-        "select": 7, "runs": 8}
+        "select": 7, "runs": 8, "argreduce": 9, "segmented": 10}
 _PREDICATES = {"<": 0, "<=": 1, "==": 2, "!=": 3, ">=": 4, ">": 5, "in_range": 6}
 _DTYPES = {"int32": 0, "int64": 1, "uint32": 2, "uint64": 3, "float": 4, "float32": 4,
            "double": 5, "float64": 5}
@@ -204,6 +205,28 @@ def _empty_like(x, dtype=None):
         return xp.empty(x.shape, dtype=getattr(xp, dtype) if dtype else x.dtype, device=x.device)
     import numpy  # anything else with the buffer protocol: a NumPy result
     return numpy.empty(memoryview(x).shape, dtype=dtype or numpy.asarray(x).dtype)
+
+
+def _empty_of(x, length: int, dtype=None):
+    """A new 1-D array of `length` elements of x's framework, dtype (or
+    `dtype`) and device: a per-segment result."""
+    fw = _framework(x)
+    if fw == "torch":
+        import torch
+        return torch.empty(length, dtype=getattr(torch, dtype) if dtype else x.dtype,
+                           device=x.device)
+    if fw == "cupy":
+        import cupy
+        with x.device:
+            return cupy.empty(length, dtype=dtype or x.dtype)
+    if fw == "numpy":
+        import numpy
+        return numpy.empty(length, dtype=dtype or x.dtype)
+    ns = getattr(x, "__array_namespace__", None)
+    if ns is not None:
+        xp = ns()
+        return xp.empty(length, dtype=getattr(xp, dtype) if dtype else x.dtype, device=x.device)
+    return _empty_like(x[:0], dtype) if length == 0 else _empty_like(x, dtype)[:length]
 
 
 # ------------------------------------------------------------ records --
@@ -640,6 +663,83 @@ class Context(_xpar.Context):
                                values_out))
         return keys_out[:count], values_out[:count]
 
+    # -- argmin / argmax and segments ---------------------------------------
+    def argmin(self, x, *, return_value: bool = False, stream=None):
+        """The index of the first smallest element of x, as numpy.argmin (a
+        NaN counts as the smallest: the first NaN's index); with
+        return_value, (index, value).  An empty x raises InvalidArgument."""
+        i, v = self._call(stream, self._argreduce, False, x)
+        return (int(i), v) if return_value else int(i)
+
+    def argmax(self, x, *, return_value: bool = False, stream=None):
+        """The index of the first largest element of x, as numpy.argmax (the
+        first NaN wins); see argmin()."""
+        i, v = self._call(stream, self._argreduce, True, x)
+        return (int(i), v) if return_value else int(i)
+
+    def _segments(self, x, offsets, segment_size):
+        if offsets is None:
+            if segment_size is None:
+                raise _invalid("give offsets, or segment_size for segments of one size")
+            size = int(segment_size)
+            n = len(x)
+            if size == 0 or n % size:
+                raise _invalid(f"segment_size {size} does not divide len(x) = {n}")
+            return None, size, n // size
+        if segment_size is not None:
+            raise _invalid("give offsets or segment_size, not both")
+        return offsets, 0, len(offsets) - 1
+
+    def segment_reduce(self, x, offsets=None, op: str = "sum", *, segment_size=None, out=None,
+                       stream=None):
+        """op ("sum", "min", "max") over each segment [offsets[s], offsets[s+1])
+        of x (offsets int32 or int64, n_segments + 1, non-decreasing; or
+        segments of segment_size): an array of n_segments values (out, or a
+        new one of x's framework).  An empty segment gets the identity (0,
+        the dtype's largest / lowest value, +-inf), unlike
+        numpy.add.reduceat, which gives x[offsets[s]] there."""
+        offs, size, m = self._segments(x, offsets, segment_size)
+        if out is None:
+            out = _empty_of(x, m)
+        else:
+            _check_writable_kind(out, "out")
+        self._call(stream, self._segmented, 0, _name_of({"sum": _SUM, "min": _MIN, "max": _MAX}, op, "reduction"), False, x,
+                   offs, size, m, out, None)
+        return out
+
+    def segment_scan(self, x, offsets=None, op: str = "sum", *, exclusive: bool = False,
+                     segment_size=None, out=None, stream=None):
+        """The scan of each segment of x from the identity (see
+        segment_reduce()), into the same positions of out (x's length; a new
+        array when None, whose elements outside the segments are then
+        undefined; out may be x: in place)."""
+        offs, size, m = self._segments(x, offsets, segment_size)
+        if out is None:
+            out = _empty_like(x)
+        else:
+            _check_writable_kind(out, "out")
+        self._call(stream, self._segmented, 1, _name_of({"sum": _SUM, "min": _MIN, "max": _MAX}, op, "reduction"),
+                   bool(exclusive), x, offs, size, m, out, None)
+        return out
+
+    def _segment_arg(self, stream, is_max, x, offsets):
+        m = len(offsets) - 1
+        values = _empty_of(x, m)
+        indices = _empty_of(x, m, "int64")
+        self._call(stream, self._segmented, 2, 2 if is_max else 1, False, x, offsets, 0, m,
+                   values, indices)
+        return indices, values
+
+    def segment_argmin(self, x, offsets, *, stream=None):
+        """(indices, values) per segment: the first position (into x) of each
+        segment's smallest element (the first NaN wins) and the element; an
+        empty segment has index -1 and the identity of min."""
+        return self._segment_arg(stream, False, x, offsets)
+
+    def segment_argmax(self, x, offsets, *, stream=None):
+        """As segment_argmin(), for the largest element."""
+        return self._segment_arg(stream, True, x, offsets)
+
     # -- where data lives ------------------------------------------------
     def map(self, x, kind: str = "to") -> None:
         """Map host array x to the context's device (xpar_map): "to" copies
@@ -770,9 +870,37 @@ def reduce_by_key(keys, values, op="sum", *, keys_out=None, values_out=None, str
                                            values_out=values_out, stream=stream)
 
 
+def argmin(x, *, return_value=False, stream=None):
+    return default_context().argmin(x, return_value=return_value, stream=stream)
+
+
+def argmax(x, *, return_value=False, stream=None):
+    return default_context().argmax(x, return_value=return_value, stream=stream)
+
+
+def segment_reduce(x, offsets=None, op="sum", *, segment_size=None, out=None, stream=None):
+    return default_context().segment_reduce(x, offsets, op, segment_size=segment_size, out=out,
+                                            stream=stream)
+
+
+def segment_scan(x, offsets=None, op="sum", *, exclusive=False, segment_size=None, out=None,
+                 stream=None):
+    return default_context().segment_scan(x, offsets, op, exclusive=exclusive,
+                                          segment_size=segment_size, out=out, stream=stream)
+
+
+def segment_argmin(x, offsets, *, stream=None):
+    return default_context().segment_argmin(x, offsets, stream=stream)
+
+
+def segment_argmax(x, offsets, *, stream=None):
+    return default_context().segment_argmax(x, offsets, stream=stream)
+
+
 for _f in (sum, sum_wide, min, max, dot, scan, cumsum, cummin, cummax, axpy, add, fill, sort,
            sort_pairs, argsort, select, select_flagged, partition, unique_consecutive,
-           run_length_encode, reduce_by_key):
+           run_length_encode, reduce_by_key, argmin, argmax, segment_reduce, segment_scan,
+           segment_argmin, segment_argmax):
     _f.__doc__ = _doc(_f.__name__)
 del _f
 

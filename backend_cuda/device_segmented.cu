@@ -1,0 +1,936 @@
+/*
+ * Device layer: argmin / argmax and the segmented reduce and scan (xpar__seg_spec), the
+ * entry point of the backend table.
+ *
+ * Paths:
+ *  - cuda-serial (ex->serial): per_segment_kernel with grid = block = 1: segment by
+ *    segment, element order, the CPU serial tier's formulas (bit for bit);
+ *  - argmin / argmax of one segment (the whole array): arg_kernel, a one-pass grid
+ *    reduce of (value, index) pairs -- each thread keeps the best of its elements
+ *    (grid-stride, several independent loads in flight), warps and blocks combine by
+ *    shuffles and shared memory, every block stores its pair, and the block that draws
+ *    the last ticket combines the pairs and writes value and index.  Ties go to the
+ *    smaller index and a NaN beats every number (the first NaN wins), so the result is
+ *    the serial one whatever the order of combination;
+ *  - segmented reduce: balanced by ELEMENTS.  The elements [offsets[0], offsets[m]) are
+ *    cut into tiles of a block each (seg_tile_kernel), whatever the segments: a tile is
+ *    loaded into shared memory with coalesced loads, each thread walks ITEMS contiguous
+ *    elements of it and writes every segment that lies wholly in its range, and keeps a
+ *    partial for the (at most two) segments crossing its range's edges; the block
+ *    combines those partials in order (a segmented scan by segment over the records,
+ *    one warp); a segment wholly inside the tile is written, one crossing a tile edge is
+ *    combined into out with an atomic operation, out[s] having been set to the identity
+ *    first (seg_bounds_kernel, one thread per tile edge, which also finds every tile's
+ *    first segment once).  One huge segment among tiny ones costs one atomic per tile,
+ *    not a serial loop;
+ *  - segmented scan (and argmin / argmax of several segments, which no public entry
+ *    asks for yet): per_segment_kernel with one thread per segment, grid-stride.  Correct
+ *    on every distribution but not balanced: a huge segment is scanned by one thread.
+ *
+ * Float sums of a segment that crosses a tile edge are combined in the order the tiles'
+ * atomics arrive: run to run they may differ by rounding (the serial tiers and
+ * reproducible mode are the ordered ones; reproducible mode refuses segmented float sums
+ * in dispatch).  Min / max are exact, except that a segment holding both -0.0 and +0.0
+ * may give either zero on this path.
+ *
+ * Offsets: check_offsets_kernel checks every offset on the device (non-decreasing,
+ * offsets[0] >= 0, offsets[m] <= n: one read of the m + 1 offsets) into a scratch word
+ * before the work; every kernel after it reads the word first and writes nothing when
+ * an offset is bad.  A call whose caller waits (s->report: not a nowait call, whether or
+ * not dispatch copies its outputs back) reads the word back and refuses the call with
+ * the first bad position (XPAR_ERR_INVALID_ARGUMENT); a nowait call has returned: its
+ * bad offsets write nothing and are not reported.
+ *
+ * Outputs are always device memory here (dispatch stages host outputs).  Scratch: the
+ * context's seg_scratch (grown, kept; freed by release_cache), or, for a call captured
+ * into a CUDA graph, GraphScratch.
+ */
+#include <string.h>
+
+#include <type_traits>
+
+#include "cuda_ops.h"
+#include "cuda_state.cuh"
+#include "dtype_ops.cuh"
+#include "thread_load.cuh"
+
+namespace xpar_cuda {
+namespace seg {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr size_t kNone = ~(size_t)0;
+constexpr size_t kPartialsOffset = 256; /* scratch: [0] the check word, [8] the ticket */
+
+/* The check word: 0 while every offset is good, else ULLONG_MAX - (first bad index). */
+__device__ __forceinline__ bool offsets_bad(const unsigned long long *check) {
+  return check && *check != 0ull;
+}
+
+/* ---- segment descriptions -------------------------------------------------------- */
+
+template <class O> struct OffArray {
+  const O *p;
+  __device__ __forceinline__ size_t at(size_t i) const { return (size_t)p[i]; }
+};
+struct OffFixed {
+  size_t size;
+  __device__ __forceinline__ size_t at(size_t i) const { return i * size; }
+};
+
+/* The first segment g with at(g + 1) >= x, searched in [lo, hi). */
+template <class Off>
+__device__ size_t first_reaching(const Off &off, size_t lo, size_t hi, size_t x) {
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (off.at(mid + 1) >= x)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+template <class O>
+__global__ void check_offsets_kernel(const O *off, size_t m, size_t n,
+                                     unsigned long long *check) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i <= m; i += stride) {
+    const long long v = (long long)off[i];
+    const bool bad = (i == 0 && v < 0) || (i > 0 && v < (long long)off[i - 1]) ||
+                     (i == m && v >= 0 && (unsigned long long)v > (unsigned long long)n);
+    if (bad) atomicMax(check, ~0ull - (unsigned long long)i);
+  }
+}
+
+/* ---- NaN, and the (value, index) order of argmin / argmax -------------------------- */
+
+template <class T> __device__ __forceinline__ bool is_nan(T) { return false; }
+template <> __device__ __forceinline__ bool is_nan<float>(float v) { return v != v; }
+template <> __device__ __forceinline__ bool is_nan<double>(double v) { return v != v; }
+
+/* (av, ai) comes before (bv, bi): a NaN first (the smaller index among NaNs), then the
+ * smaller (argmin) or larger (argmax) value, then the smaller index.  The neutral pair
+ * is (the identity, INT64_MAX): every element comes before it. */
+template <class T, bool MAX>
+__device__ __forceinline__ bool arg_before(T av, long long ai, T bv, long long bi) {
+  const bool an = is_nan(av), bn = is_nan(bv);
+  if (an || bn) return an && (!bn || ai < bi);
+  if (MAX ? av > bv : av < bv) return true;
+  return av == bv && ai < bi;
+}
+
+template <class T, bool MAX> __device__ __forceinline__ T arg_identity() {
+  return MAX ? Limits<T>::lowest() : Limits<T>::max();
+}
+
+template <class T> struct ArgPair {
+  T v;
+  long long i;
+};
+
+struct SegParams {
+  const void *in;
+  void *out;
+  long long *index;
+  size_t n;      /* in's elements */
+  size_t m;      /* segments */
+  int exclusive; /* scan */
+  const unsigned long long *check; /* NULL: no offsets to check */
+  unsigned int *ticket;
+  void *partials;
+  const size_t *reach, *hold; /* the tiles' first segments (seg_bounds_kernel) */
+  bool streaming;             /* argmin / argmax: the input is larger than L2 */
+};
+
+/* ---- per segment: the serial path, and the scan's -------------------------------- */
+
+template <class T, class Op, class Off, int KIND>
+__global__ void per_segment_kernel(SegParams p, Off off) {
+  constexpr bool MAX = std::is_same<Op, MaxOp<T>>::value; /* ARGREDUCE */
+  if (offsets_bad(p.check)) return;
+  const T *x = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t g = (size_t)blockIdx.x * blockDim.x + threadIdx.x; g < p.m; g += stride) {
+    const size_t lo = off.at(g), hi = off.at(g + 1);
+    if (KIND == XPAR__SEG_REDUCE) {
+      T acc = Op::identity();
+      for (size_t i = lo; i < hi; ++i) acc = Op::apply(acc, x[i]);
+      out[g] = acc;
+    } else if (KIND == XPAR__SEG_SCAN) {
+      T acc = Op::identity();
+      if (p.exclusive) {
+        for (size_t i = lo; i < hi; ++i) {
+          const T v = x[i]; /* read before the write: in place */
+          out[i] = acc;
+          acc = Op::apply(acc, v);
+        }
+      } else {
+        for (size_t i = lo; i < hi; ++i) {
+          acc = Op::apply(acc, x[i]);
+          out[i] = acc;
+        }
+      }
+    } else { /* ARGREDUCE: Op is MinOp or MaxOp */
+      T best = Op::identity();
+      long long bi = -1;
+      for (size_t i = lo; i < hi; ++i) {
+        const T v = x[i];
+        if (bi < 0 || arg_before<T, MAX>(v, (long long)i, best, bi)) {
+          best = v;
+          bi = (long long)i;
+        }
+      }
+      out[g] = best;
+      p.index[g] = bi;
+    }
+  }
+}
+
+/* ---- argmin / argmax of one segment ------------------------------------------------- */
+
+template <class T, bool MAX>
+__device__ __forceinline__ void arg_take(T &bv, long long &bi, T v, long long i) {
+  if (arg_before<T, MAX>(v, i, bv, bi)) {
+    bv = v;
+    bi = i;
+  }
+}
+
+/* The block's best pair, in thread 0. */
+template <class T, bool MAX> __device__ void arg_block(T &bv, long long &bi) {
+  __shared__ T s_v[kBlock / 32];
+  __shared__ long long s_i[kBlock / 32];
+  for (int d = 16; d > 0; d >>= 1) {
+    const T ov = __shfl_down_sync(0xffffffffu, bv, d);
+    const long long oi = __shfl_down_sync(0xffffffffu, bi, d);
+    arg_take<T, MAX>(bv, bi, ov, oi);
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) {
+    s_v[warp] = bv;
+    s_i[warp] = bi;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    bv = lane < kBlock / 32 ? s_v[lane] : arg_identity<T, MAX>();
+    bi = lane < kBlock / 32 ? s_i[lane] : INT64_MAX;
+    for (int d = 16; d > 0; d >>= 1) {
+      const T ov = __shfl_down_sync(0xffffffffu, bv, d);
+      const long long oi = __shfl_down_sync(0xffffffffu, bi, d);
+      arg_take<T, MAX>(bv, bi, ov, oi);
+    }
+  }
+}
+
+/* 16-byte vectors in flight per thread and iteration. */
+constexpr int kArgVectors = 2;
+template <class T> constexpr int arg_unroll() { return kArgVectors * 16 / (int)sizeof(T); }
+
+/* Every thread: the best of its elements -- the scalar head before x's first 16-byte
+ * boundary (global thread 0), whole 16-byte vectors grid-stride (kArgVectors loads in
+ * flight, the reduce's read path: streaming hints past L2's size), the scalar tail. */
+template <class T, bool MAX> __global__ void __launch_bounds__(kBlock) arg_kernel(SegParams p) {
+  const T *x = static_cast<const T *>(p.in);
+  const size_t n = p.n;
+  constexpr int PER = Pack16<T>::count;
+  T bv = arg_identity<T, MAX>();
+  long long bi = INT64_MAX;
+  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t head = (size_t)((16 - ((uintptr_t)x & 15)) & 15) / sizeof(T);
+  if (head > n) head = n;
+  const size_t vectors = (n - head) / PER;
+  if (tid == 0)
+    for (size_t i = 0; i < head; ++i) arg_take<T, MAX>(bv, bi, __ldg(x + i), (long long)i);
+  const T *xv = x + head;
+  const bool streaming = p.streaming;
+  size_t v = tid;
+  for (; v + (kArgVectors - 1) * stride < vectors; v += kArgVectors * stride) {
+    Pack16<T> l[kArgVectors];
+#pragma unroll
+    for (int u = 0; u < kArgVectors; ++u) l[u].raw = load16_readonly(xv + (v + u * stride) * PER, streaming);
+#pragma unroll
+    for (int u = 0; u < kArgVectors; ++u)
+#pragma unroll
+      for (int e = 0; e < PER; ++e)
+        arg_take<T, MAX>(bv, bi, l[u].e[e], (long long)(head + (v + u * stride) * PER + e));
+  }
+  for (; v < vectors; v += stride) {
+    Pack16<T> l;
+    l.raw = load16_readonly(xv + v * PER, streaming);
+#pragma unroll
+    for (int e = 0; e < PER; ++e) arg_take<T, MAX>(bv, bi, l.e[e], (long long)(head + v * PER + e));
+  }
+  for (size_t i = head + vectors * PER + tid; i < n; i += stride)
+    arg_take<T, MAX>(bv, bi, __ldg(x + i), (long long)i);
+  arg_block<T, MAX>(bv, bi);
+  ArgPair<T> *parts = static_cast<ArgPair<T> *>(p.partials);
+  __shared__ bool s_last;
+  if (threadIdx.x == 0) {
+    parts[blockIdx.x].v = bv;
+    parts[blockIdx.x].i = bi;
+    __threadfence();
+    s_last = atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  bv = arg_identity<T, MAX>();
+  bi = INT64_MAX;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
+    const volatile ArgPair<T> *q = parts + b;
+    arg_take<T, MAX>(bv, bi, q->v, q->i);
+  }
+  __syncthreads(); /* arg_block's shared memory is reused */
+  arg_block<T, MAX>(bv, bi);
+  if (threadIdx.x == 0) {
+    static_cast<T *>(p.out)[0] = bv;
+    p.index[0] = bi;
+    *p.ticket = 0; /* for the next call */
+  }
+}
+
+/* ---- segmented reduce, balanced by elements ------------------------------------------ */
+
+/* Elements per thread: 64 bytes. */
+template <class T> constexpr int seg_items() { return 64 / (int)sizeof(T); }
+/* Shared-memory index of tile element j: one pad slot per 32 elements (the threads of a
+ * warp read 16 or 8 apart). */
+__device__ __forceinline__ int pad(int j) { return j + (j >> 5); }
+
+/* out[s] = out[s] op v, atomically (a segment crossing a tile edge). */
+template <class T, class Op> struct Atomic;
+template <class T> struct Atomic<T, SumOp<T>> {
+  static __device__ void combine(T *p, T v) {
+    if constexpr (sizeof(T) == 4 && std::is_integral<T>::value)
+      atomicAdd(reinterpret_cast<unsigned int *>(p), (unsigned int)v);
+    else if constexpr (sizeof(T) == 8 && std::is_integral<T>::value)
+      atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)v);
+    else
+      atomicAdd(p, v);
+  }
+};
+template <class T, class Op> __device__ void cas_combine(T *p, T v) {
+  using U = typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type;
+  U *w = reinterpret_cast<U *>(p);
+  U old = *reinterpret_cast<volatile U *>(w);
+  while (true) {
+    T cur;
+    memcpy(&cur, &old, sizeof cur);
+    const T nv = Op::apply(cur, v);
+    U nb;
+    memcpy(&nb, &nv, sizeof nb);
+    if (nb == old) return;
+    const U seen = atomicCAS(w, old, nb);
+    if (seen == old) return;
+    old = seen;
+  }
+}
+template <class T> struct Atomic<T, MinOp<T>> {
+  static __device__ void combine(T *p, T v) { cas_combine<T, MinOp<T>>(p, v); }
+};
+template <class T> struct Atomic<T, MaxOp<T>> {
+  static __device__ void combine(T *p, T v) { cas_combine<T, MaxOp<T>>(p, v); }
+};
+
+/* Where each tile begins in the segments, found once for all tiles (a tile's own binary
+ * search would cost every block ~log2(m) dependent loads of latency): for each tile edge
+ * k in [0, tiles] at element x = min(offsets[0] + k * tile, offsets[m]), reach[k] the
+ * first segment ending at or after x and hold[k] the segment holding element x (the
+ * first ending after it).  With `init` (the reduce), each segment crossing an inner edge
+ * gets the identity in out, for the tiles' atomic combination. */
+template <class T, class Op, class Off>
+__global__ void seg_bounds_kernel(SegParams p, Off off, size_t tile, size_t tiles, int init,
+                                  size_t *reach, size_t *hold) {
+  if (offsets_bad(p.check)) return;
+  const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k > tiles) return;
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t x = end - begin > k * tile ? begin + k * tile : end;
+  reach[k] = first_reaching(off, 0, p.m, x);
+  const size_t g = first_reaching(off, 0, p.m, x + 1);
+  hold[k] = g;
+  if (init && k > 0 && x < end && g < p.m && off.at(g) < x)
+    static_cast<T *>(p.out)[g] = Op::identity();
+}
+
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) {
+  if (offsets_bad(p.check)) return;
+  constexpr int ITEMS = seg_items<T>();
+  constexpr int TILE = kBlock * ITEMS;
+  __shared__ T s_tile[TILE + TILE / 32];
+  __shared__ size_t s_rseg[2 * kBlock];
+  __shared__ T s_rval[2 * kBlock];
+  __shared__ int s_wsum[kBlock / 32];
+  __shared__ size_t s_g0, s_g1;
+  const T *x = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  /* the tiles cover [offsets[0], offsets[m]), read here: the grid is sized for n */
+  const size_t begin = off.at(0), end = off.at(p.m);
+  if (begin == end) { /* no elements: every segment the identity */
+    if (blockIdx.x == 0)
+      for (size_t g = threadIdx.x; g < p.m; g += blockDim.x) out[g] = Op::identity();
+    return;
+  }
+  const size_t tile_lo = begin + (size_t)blockIdx.x * TILE;
+  if (tile_lo >= end) return;
+  const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
+  const int len = (int)(tile_hi - tile_lo);
+  if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
+  if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = (int)threadIdx.x + k * kBlock;
+    if (j < len) s_tile[pad(j)] = __ldg(x + tile_lo + j);
+  }
+  __syncthreads();
+  /* this thread's elements and segments */
+  const size_t t_lo = tile_lo + (size_t)threadIdx.x * ITEMS;
+  const size_t t_hi = t_lo < tile_hi ? (tile_hi - t_lo < (size_t)ITEMS ? tile_hi : t_lo + ITEMS)
+                                     : t_lo;
+  const bool owns_end = t_lo < t_hi && t_hi == end; /* the empty segments at the end */
+  size_t head_g = kNone, tail_g = kNone;
+  T head_v = Op::identity(), tail_v = Op::identity();
+  if (t_lo < t_hi) {
+    const size_t hi_g = s_g1 + 1 < p.m ? s_g1 + 1 : p.m;
+    for (size_t g = first_reaching(off, s_g0, hi_g, t_lo); g < p.m; ++g) {
+      const size_t so = off.at(g), eo = off.at(g + 1);
+      if (!(so < t_hi || (owns_end && so <= t_hi))) break;
+      if (so < t_lo && eo <= t_lo) continue; /* ended at t_lo: the thread before owns it */
+      const size_t a = so > t_lo ? so : t_lo, b = eo < t_hi ? eo : t_hi;
+      T acc = Op::identity();
+      for (size_t i = a; i < b; ++i) acc = Op::apply(acc, s_tile[pad((int)(i - tile_lo))]);
+      if (so >= t_lo && eo <= t_hi) {
+        out[g] = acc;
+      } else if (so < t_lo) {
+        head_g = g;
+        head_v = acc;
+      } else {
+        tail_g = g;
+        tail_v = acc;
+      }
+    }
+  }
+  /* the records, compacted in thread order: exclusive scan of the counts */
+  const int cnt = (head_g != kNone) + (tail_g != kNone);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int incl = cnt;
+  for (int d = 1; d < 32; d <<= 1) {
+    const int o = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl += o;
+  }
+  if (lane == 31) s_wsum[warp] = incl;
+  __syncthreads();
+  int before = 0, total = 0;
+  for (int w = 0; w < kBlock / 32; ++w) {
+    if (w < warp) before += s_wsum[w];
+    total += s_wsum[w];
+  }
+  int at = before + incl - cnt;
+  if (head_g != kNone) {
+    s_rseg[at] = head_g;
+    s_rval[at++] = head_v;
+  }
+  if (tail_g != kNone) {
+    s_rseg[at] = tail_g;
+    s_rval[at] = tail_v;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  /* one warp: a segmented scan of the records by segment, in order; each run's last
+   * record holds its segment's value in this tile */
+  size_t carry_g = kNone;
+  T carry_v = Op::identity();
+  for (int base = 0; base < total; base += 32) {
+    const int r = base + lane;
+    size_t g = r < total ? s_rseg[r] : kNone;
+    T v = r < total ? s_rval[r] : Op::identity();
+    for (int d = 1; d < 32; d <<= 1) {
+      const size_t og = __shfl_up_sync(0xffffffffu, g, d);
+      const T ov = __shfl_up_sync(0xffffffffu, v, d);
+      if (lane >= d && og == g) v = Op::apply(ov, v);
+    }
+    if (carry_g == g && g != kNone) v = Op::apply(carry_v, v);
+    const bool run_end = r < total && (r + 1 == total || s_rseg[r + 1] != g);
+    if (run_end) {
+      if (off.at(g) >= tile_lo && off.at(g + 1) <= tile_hi)
+        out[g] = v;
+      else
+        Atomic<T, Op>::combine(out + g, v);
+    }
+    carry_g = __shfl_sync(0xffffffffu, g, 31);
+    carry_v = __shfl_sync(0xffffffffu, v, 31);
+  }
+}
+
+/* ---- segmented scan, balanced by elements ---------------------------------------------
+ * The reduce's tiles, in three launches:
+ *  1. seg_scan_tail_kernel: each tile's last segment piece (the segment holding its last
+ *     element, from that segment's start or the tile's) reduced, with the segment;
+ *  2. seg_scan_carry_kernel (one block): a segmented scan of those over the tiles gives
+ *     each tile the carry of the segment holding its first element (the identity when
+ *     that segment starts in the tile);
+ *  3. seg_scan_tile_kernel: each tile in shared memory; each thread reduces its last
+ *     piece, a block-wide segmented scan of those (keyed by segment, the tile's carry
+ *     first) gives each thread the carry of its first segment, and the thread scans its
+ *     elements in order into the tile, which is stored with coalesced stores.
+ * Reads the input twice (steps 1 and 3) and writes it once.  In place is safe: every
+ * tile is read by step 1 before step 3 writes any, and step 3 reads its own tile whole
+ * before writing it. */
+
+/* (k1, v1) then (k2, v2): the segmented operator over records sorted by segment. */
+template <class T, class Op>
+__device__ __forceinline__ void seg_fold(size_t k1, T v1, size_t k2, T &v2) {
+  if (k1 == k2) v2 = Op::apply(v1, v2);
+}
+
+/* Block-wide exclusive segmented scan of (key, val) in thread order, after (in_key,
+ * in_val): *ek, *ev for this thread.  Keys must not decrease with the thread index. */
+template <class T, class Op>
+__device__ void block_seg_scan_excl(size_t key, T val, size_t in_key, T in_val, size_t *ek,
+                                    T *ev) {
+  __shared__ size_t s_k[kBlock / 32];
+  __shared__ T s_v[kBlock / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  T v = val;
+  for (int d = 1; d < 32; d <<= 1) {
+    const size_t ok = __shfl_up_sync(0xffffffffu, key, d);
+    const T ov = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) seg_fold<T, Op>(ok, ov, key, v);
+  }
+  if (lane == 31) {
+    s_k[warp] = key;
+    s_v[warp] = v;
+  }
+  __syncthreads();
+  size_t pk = in_key; /* the prefix before this warp */
+  T pv = in_val;
+  for (int w = 0; w < warp; ++w) {
+    T tv = s_v[w];
+    seg_fold<T, Op>(pk, pv, s_k[w], tv);
+    pk = s_k[w];
+    pv = tv;
+  }
+  size_t lk = __shfl_up_sync(0xffffffffu, key, 1); /* the lane before: its inclusive */
+  T lv = __shfl_up_sync(0xffffffffu, v, 1);
+  if (lane == 0) {
+    *ek = pk;
+    *ev = pv;
+  } else {
+    seg_fold<T, Op>(pk, pv, lk, lv);
+    *ek = lk;
+    *ev = lv;
+  }
+  __syncthreads(); /* s_k, s_v reused by the next call */
+}
+
+struct ScanScratch {
+  size_t *tail_seg; /* per tile */
+  void *tail_val;
+  void *carry;
+};
+
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock) seg_scan_tail_kernel(SegParams p, Off off,
+                                                               ScanScratch sc) {
+  if (offsets_bad(p.check)) return;
+  constexpr int ITEMS = seg_items<T>();
+  constexpr int TILE = kBlock * ITEMS;
+  __shared__ size_t s_g;
+  __shared__ size_t s_lo;
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t tile_lo = begin + (size_t)blockIdx.x * TILE;
+  if (tile_lo >= end) return;
+  const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
+  if (threadIdx.x == 0) {
+    const size_t g = p.reach[blockIdx.x + 1]; /* holds tile_hi - 1 */
+    s_g = g;
+    const size_t so = off.at(g);
+    s_lo = so > tile_lo ? so : tile_lo;
+  }
+  __syncthreads();
+  const T *x = static_cast<const T *>(p.in);
+  const size_t lo = s_lo;
+  T acc = Op::identity();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const size_t i = lo + threadIdx.x + (size_t)k * kBlock;
+    if (i < tile_hi) acc = Op::apply(acc, __ldg(x + i));
+  }
+  /* the block's sum of the piece, in thread 0 */
+  __shared__ T s_w[kBlock / 32];
+  for (int d = 16; d > 0; d >>= 1) acc = Op::apply(acc, __shfl_down_sync(0xffffffffu, acc, d));
+  if (threadIdx.x % 32 == 0) s_w[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T t = s_w[0];
+    for (int w = 1; w < kBlock / 32; ++w) t = Op::apply(t, s_w[w]);
+    sc.tail_seg[blockIdx.x] = s_g;
+    static_cast<T *>(sc.tail_val)[blockIdx.x] = t;
+  }
+}
+
+/* One block: carry[k] for every tile k (the identity for tile 0). */
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock) seg_scan_carry_kernel(SegParams p, Off off,
+                                                                ScanScratch sc, size_t tiles) {
+  if (offsets_bad(p.check)) return;
+  constexpr int TILE = kBlock * seg_items<T>();
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t used = end > begin ? (end - begin + TILE - 1) / TILE : 0;
+  if (used < tiles) tiles = used;
+  const T *tv = static_cast<const T *>(sc.tail_val);
+  T *carry = static_cast<T *>(sc.carry);
+  /* each thread a contiguous chunk of the tiles */
+  const size_t per = (tiles + kBlock - 1) / kBlock;
+  const size_t c_lo = (size_t)threadIdx.x * per;
+  const size_t c_hi = c_lo + per < tiles ? c_lo + per : tiles;
+  size_t k_agg = kNone;
+  T v_agg = Op::identity();
+#pragma unroll 8
+  for (size_t k = c_lo; k < c_hi; ++k) {
+    T v = tv[k];
+    seg_fold<T, Op>(k_agg, v_agg, sc.tail_seg[k], v);
+    k_agg = sc.tail_seg[k];
+    v_agg = v;
+  }
+  size_t ek;
+  T ev;
+  block_seg_scan_excl<T, Op>(k_agg, v_agg, kNone, Op::identity(), &ek, &ev);
+  /* again, from the carry-in: carry[k + 1] from the inclusive value at k */
+  size_t kk = ek;
+  T vv = ev;
+  if (threadIdx.x == 0 && tiles > 0) carry[0] = Op::identity();
+#pragma unroll 8
+  for (size_t k = c_lo; k < c_hi; ++k) {
+    T v = tv[k];
+    seg_fold<T, Op>(kk, vv, sc.tail_seg[k], v);
+    kk = sc.tail_seg[k];
+    vv = v;
+    if (k + 1 < tiles) {
+      const size_t next_lo = begin + (k + 1) * TILE;
+      carry[k + 1] = off.at(kk + 1) > next_lo ? vv : Op::identity();
+    }
+  }
+}
+
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock) seg_scan_tile_kernel(SegParams p, Off off,
+                                                               ScanScratch sc) {
+  if (offsets_bad(p.check)) return;
+  constexpr int ITEMS = seg_items<T>();
+  constexpr int TILE = kBlock * ITEMS;
+  __shared__ T s_tile[TILE + TILE / 32];
+  __shared__ size_t s_g0, s_g1;
+  const T *x = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  const size_t begin = off.at(0), end = off.at(p.m);
+  const size_t tile_lo = begin + (size_t)blockIdx.x * TILE;
+  if (tile_lo >= end) return;
+  const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
+  const int len = (int)(tile_hi - tile_lo);
+  if (threadIdx.x == 0) s_g0 = p.hold[blockIdx.x]; /* holds tile_lo */
+  if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = (int)threadIdx.x + k * kBlock;
+    if (j < len) s_tile[pad(j)] = __ldg(x + tile_lo + j);
+  }
+  __syncthreads();
+  const size_t t_lo = tile_lo + (size_t)threadIdx.x * ITEMS;
+  const size_t t_hi = t_lo < tile_hi ? (tile_hi - t_lo < (size_t)ITEMS ? tile_hi : t_lo + ITEMS)
+                                     : t_lo;
+  const size_t hi_g = s_g1 + 1 < p.m ? s_g1 + 1 : p.m;
+  /* the thread's first and last segment (those holding t_lo and t_hi - 1) and the
+   * reduction of its last piece */
+  size_t g_first = kNone, g_last = kNone;
+  T last_v = Op::identity();
+  if (t_lo < t_hi) {
+    g_first = first_reaching(off, s_g0, hi_g, t_lo + 1);
+    g_last = first_reaching(off, g_first, hi_g, t_hi);
+    const size_t so = off.at(g_last);
+    for (size_t i = so > t_lo ? so : t_lo; i < t_hi; ++i)
+      last_v = Op::apply(last_v, s_tile[pad((int)(i - tile_lo))]);
+  }
+  const size_t in_key = s_g0;
+  const T in_val = static_cast<const T *>(sc.carry)[blockIdx.x];
+  size_t ek;
+  T ev;
+  block_seg_scan_excl<T, Op>(g_last, last_v, in_key, in_val, &ek, &ev);
+  if (t_lo < t_hi) {
+    T acc = ek == g_first && off.at(g_first) < t_lo ? ev : Op::identity();
+    size_t g = g_first;
+    size_t seg_end = off.at(g + 1);
+    for (size_t i = t_lo; i < t_hi; ++i) {
+      while (i >= seg_end) { /* the next segment holding i (empty ones skipped) */
+        ++g;
+        seg_end = off.at(g + 1);
+        acc = Op::identity();
+      }
+      const int j = pad((int)(i - tile_lo));
+      const T v = s_tile[j];
+      if (p.exclusive) {
+        s_tile[j] = acc;
+        acc = Op::apply(acc, v);
+      } else {
+        acc = Op::apply(acc, v);
+        s_tile[j] = acc;
+      }
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = (int)threadIdx.x + k * kBlock;
+    if (j < len) out[tile_lo + j] = s_tile[pad(j)];
+  }
+}
+
+/* ---- the host side -------------------------------------------------------------------- */
+
+const char *seg_name(const xpar__seg_spec *s) {
+  switch (s->kind) {
+    case XPAR__SEG_REDUCE: return "segmented reduce";
+    case XPAR__SEG_SCAN: return "segmented scan";
+    default: return s->op == XPAR_MAX ? "argmax" : "argmin";
+  }
+}
+
+/* Threads for a grid-stride kernel over `work` items. */
+unsigned grid_for(const xpar__cuda_state *st, size_t work) {
+  size_t g = (work + kBlock - 1) / kBlock;
+  const size_t cap = (size_t)(st->multiprocessors > 0 ? st->multiprocessors : 1) * 8;
+  if (g > cap) g = cap;
+  return (unsigned)(g ? g : 1);
+}
+
+/* seg_bounds_kernel over the tiles' edges; p.reach and p.hold set (the first (tiles + 1) *
+ * 16 bytes of the partials). */
+template <class T, class Op, class Off>
+xpar_status launch_bounds(xpar__cuda_state *st, SegParams &p, Off off, size_t tile,
+                          size_t tiles, int init) {
+  size_t *reach = static_cast<size_t *>(p.partials), *hold = reach + tiles + 1;
+  p.reach = reach;
+  p.hold = hold;
+  size_t tl = tile, nt = tiles;
+  void *args[] = {&p, &off, &tl, &nt, &init, &reach, &hold};
+  return xpar__cuda_launch(st, (const void *)seg_bounds_kernel<T, Op, Off>, NULL,
+                           (unsigned)((tiles + 1 + kBlock - 1) / kBlock), kBlock, 0, args,
+                           "segmented (tile bounds)");
+}
+
+template <class T, class Op, class Off>
+xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &p, Off off) {
+  xpar__cuda_state *st = ex->cuda;
+  const char *name = seg_name(s);
+  if (s->kind == XPAR__SEG_SCAN && !ex->serial) {
+    const size_t tile = (size_t)kBlock * seg_items<T>();
+    const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
+    size_t tiles = (span + tile - 1) / tile;
+    if (tiles == 0) return XPAR_OK; /* no elements: a scan writes nothing */
+    XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
+                    "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
+    XPAR__FORWARD((launch_bounds<T, Op, Off>(st, p, off, tile, tiles, 0)));
+    unsigned char *base = static_cast<unsigned char *>(p.partials) + (tiles + 1) * 16;
+    ScanScratch sc;
+    sc.tail_seg = reinterpret_cast<size_t *>(base);
+    sc.tail_val = base + tiles * 8;
+    sc.carry = base + tiles * 16;
+    void *args[] = {&p, &off, &sc};
+    XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_tail_kernel<T, Op, Off>, NULL,
+                                    (unsigned)tiles, kBlock, 0, args, "segmented scan (tails)"));
+    void *cargs[] = {&p, &off, &sc, &tiles};
+    XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_carry_kernel<T, Op, Off>, NULL, 1,
+                                    kBlock, 0, cargs, "segmented scan (carries)"));
+    return xpar__cuda_launch(st, (const void *)seg_scan_tile_kernel<T, Op, Off>, NULL,
+                             (unsigned)tiles, kBlock, 0, args, name);
+  }
+  if (ex->serial || s->kind != XPAR__SEG_REDUCE) {
+    if (s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1) {
+      constexpr bool MAX = std::is_same<Op, MaxOp<T>>::value;
+      const unsigned grid =
+          grid_for(st, (s->n + (size_t)arg_unroll<T>() - 1) / (size_t)arg_unroll<T>());
+      void *args[] = {&p};
+      return xpar__cuda_launch(st, (const void *)arg_kernel<T, MAX>, NULL, grid, kBlock, 0, args,
+                               name);
+    }
+    void *args[] = {&p, &off};
+    const unsigned grid = ex->serial ? 1 : grid_for(st, s->n_segments);
+    const unsigned block = ex->serial ? 1 : kBlock;
+    switch (s->kind) {
+      case XPAR__SEG_REDUCE:
+        return xpar__cuda_launch(st, (const void *)per_segment_kernel<T, Op, Off, XPAR__SEG_REDUCE>,
+                                 NULL, grid, block, 0, args, name);
+      case XPAR__SEG_SCAN:
+        return xpar__cuda_launch(st, (const void *)per_segment_kernel<T, Op, Off, XPAR__SEG_SCAN>,
+                                 NULL, grid, block, 0, args, name);
+      default:
+        return xpar__cuda_launch(
+            st, (const void *)per_segment_kernel<T, Op, Off, XPAR__SEG_ARGREDUCE>, NULL, grid,
+            block, 0, args, name);
+    }
+  }
+  /* the balanced reduce: tiles sized for n (the kernels read where the segments begin
+   * and end, and the tiles past them return at once) */
+  const size_t tile = (size_t)kBlock * seg_items<T>();
+  const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
+  const size_t tiles = span ? (span + tile - 1) / tile : 1;
+  XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
+                  "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
+  XPAR__FORWARD((launch_bounds<T, Op, Off>(st, p, off, tile, tiles, 1)));
+  void *args[] = {&p, &off};
+  return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, Op, Off>, NULL, (unsigned)tiles,
+                           kBlock, 0, args, name);
+}
+
+template <class T, class Off>
+xpar_status run_op(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &p, Off off) {
+  switch (s->op) {
+    case XPAR_SUM: return run_typed<T, SumOp<T>, Off>(ex, s, p, off);
+    case XPAR_MIN: return run_typed<T, MinOp<T>, Off>(ex, s, p, off);
+    default: return run_typed<T, MaxOp<T>, Off>(ex, s, p, off);
+  }
+}
+
+template <class T> xpar_status run_dtype(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &p) {
+  if (!s->offsets) return run_op<T, OffFixed>(ex, s, p, OffFixed{s->segment_size});
+  if (s->offset_dtype == XPAR_INT32)
+    return run_op<T, OffArray<int32_t>>(ex, s, p, OffArray<int32_t>{(const int32_t *)s->offsets});
+  return run_op<T, OffArray<int64_t>>(ex, s, p, OffArray<int64_t>{(const int64_t *)s->offsets});
+}
+
+/* The detail of a refused call: the first bad offset and its neighbour, read back. */
+xpar_status refuse_offsets(xpar__cuda_state *st, const xpar__seg_spec *s, unsigned long long word,
+                           const char *name) {
+  const size_t i = (size_t)(~0ull - word);
+  const size_t w = s->offset_dtype == XPAR_INT32 ? 4 : 8;
+  long long v[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    if (i == 0 && k == 0) continue;
+    const size_t at = i - 1 + (size_t)k;
+    int64_t raw = 0;
+    XPAR_CUDA_TRY(cudaMemcpyAsync(&raw, (const char *)s->offsets + at * w, w,
+                                  cudaMemcpyDeviceToHost, st->stream),
+                  "%s: reading a bad offset", name);
+    XPAR__FORWARD(xpar__cuda_sync(st, name));
+    v[k] = w == 4 ? (long long)(int32_t)raw : (long long)raw;
+  }
+  if (i == 0)
+    return xpar__fail(XPAR_ERR_INVALID_ARGUMENT, "offsets[0] = %lld is negative; nothing written",
+                      v[1]);
+  if (v[1] < v[0])
+    return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                      "offsets[%zu] = %lld is below offsets[%zu] = %lld: offsets must not "
+                      "decrease; nothing written",
+                      i, v[1], i - 1, v[0]);
+  return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                    "offsets[%zu] = %lld is past the end of in (n = %zu); nothing written", i,
+                    v[1], s->n);
+}
+
+xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
+  xpar__cuda_state *st = ex->cuda;
+  const char *name = seg_name(s);
+  const bool check = s->offsets != NULL;
+  const bool arg_grid = s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1;
+  /* scratch: the check word, the ticket, argmin's partials */
+  const size_t parts = arg_grid ? (size_t)grid_for(st, s->n) : 0;
+  /* the balanced reduce and scan: the tiles' bounds (2 x 8 bytes per edge); the scan
+   * also a segment, a value and a carry per tile (8 bytes each) */
+  const size_t tile = (size_t)kBlock * (64 / xpar__dtype_size(s->dtype));
+  const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
+  const size_t tiles = (span + tile - 1) / tile + 1;
+  const bool tiled = !ex->serial && (s->kind == XPAR__SEG_REDUCE || s->kind == XPAR__SEG_SCAN);
+  const size_t tiled_bytes =
+      tiled ? (tiles + 1) * 16 + (s->kind == XPAR__SEG_SCAN ? tiles * 24 : 0) : 0;
+  const size_t bytes = kPartialsOffset + (parts * 16 > tiled_bytes ? parts * 16 : tiled_bytes);
+  GraphScratch graph_scratch(st);
+  unsigned char *scratch;
+  if (ex->captured) {
+    XPAR__FORWARD(graph_scratch.take(bytes, kPartialsOffset, name));
+    scratch = static_cast<unsigned char *>(graph_scratch.get());
+  } else {
+    XPAR__FORWARD(xpar__cuda_grow_device(st, &st->seg_scratch, bytes, "segmented scratch", NULL));
+    scratch = static_cast<unsigned char *>(st->seg_scratch.ptr);
+    XPAR_CUDA_TRY(cudaMemsetAsync(scratch, 0, 16, st->stream), "%s: clearing its scratch", name);
+  }
+  SegParams p;
+  memset(&p, 0, sizeof p);
+  p.in = s->in;
+  p.out = s->out;
+  p.index = (long long *)s->index;
+  p.n = s->n;
+  p.m = s->n_segments;
+  p.exclusive = s->scan_kind == XPAR_EXCLUSIVE;
+  p.check = check ? reinterpret_cast<unsigned long long *>(scratch) : NULL;
+  p.ticket = reinterpret_cast<unsigned int *>(scratch + 8);
+  p.partials = scratch + kPartialsOffset;
+  p.streaming = s->n * xpar__dtype_size(s->dtype) > st->l2_bytes;
+  if (check) {
+    /* a bad offset stops every kernel after this one, whatever they read */
+    unsigned long long *word = reinterpret_cast<unsigned long long *>(scratch);
+    const unsigned grid = ex->serial ? 1 : grid_for(st, s->n_segments + 1);
+    const unsigned block = ex->serial ? 1 : kBlock;
+    size_t m = s->n_segments, n = s->n;
+    const void *off = s->offsets;
+    void *args[] = {(void *)&off, &m, &n, &word};
+    XPAR__FORWARD(xpar__cuda_launch(st,
+                                    s->offset_dtype == XPAR_INT32
+                                        ? (const void *)check_offsets_kernel<int32_t>
+                                        : (const void *)check_offsets_kernel<int64_t>,
+                                    NULL, grid, block, 0, args, "segmented (offsets check)"));
+  }
+  xpar_status rs = XPAR_OK;
+  switch (s->dtype) {
+#define XPAR_SEG_DTYPE_CASE_(e, ctype, nm, size) \
+  case XPAR_##e:                                 \
+    rs = run_dtype<ctype>(ex, s, p);             \
+    break;
+    XPAR_DTYPE_MAP(XPAR_SEG_DTYPE_CASE_)
+#undef XPAR_SEG_DTYPE_CASE_
+    default: rs = xpar__fail(XPAR_ERR_INVALID_ENUM, "%s: unknown dtype %d", name, (int)s->dtype);
+  }
+  XPAR__FORWARD(rs);
+  if (ex->captured) XPAR__FORWARD(graph_scratch.free(name));
+  /* A caller that waits hears of bad offsets, even where dispatch copies the
+   * outputs back itself (ex->nowait with host outputs) */
+  if (check && s->report && !ex->captured) {
+    unsigned long long bad = 0;
+    XPAR_CUDA_TRY(cudaMemcpyAsync(&bad, scratch, 8, cudaMemcpyDeviceToHost, st->stream),
+                  "%s: reading the offsets' check", name);
+    XPAR__FORWARD(xpar__cuda_sync(st, name));
+    if (bad) return refuse_offsets(st, s, bad, name);
+    return XPAR_OK;
+  }
+  if (ex->nowait) return XPAR_OK;
+  if (check) {
+    unsigned long long bad = 0;
+    XPAR_CUDA_TRY(cudaMemcpyAsync(&bad, scratch, 8, cudaMemcpyDeviceToHost, st->stream),
+                  "%s: reading the offsets' check", name);
+    XPAR__FORWARD(xpar__cuda_sync(st, name));
+    if (bad) return refuse_offsets(st, s, bad, name);
+    return XPAR_OK;
+  }
+  return xpar__cuda_sync(st, name);
+}
+
+} // namespace
+} // namespace seg
+} // namespace xpar_cuda
+
+using namespace xpar_cuda;
+
+extern "C" xpar_status xpar__cuda_segmented(const xpar__exec *ex, const xpar__seg_spec *s) {
+  const char *name = seg::seg_name(s);
+  XPAR__FORWARD(xpar__cuda_begin(ex->cuda, name));
+  if (s->n_segments == 0) return XPAR_OK;
+  const size_t es = xpar__dtype_size(s->dtype);
+  if (es != 4 && es != 8)
+    return xpar__fail(XPAR_ERR_INVALID_ENUM, "%s: unknown dtype %d", name, (int)s->dtype);
+  if ((unsigned)s->op >= XPAR_REDUCTION_COUNT_)
+    return xpar__fail(XPAR_ERR_INVALID_ENUM, "%s: unknown reduction %d", name, (int)s->op);
+  return seg::segmented_run(ex, s);
+}
