@@ -17,6 +17,7 @@ const xpar__backend xpar__cpu_backend = {
     .dot = xpar__cpu_dot,
     .sort = xpar__cpu_sort,
     .select = xpar__cpu_select,
+    .histogram = xpar__cpu_histogram,
     .launch = xpar__cpu_launch,
     .op_reduce = xpar__cpu_op_reduce,
     .op_scan = xpar__cpu_op_scan,

@@ -281,4 +281,7 @@ xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 /* Compaction: select, select by flags, stable partition, unique (cpu_select.c). */
 xpar_status xpar__cpu_select(const xpar__exec *ex, const xpar__select_spec *s);
 
+/* Histogram: even or range bins (cpu_histogram.c). */
+xpar_status xpar__cpu_histogram(const xpar__exec *ex, const xpar__histogram_spec *s);
+
 #endif /* XPAR_BACKEND_CPU_INTERNAL_H */

@@ -12,6 +12,7 @@ const xpar__backend xpar__cuda_backend = {
     .dot = xpar__cuda_dot,
     .sort = xpar__cuda_sort,
     .select = xpar__cuda_select,
+    .histogram = xpar__cuda_histogram,
     .launch = xpar__cuda_launch,
     .op_reduce = xpar__cuda_op_reduce,
     .op_scan = xpar__cuda_op_scan,

@@ -35,6 +35,9 @@ xpar_status xpar__cuda_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 /* compaction: select, select_flagged, partition, unique (device_select.cu) */
 xpar_status xpar__cuda_select(const xpar__exec *ex, const xpar__select_spec *s);
 
+/* histogram: even or range bins (device_histogram.cu) */
+xpar_status xpar__cuda_histogram(const xpar__exec *ex, const xpar__histogram_spec *s);
+
 /* application kernels (device_kernel.cu) */
 xpar_status xpar__cuda_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                               const struct xpar_kernel_args *args);

@@ -2,6 +2,7 @@
 #ifndef XPAR_DISPATCH_DISPATCH_H
 #define XPAR_DISPATCH_DISPATCH_H
 
+#include "base/hist_bin.h"
 #include "gpu.h"
 #include "state.h"
 #include "xpar/xpar_kernel.h"
@@ -66,6 +67,14 @@ typedef struct xpar__call {
   unsigned char select_kind;     /* xpar__select_kind */
   xpar_predicate pred;
   xpar__scalar pred_value, pred_hi;
+  /* Histogram (xpar_histogram_even, xpar_histogram_range): x the samples, out2
+   * the counts (bytes2 = hist_bins * 8, dtype2 XPAR_UINT64, all written).  The
+   * boundaries of a range histogram are a host array api/ has checked, not an
+   * operand: each backend reads them itself (the CUDA backend copies them in
+   * stream order); NULL for even bins, whose parameters api/ prepared. */
+  size_t hist_bins;
+  const void *hist_bounds;
+  xpar__hist_even hist_even;
 } xpar__call;
 
 /** The call on its primary tier only (dispatch.c). */

@@ -108,6 +108,16 @@ static const xpar__provenance estimated_select = {
     .date = "2026-12-07",
     .run = "xpar-bench calibrate --ops select"};
 
+/* The histogram, estimated before any calibration: it reads n samples and
+ * writes num_bins counts, with a bin computed (an integer quotient or a double
+ * division, or a binary search) and a counter bumped per sample -- more work
+ * per byte than the compaction, no less traffic: the compaction's thresholds,
+ * and never the GPU for host data. */
+static const xpar__provenance estimated_histogram = {
+    .machine = "estimate, not measured",
+    .date = "2026-12-07",
+    .run = "xpar-bench calibrate --ops histogram"};
+
 /* ---- why each value is what it is: one letter per reason ----------------------- */
 
 /* M: the median of five calibrations (calibrated_h100). */
@@ -188,6 +198,8 @@ static const xpar__provenance estimated_select = {
 #define T &calibrated_sort_h100
 /* E: the compaction family, estimated (estimated_select). */
 #define E &estimated_select
+/* H: the histogram, estimated (estimated_histogram). */
+#define H &estimated_histogram
 
 typedef struct default_value {
   size_t n;
@@ -205,6 +217,7 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
     [XPAR_OP_DOT] = {{POW2(16), A}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(11), T}, {POW2(12), T}, {POW2(12), T}, {POW2(4), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
+    [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
@@ -215,6 +228,7 @@ static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_DOT] = {{POW2(16), L}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(10), T}, {POW2(11), T}, {POW2(12), T}, {POW2(4), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
+    [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(16), C}, {POW2(20), R}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
@@ -225,6 +239,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(18), T}, {POW2(10), T}, {POW2(10), T}, {POW2(12), T}, {POW2(9), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
+    [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 #undef M
 #undef C
@@ -237,6 +252,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
 #undef V
 #undef T
 #undef E
+#undef H
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];
