@@ -66,6 +66,12 @@ static xpar_status run_op(xpar_context *ctx, xpar_op op, double *x, double *y, d
       size_t k;
       return xpar_select(ctx, XPAR_DOUBLE, XPAR_GT, &two, NULL, x, z, n, &k);
     }
+    case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
+      static const double zero = 0.0;
+      uint64_t one;
+      return xpar_histogram_even(ctx, XPAR_DOUBLE, x, n, &zero, &two, n ? (n < 64 ? n : 64) : 1,
+                                 n ? (uint64_t *)z : &one);
+    }
     case XPAR_OP_DOT: default: return xpar_dot(ctx, XPAR_DOUBLE, x, y, n, res);
   }
 }
@@ -330,6 +336,11 @@ static xpar_status run_op_t(xpar_context *ctx, xpar_op op, xpar_dtype t, void *x
     case XPAR_OP_SELECT: {
       size_t k;
       return xpar_unique(ctx, t, x, z, n, &k);
+    }
+    case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
+      uint64_t zero = 0, hi = 1, one;
+      return xpar_histogram_even(ctx, t, x, n, &zero, &hi, n ? (n < 64 ? n : 64) : 1,
+                                 n ? (uint64_t *)z : &one);
     }
     case XPAR_OP_DOT: default: return xpar_dot(ctx, t, x, y, n, res);
   }

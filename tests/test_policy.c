@@ -173,6 +173,12 @@ static xpar_status fake_select(const xpar__exec *ex, const xpar__select_spec *sp
   (void)ex;
   return xpar__cpu_backend.select(&s, spec);
 }
+static xpar_status fake_histogram(const xpar__exec *ex, const xpar__histogram_spec *spec) {
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &fake_sort_scratch};
+  (void)ex;
+  return xpar__cpu_backend.histogram(&s, spec);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -262,6 +268,7 @@ static const xpar__backend fake_gpu = {
     .op_scan = fake_op_scan,
     .sort = fake_sort,
     .select = fake_select,
+    .histogram = fake_histogram,
     .query = fake_query,
     .state_create = fake_state_create,
     .state_destroy = fake_state_destroy,
@@ -1397,6 +1404,11 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
     case XPAR_OP_SELECT: {
       size_t k;
       return xpar_select(ctx, t, XPAR_NE, &zero, NULL, x, z, n, &k);
+    }
+    case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
+      uint64_t one, hi = 1;
+      return xpar_histogram_even(ctx, t, x, n, &zero, &hi, n ? (n < 64 ? n : 64) : 1,
+                                 n ? (uint64_t *)z : &one);
     }
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
