@@ -17,6 +17,9 @@
  *                  against a CPU loop, then timed beside CUB's DeviceSelect /
  *                  DevicePartition (gpu_select_bench.cu); --select-check /
  *                  --select-bench: one of the two
+ *   --hist         the histogram (even and range bins): checked against the CPU backend,
+ *                  then timed beside CUB's DeviceHistogram (gpu_hist_bench.cu);
+ *                  --hist-check / --hist-bench: one of the two
  *   --embed        costs through the public API: sync reduce of 1024 device int32,
  *                  pinned vs pageable small scans, the N = 128 AUTO call
  *                  (gpu_embed_bench.cu)
@@ -30,7 +33,7 @@
 
 int main(int argc, char **argv) {
   int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0,
-      small_sweep = 0, sort = 0, select = 0;
+      small_sweep = 0, sort = 0, select = 0, hist = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -56,6 +59,12 @@ int main(int argc, char **argv) {
       select |= 1;
     else if (!strcmp(argv[i], "--select-bench"))
       select |= 2;
+    else if (!strcmp(argv[i], "--hist"))
+      hist = 3;
+    else if (!strcmp(argv[i], "--hist-check"))
+      hist |= 1;
+    else if (!strcmp(argv[i], "--hist-bench"))
+      hist |= 2;
     else if (!strcmp(argv[i], "--embed"))
       embed = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
@@ -66,13 +75,13 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] "
-                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--select] [--seed N]\n",
+                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--select] [--hist] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
   if (!check && !sticky && !profile && !sweep && !embed && !small_sweep && !sort &&
-      !select)
+      !select && !hist)
     bench = 1;
   opt.quick = quick;
 
@@ -92,5 +101,6 @@ int main(int argc, char **argv) {
   if (embed) rc |= gpu_embed_bench_run();
   if (sort) rc |= gpu_sort_run(quick, opt.seed, sort);
   if (select) rc |= gpu_select_run(quick, opt.seed, select);
+  if (hist) rc |= gpu_hist_run(quick, opt.seed, hist);
   return rc;
 }
