@@ -8,9 +8,14 @@
  *  - integers: floor((x - lo) * num_bins / (hi - lo)), exact.  Samples are read
  *    as ordered unsigned 64-bit keys (signed values with the sign bit flipped),
  *    so x - lo and hi - lo are plain unsigned differences below 2^64 and the
- *    product with num_bins (< 2^31) fits 128 bits.  The quotient is estimated
- *    in double and corrected by exact integer compares: the estimate may differ
- *    between tiers (fused or not), the corrected quotient cannot.
+ *    product with num_bins (<= 2^31) fits 128 bits.  Where that product stays
+ *    below 2^63 (every 32-bit dtype; 64-bit ranges up to 2^63 / num_bins) the
+ *    quotient is the high half of its product with floor((2^64 - 1) / range),
+ *    which is the quotient or one less, plus one where the remainder shows it
+ *    (no division per sample); otherwise it is estimated in double and
+ *    corrected by exact 128-bit compares.  Either way the result is the exact
+ *    quotient: the estimate may differ between tiers (fused or not), the
+ *    corrected quotient cannot.
  *  - floats, in double (a float converts exactly), round-to-nearest, no fused
  *    multiply-add (the CUDA side calls the _rn intrinsics, which nvcc never
  *    contracts): t = ((x - lo) / (hi - lo)) * num_bins, or with every operand
@@ -41,11 +46,13 @@
 typedef struct xpar__hist_even {
   uint32_t num_bins; /* 1 .. XPAR_HISTOGRAM_MAX_BINS                         */
   int is_float;      /* float, double: the double fields; else the key fields */
-  /* integers: ordered keys (xpar__hist_key64) of lo and hi, their difference
-   * (>= 1), whether the narrow path applies (range < 2^32: every product fits
-   * 64 bits), and num_bins / range for the quotient's estimate */
+  /* integers: ordered keys (xpar__hist_key_*) of lo and hi, their difference
+   * (>= 1); whether the narrow path applies ((range - 1) * num_bins < 2^63) and
+   * its reciprocal floor((2^64 - 1) / range); num_bins / range, the wide path's
+   * estimate */
   uint64_t key_lo, key_hi, range;
   int narrow;
+  uint64_t recip;
   double scale;
   /* floats: lo and hi, and the subtrahend and divisor of t (lo and hi - lo, or
    * lo * 0.5 and hi * 0.5 - lo * 0.5 with halved) */
@@ -92,28 +99,30 @@ XPAR__HIST_FN void xpar__hist_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint6
 #endif
 }
 
+/** a * b, the high 64 bits. */
+XPAR__HIST_FN uint64_t xpar__hist_mulhi(uint64_t a, uint64_t b) {
+  uint64_t hi, lo;
+  xpar__hist_mul128(a, b, &hi, &lo);
+  return hi;
+}
+
 /** The bin of an integer sample's key k (XPAR__HIST_SKIP outside [lo, hi)). */
 XPAR__HIST_FN uint32_t xpar__hist_int_bin(const xpar__hist_even *p, uint64_t k) {
   if (k < p->key_lo || k >= p->key_hi) return XPAR__HIST_SKIP;
   const uint64_t d = k - p->key_lo; /* < range */
   const uint64_t nb = p->num_bins, r = p->range;
+  if (p->narrow) {
+    /* num < 2^63, recip = floor((2^64 - 1) / r): num * recip / 2^64 lies in
+     * (num / r - 1, num / r], so its floor is the quotient or one less */
+    const uint64_t num = d * nb;
+    uint64_t q = xpar__hist_mulhi(num, p->recip);
+    q += num - q * r >= r;
+    return (uint32_t)q;
+  }
   /* the estimate: off by at most one or two either way; q <= nb - 1 */
   double t = (double)d * p->scale;
   uint64_t q = t < (double)nb ? (uint64_t)t : nb - 1;
   if (q >= nb) q = nb - 1;
-  if (p->narrow) { /* d < 2^32, nb <= 2^31: every product below 2^63 */
-    const uint64_t num = d * nb;
-    uint64_t prod = q * r;
-    while (prod > num) {
-      --q;
-      prod -= r;
-    }
-    while (num - prod >= r) {
-      ++q;
-      prod += r;
-    }
-    return (uint32_t)q;
-  }
   uint64_t nh, nl, ph, pl;
   xpar__hist_mul128(d, nb, &nh, &nl);
   xpar__hist_mul128(q, r, &ph, &pl);
@@ -213,7 +222,8 @@ static inline void xpar__hist_even_prepare(xpar_dtype dtype, const void *lo, con
   p->key_lo = kl;
   p->key_hi = kh;
   p->range = kh - kl;
-  p->narrow = p->range <= 0xffffffffull;
+  p->narrow = p->range - 1 < ((uint64_t)1 << 63) / num_bins;
+  p->recip = UINT64_MAX / p->range;
   p->scale = (double)num_bins / (double)p->range;
 }
 #endif
