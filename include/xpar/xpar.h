@@ -985,9 +985,10 @@ XPAR_API xpar_status xpar_unique(xpar_context *ctx, xpar_dtype dtype, const void
  *
  * Bad arguments (NULL, num_bins 0 or above the limit, lo >= hi, a NaN or
  * infinite float bound, counts overlapping samples): a status and detail,
- * nothing written.  Extra memory: on the CPU one private histogram per
- * thread (host scratch kept by the context) up to a size, then shared
- * atomic counts; on the GPU none beyond the staging of host arrays.
+ * nothing written.  Extra memory: on the CPU up to four private copies of
+ * the counts per thread (host scratch kept by the context) while they total
+ * at most 32 MiB, else shared atomic counts; on the GPU none beyond the
+ * staging of host arrays.
  */
 XPAR_API xpar_status xpar_histogram_even(xpar_context *ctx, xpar_dtype dtype, const void *samples,
                                          size_t n, const void *lo, const void *hi,
