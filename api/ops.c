@@ -516,6 +516,89 @@ XPAR_API xpar_status xpar_unique_nowait(xpar_context *ctx, xpar_dtype dtype, con
                                                NULL, out, n, device_count, 1));
 }
 
+/* ---- runs ------------------------------------------------------------------ */
+
+/* xpar_run_length_encode (lengths: the values are uint64 lengths, no values
+ * in) and xpar_reduce_by_key: one path.  No two of the arrays may overlap;
+ * num_runs is 8 bytes, device memory allowed with nowait. */
+static xpar_status runs_entered(xpar_context *ctx, int lengths, xpar_dtype dtype,
+                                xpar_dtype value_dtype, xpar_reduction op, const void *keys_in,
+                                const void *values_in, size_t n, void *keys_out,
+                                void *values_out, size_t *num_runs, int nowait) {
+  const xpar_op this_op = XPAR_OP_RUNS;
+  const char *kin = lengths ? "in" : "keys_in";
+  const char *kout = lengths ? "values_out" : "keys_out";
+  const char *vout = lengths ? "lengths_out" : "values_out";
+  size_t bytes = 0, bytes2 = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  if (!lengths) {
+    CHECK(xpar__dtype_valid(value_dtype)
+              ? XPAR_OK
+              : xpar__fail(XPAR_ERR_INVALID_ENUM, "unknown value dtype %d", (int)value_dtype));
+    CHECK(check_reduction(op));
+  }
+  CHECK(check_dtype(value_dtype, n, &bytes2));
+  CHECK(xpar__check_array(kin, keys_in, n, bytes, dtype));
+  if (!lengths) CHECK(xpar__check_array("values_in", values_in, n, bytes2, value_dtype));
+  CHECK(xpar__check_array(kout, keys_out, n, bytes, dtype));
+  CHECK(xpar__check_array(vout, values_out, n, bytes2, value_dtype));
+  CHECK(check_result(num_runs, XPAR_UINT64, nowait));
+  CHECK(check_disjoint(kin, keys_in, bytes, kout, keys_out, bytes));
+  CHECK(check_disjoint(kin, keys_in, bytes, vout, values_out, bytes2));
+  CHECK(check_disjoint(kout, keys_out, bytes, vout, values_out, bytes2));
+  if (!lengths) {
+    CHECK(check_disjoint("values_in", values_in, bytes2, kout, keys_out, bytes));
+    CHECK(check_disjoint("values_in", values_in, bytes2, vout, values_out, bytes2));
+  }
+  /* the count beside the arrays it counts: a host count inside an output
+   * would be overwritten by it (or the other way round) */
+  CHECK(check_disjoint("num_runs", num_runs, sizeof(uint64_t), kout, keys_out, bytes));
+  CHECK(check_disjoint("num_runs", num_runs, sizeof(uint64_t), vout, values_out, bytes2));
+  xpar__call c = call_of(XPAR_OP_RUNS, dtype, n, bytes, keys_in, lengths ? NULL : values_in,
+                         keys_out, nowait);
+  c.out2 = values_out;
+  c.bytes2 = bytes2;
+  c.dtype2 = value_dtype;
+  c.red = lengths ? XPAR_SUM : op;
+  c.result = num_runs;
+  c.result_dtype = XPAR_UINT64;
+  c.runs_lengths = (unsigned char)(lengths != 0);
+  return xpar__dispatch(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_run_length_encode(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                            size_t n, void *values_out, uint64_t *lengths_out,
+                                            size_t *num_runs) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, runs_entered(ctx, 1, dtype, XPAR_UINT64, XPAR_SUM, in, NULL, n,
+                                             values_out, lengths_out, num_runs, 0));
+}
+
+XPAR_API xpar_status xpar_run_length_encode_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                   const void *in, size_t n, void *values_out,
+                                                   uint64_t *lengths_out,
+                                                   size_t *device_num_runs) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, runs_entered(ctx, 1, dtype, XPAR_UINT64, XPAR_SUM, in, NULL, n,
+                                             values_out, lengths_out, device_num_runs, 1));
+}
+
+XPAR_API xpar_status xpar_reduce_by_key(xpar_context *ctx, xpar_dtype key_dtype,
+                                        xpar_dtype value_dtype, xpar_reduction op,
+                                        const void *keys_in, const void *values_in, size_t n,
+                                        void *keys_out, void *values_out, size_t *num_runs) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, runs_entered(ctx, 0, key_dtype, value_dtype, op, keys_in,
+                                             values_in, n, keys_out, values_out, num_runs, 0));
+}
+
+XPAR_API xpar_status xpar_reduce_by_key_nowait(xpar_context *ctx, xpar_dtype key_dtype,
+                                               xpar_dtype value_dtype, xpar_reduction op,
+                                               const void *keys_in, const void *values_in,
+                                               size_t n, void *keys_out, void *values_out,
+                                               size_t *device_num_runs) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, runs_entered(ctx, 0, key_dtype, value_dtype, op, keys_in,
+                                             values_in, n, keys_out, values_out, device_num_runs,
+                                             1));
+}
+
 /* ---- histogram ------------------------------------------------------------- */
 
 /* Whether a float bound (lo, hi, a boundary) of dtype at p is NaN, or not finite. */

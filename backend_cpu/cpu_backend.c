@@ -17,6 +17,7 @@ const xpar__backend xpar__cpu_backend = {
     .dot = xpar__cpu_dot,
     .sort = xpar__cpu_sort,
     .select = xpar__cpu_select,
+    .runs = xpar__cpu_runs,
     .histogram = xpar__cpu_histogram,
     .launch = xpar__cpu_launch,
     .op_reduce = xpar__cpu_op_reduce,

@@ -280,6 +280,8 @@ xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, con
 xpar_status xpar__cpu_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 /* Compaction: select, select by flags, stable partition, unique (cpu_select.c). */
 xpar_status xpar__cpu_select(const xpar__exec *ex, const xpar__select_spec *s);
+/* Runs: run-length encode and reduce by key (cpu_runs.c). */
+xpar_status xpar__cpu_runs(const xpar__exec *ex, const xpar__runs_spec *s);
 
 /* Histogram: even or range bins (cpu_histogram.c). */
 xpar_status xpar__cpu_histogram(const xpar__exec *ex, const xpar__histogram_spec *s);

@@ -35,6 +35,9 @@ xpar_status xpar__cuda_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 /* compaction: select, select_flagged, partition, unique (device_select.cu) */
 xpar_status xpar__cuda_select(const xpar__exec *ex, const xpar__select_spec *s);
 
+/* runs: run-length encode, reduce by key (device_runs.cu) */
+xpar_status xpar__cuda_runs(const xpar__exec *ex, const xpar__runs_spec *s);
+
 /* histogram: even or range bins (device_histogram.cu) */
 xpar_status xpar__cuda_histogram(const xpar__exec *ex, const xpar__histogram_spec *s);
 
@@ -59,6 +62,7 @@ void xpar__cuda_state_destroy(struct xpar__cuda_state *st);
 xpar_status xpar__cuda_set_stream(struct xpar__cuda_state *st, void *stream);
 int xpar__cuda_stream_device(void *stream);
 xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out);
+int xpar__cuda_pointer_range(const void *p, uintptr_t *start, size_t *size);
 int xpar__cuda_device_of(const void *p);
 int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p);
 void xpar__cuda_restore_caller(void);

@@ -718,6 +718,21 @@ cudaError_t pointer_kind(const void *p, xpar__ptr_kind *out) {
 }
 } // namespace
 
+/* The driver allocation holding p: its range attributes, asked only for memory the
+ * driver already called its own (page_cache.h keeps the answer). */
+extern "C" int xpar__cuda_pointer_range(const void *p, uintptr_t *start, size_t *size) {
+  get_attributes_fn fn = driver_get_attributes();
+  if (!fn) return 0;
+  CUpointer_attribute which[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  unsigned long long value[2] = {0, 0};
+  void *data[2] = {&value[0], &value[1]};
+  if (fn(2, which, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS || !value[1]) return 0;
+  *start = (uintptr_t)value[0];
+  *size = (size_t)value[1];
+  return 1;
+}
+
 extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
   cudaError_t err = pointer_kind(p, out);

@@ -99,6 +99,28 @@ typedef struct xpar__select_spec {
   uint64_t *count;
 } xpar__select_spec;
 
+/** One runs call: xpar_run_length_encode (lengths = 1) or xpar_reduce_by_key.
+ *  Run r is a maximal stretch of keys equal by base/sort_key.h's equality
+ *  (-0.0 == +0.0, NaN == NaN); keys_out[r] gets its first key (its bits),
+ *  values_out[r] its length (uint64, lengths) or the op of its values in
+ *  value_dtype.  `count` (the number of runs) is a host pointer, or
+ *  device-accessible memory with ex->result_on_device; 8 bytes either way.
+ *  No two arrays overlap.  With ex->reproducible, a float or double SUM of a
+ *  run is the reproducible sum of the run's values as an array of its own
+ *  (xpar.h, xpar_reduce_by_key). */
+typedef struct xpar__runs_spec {
+  xpar_dtype key_dtype;
+  xpar_dtype value_dtype;       /* lengths: XPAR_UINT64                  */
+  xpar_reduction op;            /* lengths: XPAR_SUM                     */
+  int lengths;                  /* 1: run-length encode, values_in NULL  */
+  const void *keys_in;
+  const void *values_in;
+  void *keys_out;
+  void *values_out;
+  size_t n;
+  uint64_t *count;
+} xpar__runs_spec;
+
 /** One histogram call (xpar_histogram_even, xpar_histogram_range): counts[0 ..
  *  num_bins) all written, zeros included; samples outside the bins and NaN not
  *  counted.  Even bins (boundaries NULL): `even` says where each sample goes
@@ -165,6 +187,9 @@ typedef struct xpar__backend {
    * partition, unique.  in == out allowed except for a partition; flags never
    * overlap out.  NULL: not supported (dispatch refuses). */
   xpar_status (*select)(const xpar__exec *ex, const xpar__select_spec *s);
+  /* Runs (xpar__runs_spec): run-length encode and reduce by key.  Arrays
+   * disjoint.  NULL: not supported (dispatch refuses). */
+  xpar_status (*runs)(const xpar__exec *ex, const xpar__runs_spec *s);
   /* Histogram (xpar__histogram_spec), even or range bins.  NULL: not
    * supported (dispatch refuses). */
   xpar_status (*histogram)(const xpar__exec *ex, const xpar__histogram_spec *s);
@@ -211,6 +236,9 @@ typedef struct xpar__backend {
   int (*stream_device)(void *stream);
   /** Classify a pointer (one driver look-up: cuda_state.cu). */
   xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
+  /** The driver allocation holding p (pinned, device or managed memory):
+   *  1 with *start and *size set, 0 where the driver cannot say. */
+  int (*pointer_range)(const void *p, uintptr_t *start, size_t *size);
   /** The device whose memory p is (p classified XPAR__PTR_DEVICE), -1 where
    *  the driver cannot say.  Asked only with several devices visible. */
   int (*device_of)(const void *p);

@@ -143,11 +143,15 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   if (c->y) XPAR__FORWARD(add_operand(ctx, p, c->y, c->bytes2, ROLE_READ));
   /* axpy reads its y; a compaction writes out only up to its count, so the
    * rest must come back as it was: out is read too (a partition writes all). */
-  const int out_read = c->op == XPAR_OP_AXPY ||
+  const int out_read = c->op == XPAR_OP_AXPY || c->op == XPAR_OP_RUNS ||
                        (c->op == XPAR_OP_SELECT && c->select_kind != XPAR__PARTITION);
   if (c->out)
     XPAR__FORWARD(add_operand(ctx, p, c->out, bytes, out_read ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
-  if (c->out2) XPAR__FORWARD(add_operand(ctx, p, c->out2, c->bytes2, ROLE_WRITE));
+  /* runs write out and out2 only up to the number of runs: both are read too */
+  const int out2_read = c->op == XPAR_OP_RUNS;
+  if (c->out2)
+    XPAR__FORWARD(add_operand(ctx, p, c->out2, c->bytes2,
+                              out2_read ? ROLE_READ | ROLE_WRITE : ROLE_WRITE));
   if (c->result) {
     const size_t rb = xpar__dtype_size(c->result_dtype);
     XPAR__FORWARD(add_result(ctx, c, p, c->result, rb, rb));
@@ -421,6 +425,24 @@ static xpar_status run_select(const xpar__backend *b, const xpar__exec *ex, cons
   return b->select(ex, &s);
 }
 
+/* A runs call as the backend takes it; the number of runs is the call's result. */
+static xpar_status run_runs(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
+                            const void *keys_in, const void *values_in, void *keys_out,
+                            void *values_out, void *count) {
+  XPAR__RETURN_IF(!b->runs, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no runs", b->name);
+  const xpar__runs_spec s = {.key_dtype = c->dtype,
+                             .value_dtype = c->dtype2,
+                             .op = c->red,
+                             .lengths = c->runs_lengths,
+                             .keys_in = keys_in,
+                             .values_in = c->runs_lengths ? NULL : values_in,
+                             .keys_out = keys_out,
+                             .values_out = values_out,
+                             .n = c->n,
+                             .count = (uint64_t *)count};
+  return b->runs(ex, &s);
+}
+
 /* A histogram as the backend takes it: the samples and counts the running side
  * reaches, the boundaries (host memory) and even parameters from the call. */
 static xpar_status run_histogram(const xpar__backend *b, const xpar__exec *ex,
@@ -452,6 +474,7 @@ xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpa
     case XPAR_OP_DOT: return b->dot(ex, c->dtype, x, y, c->n, result);
     case XPAR_OP_SORT: return run_sort(b, ex, c, x, y, out, out2);
     case XPAR_OP_SELECT: return run_select(b, ex, c, x, y, out, result);
+    case XPAR_OP_RUNS: return run_runs(b, ex, c, x, y, out, out2, result);
     case XPAR_OP_HISTOGRAM: return run_histogram(b, ex, c, x, out2);
     default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
   }
@@ -766,7 +789,10 @@ static inline int fast_pointer_kind(xpar_context *ctx, const void *p, xpar__ptr_
     xpar__clear_error();
     return FAST_KIND_UNKNOWN;
   }
-  if (*kind == XPAR__PTR_HOST_PAGEABLE) xpar__page_cache_store(&ctx->page_cache, p);
+  if (*kind == XPAR__PTR_HOST_PAGEABLE)
+    xpar__page_cache_store(&ctx->page_cache, p);
+  else
+    xpar__note_driver_memory(ctx, p);
   return FAST_KIND_ASKED;
 }
 
@@ -1086,7 +1112,8 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
  * x/y/out of one size, or their result is a count beside an array). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel &&
-      c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT && c->op != XPAR_OP_HISTOGRAM) {
+      c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT && c->op != XPAR_OP_RUNS &&
+      c->op != XPAR_OP_HISTOGRAM) {
     xpar_status st;
     if (host_fast_path(ctx, c, &st)) return st;
   }

@@ -67,6 +67,11 @@ typedef struct xpar__call {
   unsigned char select_kind;     /* xpar__select_kind */
   xpar_predicate pred;
   xpar__scalar pred_value, pred_hi;
+  /* Runs (xpar_run_length_encode, xpar_reduce_by_key): x the keys, y the
+   * values (NULL for run-length encode), out the first keys, out2 the values
+   * or lengths (bytes2 bytes, of dtype2), result the number of runs
+   * (result_dtype XPAR_UINT64), red the values' op (SUM for the lengths). */
+  unsigned char runs_lengths;    /* run-length encode: out2 gets uint64 lengths */
   /* Histogram (xpar_histogram_even, xpar_histogram_range): x the samples, out2
    * the counts (bytes2 = hist_bins * 8, dtype2 XPAR_UINT64, all written).  The
    * boundaries of a range histogram are a host array api/ has checked, not an

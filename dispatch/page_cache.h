@@ -47,9 +47,24 @@ typedef struct xpar__page_cache_way {
   uint32_t used;           /* the cache's clock at the last hit or fill */
 } xpar__page_cache_way;
 
+/* One allocation of the driver's: pages [first, last]. */
+typedef struct xpar__driver_range {
+  uintptr_t first, last_plus_one; /* last_plus_one = 0: empty */
+} xpar__driver_range;
+#define XPAR__DRIVER_RANGES 16
+
 typedef struct xpar__page_cache {
   xpar__page_cache_way sets[1u << XPAR__PAGE_CACHE_SET_BITS][XPAR__PAGE_CACHE_WAYS];
   uint32_t clock;
+  /* The allocations the driver last called its own (pinned, device or
+   * managed memory; the most recent XPAR__DRIVER_RANGES, replaced in turn).
+   * A pageable answer inside one is not cached: the application may map
+   * pageable memory over a freed pinned range (mmap MAP_FIXED) and unmap it
+   * again, and the driver then hands the same addresses out as device memory,
+   * which a cached entry would let the host fast path read on the CPU
+   * (test_embed_gpu's page reuse crashed so on the H100 host, 2026-12-07). */
+  xpar__driver_range driver[XPAR__DRIVER_RANGES];
+  unsigned driver_next;
   /* Bumped by every store and clear: only they add or evict entries, so
    * while it stands every page found here since is still here (dispatch.c's
    * repeated calls rely on it instead of looking their pages up again). */
@@ -73,9 +88,23 @@ static inline int xpar__page_cache_lookup(xpar__page_cache *c, const void *p) {
   return 0;
 }
 
-/** Record (or refresh) p's page as pageable host memory. */
+/** 1 when p's page lies in an allocation the driver called its own. */
+static inline int xpar__page_cache_in_driver_range(const xpar__page_cache *c, const void *p) {
+  const uintptr_t page = (uintptr_t)p >> 12;
+  for (int i = 0; i < XPAR__DRIVER_RANGES; i++)
+    if (page >= c->driver[i].first && page < c->driver[i].last_plus_one) return 1;
+  return 0;
+}
+
+/** Record (or refresh) p's page as pageable host memory.  Inside a driver
+ *  allocation it is not cached, and the generation moves so that no repeated
+ *  call (dispatch.h) trusts the answer either. */
 static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p) {
   const uintptr_t page = (uintptr_t)p >> 12;
+  if (xpar__page_cache_in_driver_range(c, p)) {
+    c->generation++;
+    return;
+  }
   xpar__page_cache_way *set = xpar__page_cache_set(c, page);
   xpar__page_cache_way *victim = &set[0];
   for (int w = 0; w < XPAR__PAGE_CACHE_WAYS; w++) {
@@ -92,9 +121,38 @@ static inline void xpar__page_cache_store(xpar__page_cache *c, const void *p) {
   c->generation++;
 }
 
+/** Bytes [start, start + size) are the driver's memory (pinned, device or
+ *  managed): remember the range and drop every cached page inside it (256
+ *  ways looked at, once per allocation the driver names). */
+static inline void xpar__page_cache_note_driver(xpar__page_cache *c, uintptr_t start,
+                                                size_t size) {
+  xpar__driver_range *r = &c->driver[c->driver_next++ % XPAR__DRIVER_RANGES];
+  r->first = start >> 12;
+  r->last_plus_one = ((start + (size ? size : 1) - 1) >> 12) + 1;
+  int evicted = 0;
+  for (unsigned s = 0; s < (1u << XPAR__PAGE_CACHE_SET_BITS); s++)
+    for (int w = 0; w < XPAR__PAGE_CACHE_WAYS; w++) {
+      const uintptr_t pp = c->sets[s][w].page_plus_one;
+      if (pp && pp - 1 >= r->first && pp - 1 < r->last_plus_one) {
+        c->sets[s][w].page_plus_one = 0;
+        c->sets[s][w].used = 0;
+        evicted = 1;
+      }
+    }
+  /* Only an eviction ends the repeats: their pages are the cache's. */
+  if (evicted) c->generation++;
+}
+
+/** Empty the cache (the driver's ranges are kept: they describe the address
+ *  space, not a device). */
 static inline void xpar__page_cache_clear(xpar__page_cache *c) {
   const unsigned long generation = c->generation;
+  xpar__driver_range driver[XPAR__DRIVER_RANGES];
+  memcpy(driver, c->driver, sizeof driver);
+  const unsigned next = c->driver_next;
   memset(c, 0, sizeof *c);
+  memcpy(c->driver, driver, sizeof driver);
+  c->driver_next = next;
   c->generation = generation + 1;
 }
 

@@ -32,6 +32,15 @@ int xpar__mapping_holding(const xpar_context *ctx, const void *ptr, size_t bytes
   return 0;
 }
 
+void xpar__note_driver_memory(xpar_context *ctx, const void *p) {
+  if (xpar__page_cache_in_driver_range(&ctx->page_cache, p)) return;
+  uintptr_t start = (uintptr_t)p;
+  size_t size = 1;
+  const xpar__backend *g = xpar__gpu_backend();
+  if (!g->pointer_range || !g->pointer_range(p, &start, &size)) start = (uintptr_t)p, size = 1;
+  xpar__page_cache_note_driver(&ctx->page_cache, start, size);
+}
+
 static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int mode,
                                        xpar__ptr_kind *out, int *hinted) {
   if (mode == XPAR__CLASSIFY_CACHED && xpar__page_cache_lookup(&ctx->page_cache, p)) {
@@ -43,7 +52,9 @@ static xpar_status pointer_kind_cached(xpar_context *ctx, const void *p, int mod
   /* Only pageable answers are cached (page_cache.h): freed pinned memory can
    * come back as device memory, and managed ranges as device ranges.  A new
    * page ends the repeats (dispatch.h), which a query must not do. */
-  if (*out == XPAR__PTR_HOST_PAGEABLE && mode != XPAR__CLASSIFY_QUERY)
+  if (*out != XPAR__PTR_HOST_PAGEABLE)
+    xpar__note_driver_memory(ctx, p);
+  else if (mode != XPAR__CLASSIFY_QUERY)
     xpar__page_cache_store(&ctx->page_cache, p);
   return XPAR_OK;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "shadow.h"
+#include "base/sort_key.h"
 
 /* ---- test-only fault injection -------------------------------------------- */
 
@@ -229,6 +230,59 @@ static long double tolerance(const shadow_compare *k, size_t i, long double *run
   *overflow = may_overflow(mag, acc);
   /* dot: each product is rounded once more before it is added. */
   return two_gamma(c->n + (c->op == XPAR_OP_DOT), acc) * mag;
+}
+
+/* Whether keys i - 1 and i of a runs call are equal (base/sort_key.h). */
+static int runs_same_key(xpar_dtype t, const void *keys, size_t i) {
+  const int cls = t == XPAR_FLOAT || t == XPAR_DOUBLE ? XPAR__SORT_KEY_FLOAT
+                                                      : XPAR__SORT_KEY_UNSIGNED;
+  if (xpar__dtype_size(t) == 4)
+    return xpar__sort_radix32((uint32_t)bits_at(t, keys, i - 1), cls, 0) ==
+           xpar__sort_radix32((uint32_t)bits_at(t, keys, i), cls, 0);
+  return xpar__sort_radix64(bits_at(t, keys, i - 1), cls, 0) ==
+         xpar__sort_radix64(bits_at(t, keys, i), cls, 0);
+}
+
+/* A runs call's values, run by run over the input (k->x the keys, k->y the
+ * values): a float SUM outside reproducible mode within 2 gamma_len (sum of
+ * |values|) of the run (xpar.h, xpar_reduce_by_key), everything else bit for
+ * bit.  `runs` values are compared. */
+static int compare_runs_values(xpar_context *ctx, const xpar__call *c, const void *x,
+                               const void *y, size_t runs, const void *primary,
+                               const void *shadow) {
+  const xpar_dtype t = c->dtype2;
+  const int tolerant = !c->runs_lengths && c->red == XPAR_SUM && is_float(t) && !ctx->reproducible;
+  size_t start = 0, r = 0, bad = 0, first = 0;
+  long double first_tol = 0;
+  for (size_t i = 1; i <= c->n && r < runs; i++) {
+    if (i < c->n && runs_same_key(c->dtype, x, i)) continue;
+    /* run r is [start, i) */
+    int same;
+    long double tol = 0;
+    long double a = value_at(t, primary, r), b = value_at(t, shadow, r);
+    if (!tolerant) {
+      same = bits_at(t, primary, r) == bits_at(t, shadow, r) ||
+             (is_float(t) && isnan(a) && isnan(b));
+    } else {
+      long double mag = 0;
+      for (size_t j = start; j < i; j++) mag += fabsl(value_at(t, y, j));
+      tol = two_gamma(i - start, t) * mag;
+      same = (isnan(a) && isnan(b)) || a == b || fabsl(a - b) <= tol ||
+             (may_overflow(mag, t) && (!isfinite(a) || !isfinite(b)));
+    }
+    if (!same && bad++ == 0) first = r, first_tol = tol;
+    r++;
+    start = i;
+  }
+  if (!bad) return 1;
+  char pv[64], sv[64];
+  format_value(t, primary, first, pv, sizeof pv);
+  format_value(t, shadow, first, sv, sizeof sv);
+  snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail,
+           "%s of run %zu: primary %s, shadow %s; %zu of %zu runs differ (%s %.3Lg)",
+           c->runs_lengths ? "length" : "value", first, pv, sv, bad, runs,
+           tolerant ? "tolerance" : "bitwise", first_tol);
+  return 0;
 }
 
 /* Compare; on a mismatch write the detail into ctx->shadow_detail. */
@@ -474,13 +528,26 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
       k.count = c->select_kind == XPAR__PARTITION ? c->n : (size_t)kept;
       k.bitwise = 1;
       if (same && k.count <= c->n) same = compare(ctx, &k, prim, outs);
+    } else if (c->op == XPAR_OP_RUNS) {
+      /* runs: the counts, the first keys (moved), then each run's value or
+       * length; the outputs past the count are the application's */
+      shadow_compare kc = {.t = XPAR_UINT64, .count = 1, .bitwise = 1, .c = c};
+      same = compare(ctx, &kc, prim_result.bytes, shadow_result.bytes);
+      const uint64_t runs = prim_result.u64;
+      k.t = c->dtype;
+      k.count = (size_t)runs;
+      k.bitwise = 1;
+      if (same && runs <= c->n) same = compare(ctx, &k, prim, outs);
+      if (same && runs <= c->n)
+        same = compare_runs_values(ctx, c, xs, ys, (size_t)runs, prim2, outs2);
     } else {
       same = has_result      ? compare(ctx, &k, prim_result.bytes, shadow_result.bytes)
              : has_array_out ? compare(ctx, &k, prim, outs)
                              : 1;
     }
-    if (same && has_out2) { /* a sort's values or indices: moved, never computed;
-                               a histogram's counts: exact on every tier */
+    if (same && has_out2 && c->op != XPAR_OP_RUNS) {
+      /* a sort's values or indices: moved, never computed; a histogram's counts:
+       * exact on every tier */
       shadow_compare kv = {.t = c->dtype2, .count = out2_count, .bitwise = 1, .c = c};
       same = compare(ctx, &kv, prim2, outs2);
     }

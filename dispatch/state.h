@@ -295,6 +295,9 @@ int xpar__parse_count(const char *s, size_t *out);
 int xpar__parse_ordinal(const char *s, int *out);
 
 /* ---- residency.c ---------------------------------------------------------- */
+/* p is the driver's memory (pinned, device, managed): its allocation joins the
+ * page cache's driver ranges (page_cache.h), where no pageable page is cached. */
+void xpar__note_driver_memory(xpar_context *ctx, const void *p);
 typedef enum xpar__loc {
   XPAR__LOC_HOST_PAGEABLE = 0,
   XPAR__LOC_HOST_PINNED,

@@ -107,6 +107,14 @@ static const xpar__provenance estimated_select = {
     .machine = "estimate, not measured",
     .date = "2026-12-07",
     .run = "xpar-bench calibrate --ops select"};
+/* Runs (run-length encode, reduce by key) before their first calibration:
+ * estimates from their byte counts (they read the keys, and the values, once
+ * and write one key and one value per run, as the compaction family): the
+ * compaction's thresholds, and never the GPU for host data. */
+static const xpar__provenance estimated_runs = {
+    .machine = "estimate, not measured",
+    .date = "2026-12-08",
+    .run = "xpar-bench calibrate --ops runs"};
 
 /* The histogram, estimated before any calibration: it reads n samples and
  * writes num_bins counts, with a bin computed (an integer quotient or a double
@@ -198,6 +206,8 @@ static const xpar__provenance estimated_histogram = {
 #define T &calibrated_sort_h100
 /* E: the compaction family, estimated (estimated_select). */
 #define E &estimated_select
+/* U: runs, estimated (estimated_runs). */
+#define U &estimated_runs
 /* H: the histogram, estimated (estimated_histogram). */
 #define H &estimated_histogram
 
@@ -217,6 +227,7 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
     [XPAR_OP_DOT] = {{POW2(16), A}, {POW2(20), C}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(11), T}, {POW2(12), T}, {POW2(12), T}, {POW2(4), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
+    [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
     [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
@@ -228,6 +239,7 @@ static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_DOT] = {{POW2(16), L}, {POW2(20), M}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(17), T}, {POW2(10), T}, {POW2(11), T}, {POW2(12), T}, {POW2(4), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
+    [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
     [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
@@ -239,6 +251,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_DOT] = {{POW2(15), M}, {POW2(19), S}, {NEVER, M}, {NEVER, M}, {POW2(4), M}},
     [XPAR_OP_SORT] = {{POW2(18), T}, {POW2(10), T}, {POW2(10), T}, {POW2(12), T}, {POW2(9), T}},
     [XPAR_OP_SELECT] = {{POW2(16), E}, {POW2(19), E}, {NEVER, E}, {NEVER, E}, {POW2(4), E}},
+    [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
     [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 #undef M
@@ -252,6 +265,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
 #undef V
 #undef T
 #undef E
+#undef U
 #undef H
 
 static const default_value *default_of(int op, int dt, int k) {

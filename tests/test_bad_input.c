@@ -10,6 +10,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,6 +561,65 @@ static void select_refusals(void **state) {
   assert_true(k == 3 && v[0] == 3 && v[1] == 2 && v[2] == 3);
 }
 
+/* ---- runs: every refusal of run_length_encode and reduce_by_key ---------------------- */
+static void runs_refusals(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  const xpar_dtype D = XPAR_DOUBLE;
+  char *o = (char *)g_out; /* outputs and overlapping inputs live in g_out: all stay poisoned */
+  uint64_t *len = (uint64_t *)(o + 64);
+  size_t *cnt = (size_t *)g_res;
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_run_length_encode(NULL, D, g_in, 8, o, len, cnt));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL,
+          xpar_reduce_by_key_nowait(NULL, D, D, XPAR_SUM, g_in, g_in2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_run_length_encode(c, D, NULL, 8, o, len, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_run_length_encode(c, D, g_in, 8, NULL, len, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_run_length_encode(c, D, g_in, 8, o, NULL, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_run_length_encode(c, D, g_in, 8, o, len, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_run_length_encode(c, D, g_in, 0, o, len, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, NULL, g_in2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, g_in, NULL, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, g_in, g_in2, 8, NULL, o + 64, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, g_in, g_in2, 8, o, NULL, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, g_in, g_in2, 8, o, o + 64, NULL));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_run_length_encode(c, (xpar_dtype)77, g_in, 8, o, len, cnt));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_reduce_by_key(c, (xpar_dtype)-1, D, XPAR_SUM, g_in, g_in2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_reduce_by_key(c, D, (xpar_dtype)6, XPAR_SUM, g_in, g_in2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_reduce_by_key(c, D, D, (xpar_reduction)3, g_in, g_in2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c, xpar_run_length_encode(c, D, g_in, SIZE_MAX, o, len, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_run_length_encode(c, D, (char *)g_in + 4, 8, o, len, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_run_length_encode(c, D, g_in, 8, o, (uint64_t *)(o + 68), cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_reduce_by_key(c, D, XPAR_FLOAT, XPAR_SUM, g_in, (char *)g_in2 + 2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_run_length_encode_nowait(c, D, g_in, 8, o, len, (size_t *)((char *)g_res + 4)));
+  /* no in place, no overlap among the arrays */
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_run_length_encode(c, D, o, 8, o, len, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_run_length_encode(c, D, o + 8, 8, o, len, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_run_length_encode(c, D, g_in, 8, o + 8, (uint64_t *)(o + 64 - 8), cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_run_length_encode(c, D, o + 64, 8, o, len, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_run_length_encode(c, D, g_in, 8, o, len, (size_t *)(o + 8)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, o, g_in2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, g_in, o + 64, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, g_in, o + 8, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, o + 72, g_in2, 8, o, o + 64, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_reduce_by_key(c, D, D, XPAR_SUM, g_in, g_in2, 8, o, o + 32, cnt));
+  /* n = 0: NULL arrays; the count is written (0) */
+  size_t k = 99;
+  ACCEPTED(xpar_run_length_encode(c, D, NULL, 0, NULL, NULL, &k));
+  assert_true(k == 0);
+  k = 99;
+  ACCEPTED(xpar_reduce_by_key(c, D, D, XPAR_MAX, NULL, NULL, 0, NULL, NULL, &k));
+  assert_true(k == 0);
+  /* the runs of a small input */
+  double keys[8] = {3, 3, -0.0, 0.0, 1, NAN, -NAN, 3}, vals[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  double ko[8], vo[8];
+  uint64_t lo[8];
+  ACCEPTED(xpar_run_length_encode(c, D, keys, 8, ko, lo, &k));
+  assert_true(k == 5 && ko[0] == 3 && lo[0] == 2 && ko[1] == 0 && signbit(ko[1]) && lo[1] == 2 &&
+              ko[2] == 1 && lo[2] == 1 && isnan(ko[3]) && lo[3] == 2 && ko[4] == 3 && lo[4] == 1);
+  ACCEPTED(xpar_reduce_by_key(c, D, D, XPAR_SUM, keys, vals, 8, ko, vo, &k));
+  assert_true(k == 5 && vo[0] == 3 && vo[1] == 7 && vo[2] == 5 && vo[3] == 13 && vo[4] == 8);
+}
+
 /* ---- histogram: every refusal of histogram_even and histogram_range ---------------- */
 static void histogram_refusals(void **state) {
   (void)state;
@@ -758,6 +818,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(status_strings),      cmocka_unit_test(detail_cleared),
       cmocka_unit_test(detail_thread_local), cmocka_unit_test(detail_fresh_thread_empty),
       cmocka_unit_test(sort_refusals),       cmocka_unit_test(select_refusals),
+      cmocka_unit_test(runs_refusals),
       cmocka_unit_test(histogram_refusals),
   };
   return cmocka_run_group_tests_name("bad_input", tests, setup, teardown);

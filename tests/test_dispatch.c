@@ -66,6 +66,10 @@ static xpar_status run_op(xpar_context *ctx, xpar_op op, double *x, double *y, d
       size_t k;
       return xpar_select(ctx, XPAR_DOUBLE, XPAR_GT, &two, NULL, x, z, n, &k);
     }
+    case XPAR_OP_RUNS: {
+      size_t k;
+      return xpar_run_length_encode(ctx, XPAR_DOUBLE, x, n, z, (uint64_t *)y, &k);
+    }
     case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
       static const double zero = 0.0;
       uint64_t one;
@@ -336,6 +340,10 @@ static xpar_status run_op_t(xpar_context *ctx, xpar_op op, xpar_dtype t, void *x
     case XPAR_OP_SELECT: {
       size_t k;
       return xpar_unique(ctx, t, x, z, n, &k);
+    }
+    case XPAR_OP_RUNS: {
+      size_t k;
+      return xpar_run_length_encode(ctx, t, x, n, z, (uint64_t *)y, &k);
     }
     case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
       uint64_t zero = 0, hi = 1, one;

@@ -353,7 +353,9 @@ static void test_page_reuse(void) {
   xpar_context *ctx;
   XK(xpar_context_create(&ctx));
   /* Pinned data goes to the GPU from 4096 elements, pageable data never:
-   * where a call runs says how its memory was classified. */
+   * where a call runs says how its memory was classified -- with the
+   * thresholds alone (adaptation could move a call timed slower). */
+  XK(xpar_context_set_adapt(ctx, 0));
   XK(xpar_context_set_threshold(ctx, XPAR_OP_SCAN, XPAR_INT32, XPAR_THRESHOLD_GPU_PINNED_DATA, 4096));
   XK(xpar_context_set_threshold(ctx, XPAR_OP_SCAN, XPAR_INT32, XPAR_THRESHOLD_GPU_PAGEABLE_DATA,
                                 XPAR_NEVER));

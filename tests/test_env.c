@@ -175,7 +175,7 @@ static void device_values(void **state) {
 
 /* ---- thresholds ------------------------------------------------------------------------ */
 static const char *const op_env[XPAR_OP_COUNT_] = {"REDUCE", "SCAN", "AXPY", "ADD", "FILL", "DOT",
-                                                     "SORT", "SELECT", "HISTOGRAM"};
+                                                     "SORT", "SELECT", "RUNS", "HISTOGRAM"};
 static const char *const kind_env[XPAR_THRESHOLD_COUNT_] = {"OPENMP", "GPU", "GPU_PINNED",
                                                             "GPU_PAGEABLE", "GPU_DEVICE_ONLY"};
 

@@ -64,6 +64,23 @@ static void fake_release(void *p) {
       blocks[i].p = NULL;
     }
 }
+/* The application's memory p the fake driver calls its own (pinned = 1: pinned
+ * host memory, 0: device memory) until fake_disown: an address range changing
+ * hands, as freed pinned memory does. */
+static void fake_adopt(void *p, size_t bytes, int pinned) {
+  for (int i = 0; i < FAKE_MAX_BLOCKS; i++)
+    if (!blocks[i].p) {
+      blocks[i].p = p;
+      blocks[i].bytes = bytes;
+      blocks[i].pinned = pinned;
+      return;
+    }
+  fail_msg("fake GPU: out of block slots");
+}
+static void fake_disown(void *p) {
+  for (int i = 0; i < FAKE_MAX_BLOCKS; i++)
+    if (p && blocks[i].p == p) blocks[i].p = NULL;
+}
 static int fake_find_block(const void *p) {
   const char *c = p;
   for (int i = 0; i < FAKE_MAX_BLOCKS; i++)
@@ -173,6 +190,11 @@ static xpar_status fake_select(const xpar__exec *ex, const xpar__select_spec *sp
   (void)ex;
   return xpar__cpu_backend.select(&s, spec);
 }
+static xpar_status fake_runs(const xpar__exec *ex, const xpar__runs_spec *spec) {
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1, .reproducible = ex->reproducible};
+  return xpar__cpu_backend.runs(&s, spec);
+}
 static xpar_status fake_histogram(const xpar__exec *ex, const xpar__histogram_spec *spec) {
   XPAR__FORWARD(fake_begin());
   xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &fake_sort_scratch};
@@ -200,12 +222,23 @@ static xpar_status fake_set_stream(struct xpar__cuda_state *st, void *stream) {
 }
 static int fake_kind_queries; /* pointer_kind calls: what the driver was asked */
 static xpar_status fake_kind_status; /* XPAR_OK, or what the driver's answer is */
+/* The driver's answers about [watch_lo, watch_hi) (what a test watches) */
+static const char *watch_lo, *watch_hi;
+static int watch_queries;
 static xpar_status fake_pointer_kind(const void *p, xpar__ptr_kind *out) {
   fake_kind_queries++;
+  if ((const char *)p >= watch_lo && (const char *)p < watch_hi) watch_queries++;
   if (fake_kind_status != XPAR_OK) return xpar__fail(fake_kind_status, "fake driver: query failed");
   const int i = fake_find_block(p);
   *out = i < 0 ? XPAR__PTR_HOST_PAGEABLE : blocks[i].pinned ? XPAR__PTR_HOST_PINNED : XPAR__PTR_DEVICE;
   return XPAR_OK;
+}
+static int fake_pointer_range(const void *p, uintptr_t *start, size_t *size) {
+  const int i = fake_find_block(p);
+  if (i < 0) return 0;
+  *start = (uintptr_t)blocks[i].p;
+  *size = blocks[i].bytes;
+  return 1;
 }
 static xpar_status fake_alloc(struct xpar__cuda_state *st, size_t bytes, void **out) {
   (void)st;
@@ -268,12 +301,14 @@ static const xpar__backend fake_gpu = {
     .op_scan = fake_op_scan,
     .sort = fake_sort,
     .select = fake_select,
+    .runs = fake_runs,
     .histogram = fake_histogram,
     .query = fake_query,
     .state_create = fake_state_create,
     .state_destroy = fake_state_destroy,
     .set_stream = fake_set_stream,
     .pointer_kind = fake_pointer_kind,
+    .pointer_range = fake_pointer_range,
     .alloc = fake_alloc,
     .free = fake_free,
     .staging = fake_staging_fn,
@@ -610,6 +645,62 @@ static void synchronous_result_in_device_memory(void **state) {
   assert_int_equal(*res, pattern_sum(n));
   fake_release(res);
   fake_release(wide);
+  xpar_context_destroy(ctx);
+}
+
+/* A page inside an allocation the driver has called its own is never cached
+ * as pageable (page_cache.h): pageable memory mapped over a freed pinned
+ * range, unmapped, then handed out again as device memory must not be read
+ * on the CPU from a stale entry; and a cached page that a newly named driver
+ * allocation covers is dropped. */
+static void driver_ranges_are_not_cached(void **state) {
+  (void)state;
+  xpar_context *ctx = new_context();
+  const int32_t v = 7;
+  /* Both live throughout: two must not reuse buf's addresses, which stay in the
+   * driver's ranges once named. */
+  int32_t *buf = aligned_alloc(4096, 2 * 4096), *two = aligned_alloc(4096, 2 * 4096);
+  assert_non_null(buf);
+  assert_non_null(two);
+  /* Only the driver's answers about buf count (the fill value's page is another's). */
+  watch_lo = (const char *)buf;
+  watch_hi = (const char *)buf + 2 * 4096;
+  /* pinned: asked, and its allocation (both pages) noted */
+  fake_adopt(buf, 2 * 4096, 1);
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &v, buf, 16), XPAR_OK);
+  /* pageable again (unmapped, mapped again): asked on every call, not cached */
+  fake_disown(buf);
+  for (int i = 0; i < 3; i++) {
+    const int queries = watch_queries;
+    assert_int_equal(xpar_fill(ctx, XPAR_INT32, &v, buf + 1024, 16), XPAR_OK);
+    if (watch_queries != queries + 1)
+      fail_msg("call %d on pageable memory inside a driver range asked %d times, not once", i,
+               watch_queries - queries);
+  }
+  /* device memory at the same addresses: the call must see device data */
+  fake_adopt(buf, 2 * 4096, 0);
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &v, buf + 1024, 16), XPAR_OK);
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+  if (!strstr(d.reason, "device")) fail_msg("decided \"%s\" without seeing device data", d.reason);
+  fake_disown(buf);
+
+  /* a cached pageable page, then the driver names an allocation covering it */
+  watch_lo = (const char *)two;
+  watch_hi = (const char *)two + 2 * 4096;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &v, two, 16), XPAR_OK);
+  int queries = watch_queries;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &v, two, 16), XPAR_OK);
+  assert_int_equal(watch_queries, queries); /* cached */
+  fake_adopt(two, 2 * 4096, 1);
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &v, two + 1024, 16), XPAR_OK); /* pinned: noted */
+  fake_disown(two);
+  queries = watch_queries;
+  assert_int_equal(xpar_fill(ctx, XPAR_INT32, &v, two, 16), XPAR_OK);
+  assert_int_equal(watch_queries, queries + 1); /* dropped from the cache: asked */
+  watch_lo = watch_hi = NULL;
+  free(buf);
+  free(two);
   xpar_context_destroy(ctx);
 }
 
@@ -1405,6 +1496,10 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
       size_t k;
       return xpar_select(ctx, t, XPAR_NE, &zero, NULL, x, z, n, &k);
     }
+    case XPAR_OP_RUNS: {
+      size_t k;
+      return xpar_run_length_encode(ctx, t, x, n, z, (uint64_t *)y, &k);
+    }
     case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
       uint64_t one, hi = 1;
       return xpar_histogram_even(ctx, t, x, n, &zero, &hi, n ? (n < 64 ? n : 64) : 1,
@@ -1581,6 +1676,7 @@ int main(void) {
       cmocka_unit_test(nowait_into_device_memory),
       cmocka_unit_test(synchronous_result_in_device_memory),
       cmocka_unit_test(memory_query_asks_the_driver),
+      cmocka_unit_test(driver_ranges_are_not_cached),
       cmocka_unit_test(device_scalars_refused),
       cmocka_unit_test(kernels_through_the_policy),
       cmocka_unit_test(fast_path_matches_general_path),

@@ -87,13 +87,25 @@ static xpar_context *make(int shadow, int repro, int fail) {
 
 enum { N = 100003 };
 typedef enum { K_SUM, K_MIN, K_MAX, K_WIDE, K_DOT, K_SCAN_INC, K_SCAN_EXC, K_SCAN_INIT,
-               K_AXPY, K_ADD, K_FILL, K_SORT, K_ARGSORT, K_SELECT, K_UNIQUE, K_HIST_EVEN,
-               K_HIST_RANGE, K_COUNT } kind_t;
+               K_AXPY, K_ADD, K_FILL, K_SORT, K_ARGSORT, K_SELECT, K_UNIQUE, K_RLE, K_RBK,
+               K_HIST_EVEN, K_HIST_RANGE, K_COUNT } kind_t;
 static const char *const kind_names[] = {"sum",  "min", "max",  "wide", "dot",    "scan_inc",
                                          "scan_exc", "scan_init", "axpy", "add", "fill",
                                          "sort", "argsort", "select", "unique",
+                                         "run_length_encode", "reduce_by_key",
                                          "histogram_even", "histogram_range"};
-static size_t g_last_count; /* the count of the last select or unique */
+static size_t g_last_count; /* the count of the last select, unique or runs call */
+/* The runs' second output, and reduce_by_key's keys: int32 runs of 1 to 13. */
+static uint64_t g_runs_out2[N];
+static int32_t g_runs_keys[N];
+static void runs_keys(void) {
+  int32_t key = 0;
+  for (size_t i = 0; i < N;) {
+    size_t len = 1 + (size_t)(next_rand() % 13);
+    for (size_t j = 0; j < len && i < N; j++) g_runs_keys[i++] = key;
+    key += 1 + (int32_t)(next_rand() % 3);
+  }
+}
 
 /* N + 1 ascending boundaries of dtype t (the integers -N/2 .., or 0 .. for
  * unsigned dtypes), for a histogram of N bins. */
@@ -142,6 +154,10 @@ static xpar_status run(xpar_context *ctx, kind_t k, xpar_dtype t, const void *x,
     case K_ARGSORT: return xpar_argsort(ctx, t, XPAR_INT64, XPAR_ASCENDING, x, out, N);
     case K_SELECT: return xpar_select(ctx, t, XPAR_GT, s, NULL, x, out, N, &g_last_count);
     case K_UNIQUE: return xpar_unique(ctx, t, x, out, N, &g_last_count);
+    case K_RLE: return xpar_run_length_encode(ctx, t, x, N, out, g_runs_out2, &g_last_count);
+    case K_RBK:
+      return xpar_reduce_by_key(ctx, XPAR_INT32, t, XPAR_SUM, g_runs_keys, x, N, out,
+                                g_runs_out2, &g_last_count);
     case K_HIST_EVEN: { /* N bins over [0, s): out holds N counts */
       const unsigned char zero[8] = {0};
       return xpar_histogram_even(ctx, t, x, N, zero, s, N, (uint64_t *)out);
@@ -163,6 +179,7 @@ static void quiet_and_unchanged(int repro) {
       fill((xpar_dtype)t, y, N);
       memset(a, 0xa5, N * 8);
       memset(b, 0x5a, N * 8);
+      if (k == K_RBK) runs_keys();
       assert_int_equal(run(plain, (kind_t)k, (xpar_dtype)t, x, y, a), XPAR_OK);
       const size_t plain_count = g_last_count;
       xpar_status st = run(shadowed, (kind_t)k, (xpar_dtype)t, x, y, b);
@@ -173,11 +190,12 @@ static void quiet_and_unchanged(int repro) {
         fail_msg("seed %llu: %s %s repro=%d: status %s, reason \"%s\" (%s)",
                  (unsigned long long)g_seed, kind_names[k], xpar_dtype_name((xpar_dtype)t), repro,
                  xpar_status_name(st), d.reason, xpar_last_error_detail());
-      size_t es = k == K_WIDE || k == K_ARGSORT || k >= K_HIST_EVEN
-                      ? 8
-                      : xpar_dtype_size((xpar_dtype)t);
+      size_t es = k == K_WIDE || k == K_ARGSORT || k >= K_HIST_EVEN ? 8
+                  : k == K_RBK                                      ? 4
+                                                                    : xpar_dtype_size((xpar_dtype)t);
       size_t bytes = is_scalar((kind_t)k) ? es : N * es;
-      if (k == K_SELECT || k == K_UNIQUE) { /* out past the count is the caller's */
+      if (k == K_SELECT || k == K_UNIQUE || k == K_RLE ||
+          k == K_RBK) { /* out past the count is the caller's */
         assert_int_equal(g_last_count, plain_count);
         bytes = g_last_count * es;
       }

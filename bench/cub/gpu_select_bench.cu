@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <limits>
 #include <vector>
 
 #include <cub/device/device_partition.cuh>
@@ -344,14 +345,15 @@ template <class T> __global__ void fill_unique_runs(T *p, size_t n) {
     p[i] = (T)((i + (z & 1)) >> 1);
   }
 }
-__global__ void fill_flags(unsigned char *f, size_t n) {
+/* flags set with probability keep_per_1024 / 1024 */
+__global__ void fill_flags(unsigned char *f, size_t n, unsigned keep_per_1024) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     uint32_t z = (uint32_t)i * 0x9e3779b9u ^ 0x1234567u;
     z ^= z >> 16;
     z *= 0x85ebca6bu;
     z ^= z >> 13;
-    f[i] = (unsigned char)(z & 1);
+    f[i] = (unsigned char)((z & 1023u) < keep_per_1024);
   }
 }
 /* differences between xpar's partition tail (input order) and CUB's (reversed) */
@@ -380,13 +382,25 @@ struct Ctx {
   unsigned long long *bad;
 };
 
-template <class T> T half_point() {
-  if constexpr (std::is_floating_point<T>::value) return (T)0.5;
-  else if constexpr (std::is_signed<T>::value) return T(0);
-  else return (T)(((T)~T(0)) / 2 + 1);
+/* The value below which a fraction q of the inputs lies: uniform random bits for the
+ * integers, [0, 1) for the floats. */
+template <class T> T quantile_point(double q) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return (T)q;
+  } else {
+    using U = typename std::make_unsigned<T>::type;
+    const U step = (U)((double)(U)~U(0) * q);
+    if constexpr (std::is_signed<T>::value)
+      return (T)((U)std::numeric_limits<T>::min() + step);
+    else
+      return (T)step;
+  }
 }
 
-template <class T> void select_row(Ctx &c, xpar_dtype t, const char *tname, int kind, size_t n) {
+/* One row: kind on n elements of T, a fraction q of them kept (select, flagged,
+ * partition; unique keeps about two thirds, runs of one or two). */
+template <class T>
+void select_row(Ctx &c, xpar_dtype t, const char *tname, int kind, size_t n, double q = 0.5) {
   T *in, *out_x, *out_c;
   unsigned char *flags = NULL;
   uint64_t *cnt_x;
@@ -406,10 +420,10 @@ template <class T> void select_row(Ctx &c, xpar_dtype t, const char *tname, int 
     fill_random<<<4 * c.sms, 256>>>((uint32_t *)in, n * sizeof(T) / 4, 4321u);
   if (kind == XPAR__SELECT_FLAGGED) {
     GB_CUDA(cudaMalloc(&flags, n));
-    fill_flags<<<4 * c.sms, 256>>>(flags, n);
+    fill_flags<<<4 * c.sms, 256>>>(flags, n, (unsigned)(q * 1024.0 + 0.5));
   }
   GB_CUDA(cudaGetLastError());
-  const Less<T> op{half_point<T>()};
+  const Less<T> op{quantile_point<T>(q)};
   void *temp = NULL;
   size_t tb = 0;
   const int64_t nn = (int64_t)n;
@@ -436,7 +450,7 @@ template <class T> void select_row(Ctx &c, xpar_dtype t, const char *tname, int 
   s.kind = (xpar__select_kind)kind;
   s.dtype = t;
   s.pred = XPAR_LT;
-  const T v = half_point<T>();
+  const T v = quantile_point<T>(q);
   memcpy(s.value.bytes, &v, sizeof v);
   s.in = in;
   s.flags = flags;
@@ -590,6 +604,14 @@ int gpu_select_run(int quick, unsigned long long seed, int what) {
     if (kind != XPAR__SELECT_FLAGGED && kind != XPAR__UNIQUE)
       for (int i = 0; i < nq; i++) select_row<double>(c, XPAR_DOUBLE, "double", kind, (size_t)1 << lg8[i]);
   }
+  /* 1 % and 99 % kept, int32 and double, 2^20 .. 2^30 in steps of 2^4 (quick: 2^20) */
+  const int lgq4[] = {20, 24, 28, 30}, lgq8[] = {20, 24, 28, 29};
+  for (double q : {0.01, 0.99})
+    for (int kind : {(int)XPAR__SELECT_IF, (int)XPAR__SELECT_FLAGGED, (int)XPAR__PARTITION})
+      for (int i = 0; i < (quick ? 1 : 4); i++) {
+        select_row<int32_t>(c, XPAR_INT32, "int32", kind, (size_t)1 << lgq4[i], q);
+        select_row<double>(c, XPAR_DOUBLE, "double", kind, (size_t)1 << lgq8[i], q);
+      }
   GB_CUDA(cudaFree(c.bad));
   B.state_destroy(c.st);
   return rc;

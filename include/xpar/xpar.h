@@ -215,6 +215,7 @@ typedef enum xpar_predicate {
   X(DOT, "dot", "DOT")            \
   X(SORT, "sort", "SORT") /* xpar_sort, xpar_sort_pairs, xpar_argsort (by key dtype) */ \
   X(SELECT, "select", "SELECT") /* xpar_select, _select_flagged, _partition, _unique */ \
+  X(RUNS, "runs", "RUNS") /* xpar_run_length_encode, xpar_reduce_by_key (by key dtype) */ \
   X(HISTOGRAM, "histogram", "HISTOGRAM") /* xpar_histogram_even, _range (by sample dtype) */
 
 /** An operation; one value per row of XPAR_OP_MAP, prefixed XPAR_OP_. */
@@ -953,6 +954,43 @@ XPAR_API xpar_status xpar_partition(xpar_context *ctx, xpar_dtype dtype, xpar_pr
 XPAR_API xpar_status xpar_unique(xpar_context *ctx, xpar_dtype dtype, const void *in, void *out,
                                  size_t n, size_t *count);
 
+/**
+ * Run-length encode: for each run of equal consecutive elements of in (run r),
+ * values_out[r] is its first element and lengths_out[r] its length (64-bit
+ * counts, as NumPy's); *num_runs is the number of runs (a host variable of 8
+ * bytes; the nowait variant's may be device memory).  Equality is xpar_unique's:
+ * for floats -0.0 == +0.0 and every NaN equals every other NaN (a run of
+ * zeros of both signs, or of NaNs of any payload, is one run; its first
+ * element is written with its own bits).  values_out and lengths_out beyond
+ * *num_runs are not written.  The three arrays must not overlap
+ * (XPAR_ERR_OVERLAP): no in place.  Op XPAR_OP_RUNS (its thresholds are keyed by
+ * in's dtype).
+ */
+XPAR_API xpar_status xpar_run_length_encode(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                            size_t n, void *values_out, uint64_t *lengths_out,
+                                            size_t *num_runs);
+
+/**
+ * Reduce by key: for each run of equal consecutive keys (run r, equality as
+ * xpar_run_length_encode), keys_out[r] is its first key and values_out[r] the
+ * SUM, MIN or MAX of its values, in value_dtype; *num_runs is the number of
+ * runs.  Keys and values may be of any two dtypes.  Integer sums wrap modulo
+ * 2^bits; float min and max are xpar_reduce's (a NaN value gives an unspecified
+ * choice between NaN and a number).  Float sums add each run's values in the
+ * tier's order, within the bound of xpar_reduce over that run's values
+ * (2 gamma_len sum |v| apart between tiers).  In reproducible mode
+ * (xpar_context_set_reproducible) each run's float or double SUM is, bit for
+ * bit, what reproducible xpar_reduce(SUM) gives on that run's values as an
+ * array of its own (its blocks, lanes and tree counted from the run's first
+ * element: docs/reproducible.md), on every tier and thread count.  No two of
+ * the four arrays may overlap (XPAR_ERR_OVERLAP): no in place.  Outputs beyond
+ * *num_runs are not written.
+ */
+XPAR_API xpar_status xpar_reduce_by_key(xpar_context *ctx, xpar_dtype key_dtype,
+                                        xpar_dtype value_dtype, xpar_reduction op,
+                                        const void *keys_in, const void *values_in, size_t n,
+                                        void *keys_out, void *values_out, size_t *num_runs);
+
 /** The most bins a histogram takes (2^31): counts are 8 bytes each, so the
  *  largest histogram's counts fill 16 GiB. */
 #define XPAR_HISTOGRAM_MAX_BINS ((size_t)1 << 31)
@@ -1194,6 +1232,19 @@ XPAR_API xpar_status xpar_partition_nowait(xpar_context *ctx, xpar_dtype dtype,
 /** xpar_unique(), nowait. */
 XPAR_API xpar_status xpar_unique_nowait(xpar_context *ctx, xpar_dtype dtype, const void *in,
                                         void *out, size_t n, size_t *device_count);
+/** xpar_run_length_encode(), nowait: *device_num_runs may be device memory
+ *  (8-byte aligned). */
+XPAR_API xpar_status xpar_run_length_encode_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                   const void *in, size_t n, void *values_out,
+                                                   uint64_t *lengths_out,
+                                                   size_t *device_num_runs);
+/** xpar_reduce_by_key(), nowait: *device_num_runs may be device memory
+ *  (8-byte aligned). */
+XPAR_API xpar_status xpar_reduce_by_key_nowait(xpar_context *ctx, xpar_dtype key_dtype,
+                                               xpar_dtype value_dtype, xpar_reduction op,
+                                               const void *keys_in, const void *values_in,
+                                               size_t n, void *keys_out, void *values_out,
+                                               size_t *device_num_runs);
 
 /** xpar_histogram_even(), nowait: counts in device memory stay there (a
  *  following GPU call reads them with no host round trip); *lo and *hi are

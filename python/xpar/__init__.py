@@ -102,7 +102,7 @@ _OFFLOAD_NAMES = ["default", "disabled", "mandatory"]
 _TIERS = {None: 0, "off": 0, "none": 0, "cpu-serial": 1, "cpu-openmp": 2, "cuda": 3,
           "cuda-serial": 4}
 _OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5, "sort": 6,
-        "select": 7, "histogram": 8}
+        "select": 7, "runs": 8, "histogram": 9}
 _PREDICATES = {"<": 0, "<=": 1, "==": 2, "!=": 3, ">=": 4, ">": 5, "in_range": 6}
 _DTYPES = {"int32": 0, "int64": 1, "uint32": 2, "uint64": 3, "float": 4, "float32": 4,
            "double": 5, "float64": 5}
