@@ -29,7 +29,9 @@
 #ifndef XPAR_BASE_HIST_BIN_H
 #define XPAR_BASE_HIST_BIN_H
 
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "xpar/xpar.h"
 
@@ -151,12 +153,9 @@ XPAR__HIST_FN uint32_t xpar__hist_float_bin(const xpar__hist_even *p, double x) 
   return b < p->num_bins ? b : p->num_bins - 1;
 }
 
-#if !defined(__CUDA_ARCH__)
-#include <math.h>
-#include <string.h>
-
 /** Prepare p from host scalars lo, hi of dtype (checked by api/: valid dtype,
- *  lo < hi, finite floats, 1 <= num_bins <= XPAR_HISTOGRAM_MAX_BINS). */
+ *  lo < hi, finite floats, 1 <= num_bins <= XPAR_HISTOGRAM_MAX_BINS).  Host
+ *  code only (a plain function: host-side under nvcc too). */
 static inline void xpar__hist_even_prepare(xpar_dtype dtype, const void *lo, const void *hi,
                                            size_t num_bins, xpar__hist_even *p) {
   memset(p, 0, sizeof *p);
@@ -226,6 +225,5 @@ static inline void xpar__hist_even_prepare(xpar_dtype dtype, const void *lo, con
   p->recip = UINT64_MAX / p->range;
   p->scale = (double)num_bins / (double)p->range;
 }
-#endif
 
 #endif /* XPAR_BASE_HIST_BIN_H */
