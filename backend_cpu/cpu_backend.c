@@ -22,6 +22,7 @@ const xpar__backend xpar__cpu_backend = {
     .launch = xpar__cpu_launch,
     .op_reduce = xpar__cpu_op_reduce,
     .op_scan = xpar__cpu_op_scan,
+    .op_select = xpar__cpu_op_select,
     .repro_reduce = xpar__cpu_repro_reduce,
     .repro_scan = xpar__cpu_repro_scan,
 };

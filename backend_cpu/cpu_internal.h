@@ -274,6 +274,9 @@ xpar_status xpar__cpu_op_reduce(const xpar__exec *ex, const struct xpar_operator
                                 const void *in, void *result);
 xpar_status xpar__cpu_op_scan(const xpar__exec *ex, const struct xpar_operator *op,
                               xpar_scan_kind kind, size_t n, const void *in, void *out);
+xpar_status xpar__cpu_op_select(const xpar__exec *ex, const struct xpar_predicate_op *pred,
+                                int partition, size_t n, const void *in, void *out,
+                                uint64_t *count);
 xpar_status xpar__cpu_dot(const xpar__exec *ex, xpar_dtype t, const void *x, const void *y, size_t n,
                           void *result);
 /* Stable sort by the radix key of base/sort_key.h (cpu_sort.c). */

@@ -17,6 +17,7 @@ const xpar__backend xpar__cuda_backend = {
     .launch = xpar__cuda_launch,
     .op_reduce = xpar__cuda_op_reduce,
     .op_scan = xpar__cuda_op_scan,
+    .op_select = xpar__cuda_op_select,
     .repro_reduce = xpar__cuda_repro_reduce,
     .repro_scan = xpar__cuda_repro_scan,
     .query = xpar__cuda_query,

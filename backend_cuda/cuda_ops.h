@@ -34,6 +34,9 @@ xpar_status xpar__cuda_sort(const xpar__exec *ex, const xpar__sort_spec *s);
 
 /* compaction: select, select_flagged, partition, unique (device_select.cu) */
 xpar_status xpar__cuda_select(const xpar__exec *ex, const xpar__select_spec *s);
+xpar_status xpar__cuda_op_select(const xpar__exec *ex, const struct xpar_predicate_op *pred,
+                                 int partition, size_t n, const void *in, void *out,
+                                 uint64_t *count);
 
 /* runs: run-length encode, reduce by key (device_runs.cu) */
 xpar_status xpar__cuda_runs(const xpar__exec *ex, const xpar__runs_spec *s);

@@ -41,6 +41,7 @@ const char *kind_name(int kind) {
     case XPAR__SELECT_IF: return "select";
     case XPAR__SELECT_FLAGGED: return "select_flagged";
     case XPAR__PARTITION: return "partition";
+    case XPAR__PARTITION_FLAGGED: return "partition_flagged";
     default: return "unique";
   }
 }
@@ -62,13 +63,13 @@ xpar_status launch_look_back(const xpar__exec *ex, SelectParams &p, const char *
     p.poll_delay_ns = Tn::poll_delay_ns;
   }
   const DoneSignal done = p.done;
-  if (KIND == XPAR__PARTITION) p.done = DoneSignal{nullptr, nullptr, 0}; /* the reversal signals */
+  if (is_partition(KIND)) p.done = DoneSignal{nullptr, nullptr, 0}; /* the reversal signals */
   {
     void *args[] = {&p};
     XPAR__FORWARD(xpar__cuda_launch(st, (const void *)select_kernel<T, KIND, C>, NULL,
                                     (unsigned)p.num_tiles, Tn::block, 0, args, name));
   }
-  if (KIND == XPAR__PARTITION) {
+  if (is_partition(KIND)) {
     const size_t per_block = (size_t)reverse_block * reverse_unroll;
     const size_t pairs = p.n / 2;
     size_t grid = (pairs + per_block - 1) / per_block;
@@ -109,7 +110,7 @@ xpar_status select_run(const xpar__exec *ex, const xpar__select_spec *s) {
   p.hi = s->hi;
   p.in_place = s->out == s->in;
   p.vectorized = aligned_to(s->in, 16) &&
-                 (KIND != XPAR__SELECT_FLAGGED || aligned_to(s->flags, vec_items<T>()));
+                 (!uses_flags(KIND) || aligned_to(s->flags, vec_items<T>()));
   p.count = host_count ? static_cast<unsigned long long *>(st->result_device)
                        : reinterpret_cast<unsigned long long *>(s->count);
   const bool spin = wait && n <= tuning::flag_wait_max_n;
@@ -159,7 +160,7 @@ xpar_status select_run(const xpar__exec *ex, const xpar__select_spec *s) {
  * integers only the bits (unique's floats: the sort's equality). */
 template <int KIND> xpar_status select_dtype(const xpar__exec *ex, const xpar__select_spec *s) {
   const size_t bytes = xpar__dtype_size(s->dtype);
-  if constexpr (KIND == XPAR__SELECT_FLAGGED) {
+  if constexpr (uses_flags(KIND)) {
     if (bytes == 4) return select_run<uint32_t, KIND>(ex, s);
     return select_run<uint64_t, KIND>(ex, s);
   } else if constexpr (KIND == XPAR__UNIQUE) {
@@ -183,7 +184,7 @@ using namespace xpar_cuda;
 
 extern "C" xpar_status xpar__cuda_select(const xpar__exec *ex, const xpar__select_spec *s) {
   const int kind = (int)s->kind;
-  if (kind < XPAR__SELECT_IF || kind > XPAR__UNIQUE)
+  if (kind < XPAR__SELECT_IF || kind > XPAR__PARTITION_FLAGGED)
     return xpar__fail(XPAR_ERR_INVALID_ENUM, "select: unknown kind %d", kind);
   const char *name = select::kind_name(kind);
   XPAR__FORWARD(xpar__cuda_begin(ex->cuda, name));
@@ -217,6 +218,7 @@ extern "C" xpar_status xpar__cuda_select(const xpar__exec *ex, const xpar__selec
     case XPAR__SELECT_IF: return select::select_dtype<XPAR__SELECT_IF>(ex, s);
     case XPAR__SELECT_FLAGGED: return select::select_dtype<XPAR__SELECT_FLAGGED>(ex, s);
     case XPAR__PARTITION: return select::select_dtype<XPAR__PARTITION>(ex, s);
+    case XPAR__PARTITION_FLAGGED: return select::select_dtype<XPAR__PARTITION_FLAGGED>(ex, s);
     default: return select::select_dtype<XPAR__UNIQUE>(ex, s);
   }
 }

@@ -56,6 +56,15 @@
 namespace xpar_cuda {
 namespace select {
 
+/* A stable partition (by predicate, or by flags: an application predicate's,
+ * XPAR__PARTITION_FLAGGED), and the kinds whose keep flags are bytes in memory. */
+constexpr bool is_partition(int kind) {
+  return kind == XPAR__PARTITION || kind == XPAR__PARTITION_FLAGGED;
+}
+constexpr bool uses_flags(int kind) {
+  return kind == XPAR__SELECT_FLAGGED || kind == XPAR__PARTITION_FLAGGED;
+}
+
 /* Shapes.  The tuned (look-back) kernel: 256 threads, 4 vectors per thread (16 4-byte or
  * 8 8-byte items), a 16 KiB stage either way.  The one-block kernel: one vector per
  * thread, up to 512 threads (the scan's small tile, launch_shape.cuh says why). */
@@ -209,7 +218,7 @@ __device__ __forceinline__ void select_tile(const SelectParams &p,
   }
   if constexpr (KIND == XPAR__SELECT_IF || KIND == XPAR__PARTITION) {
     predicate_flags<T, K, V>(x, f, p.pred, scalar_as<T>(p.value), scalar_as<T>(p.hi));
-  } else if constexpr (KIND == XPAR__SELECT_FLAGGED) {
+  } else if constexpr (uses_flags(KIND)) {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const size_t at = chunk + ((size_t)k * 32u + lane) * V;
@@ -300,7 +309,7 @@ __device__ __forceinline__ void select_tile(const SelectParams &p,
       for (int e = 0; e < V; ++e) {
         if (f[k][e]) {
           sh.stage[r] = x[k][e];
-        } else if constexpr (KIND == XPAR__PARTITION) {
+        } else if constexpr (is_partition(KIND)) {
           if (local + e < valid) sh.stage[tile_count + (local + e - r)] = x[k][e];
         }
         r += f[k][e] ? 1u : 0u;
@@ -328,7 +337,7 @@ __device__ __forceinline__ void select_tile(const SelectParams &p,
   const C prefix = sh.prefix;
 
   /* 6. out */
-  if constexpr (KIND == XPAR__PARTITION) {
+  if constexpr (is_partition(KIND)) {
     const size_t rejected_before = tile_start - (size_t)prefix;
     for (unsigned i = threadIdx.x; i < (unsigned)valid; i += blockDim.x) {
       const T v = sh.stage[i];
@@ -384,7 +393,7 @@ __global__ void __launch_bounds__(SmallSelectTuning::block, 1) select_one_block_
   __shared__ SelectShared<T, uint64_t, Tn::vectors * vec_items<T>(), Tn::block> sh;
   if (threadIdx.x == 0) sh.prefix = 0, sh.total = 0;
   __syncthreads();
-  if constexpr (KIND == XPAR__PARTITION) {
+  if constexpr (is_partition(KIND)) {
     for (size_t tile = 0; tile < p.num_tiles; ++tile)
       select_tile_at<T, KIND, uint64_t, Tn::vectors, Tn::block, true>(p, sh, tile, true);
     __syncthreads();
@@ -403,12 +412,16 @@ template <class T, int KIND> __global__ void select_serial_kernel(SelectParams p
     T *out = static_cast<T *>(p.out);
     const T v = scalar_as<T>(p.value), hi = scalar_as<T>(p.hi);
     unsigned long long kept = 0;
-    if constexpr (KIND == XPAR__PARTITION) {
-      for (size_t i = 0; i < p.n; ++i) kept += holds<T>(in[i], p.pred, v, hi) ? 1u : 0u;
+    if constexpr (is_partition(KIND)) {
+      auto keep_at = [&](size_t i) {
+        if constexpr (KIND == XPAR__PARTITION) return holds<T>(in[i], p.pred, v, hi);
+        else return p.flags[i] != 0;
+      };
+      for (size_t i = 0; i < p.n; ++i) kept += keep_at(i) ? 1u : 0u;
       size_t a = 0, b = kept;
       for (size_t i = 0; i < p.n; ++i) {
         const T x = in[i];
-        if (holds<T>(x, p.pred, v, hi)) out[a++] = x;
+        if (keep_at(i)) out[a++] = x;
         else out[b++] = x;
       }
     } else {

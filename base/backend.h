@@ -37,6 +37,7 @@ struct xpar__cuda_state; /* per-context GPU state, owned by backend_cuda/ */
 struct xpar_kernel;      /* an application kernel (xpar/xpar_kernel.h)   */
 struct xpar_kernel_args;
 struct xpar_operator;    /* an application operator (xpar/xpar_kernel.h) */
+struct xpar_predicate_op; /* an application predicate (xpar/xpar_kernel.h) */
 
 /** Array operands of one call, at most: x, y and out (add: x, y, z), or a
  *  kernel's arrays (xpar_launch).  Each
@@ -79,8 +80,10 @@ typedef enum xpar__select_kind {
   XPAR__SELECT_IF = 0,      /* the predicate holds                               */
   XPAR__SELECT_FLAGGED = 1, /* flags[i] != 0                                     */
   XPAR__PARTITION = 2,      /* the predicate holds first, then the rest (all n)  */
-  XPAR__UNIQUE = 3          /* i == 0 or in[i] differs from in[i-1] (the sort's
+  XPAR__UNIQUE = 3,         /* i == 0 or in[i] differs from in[i-1] (the sort's
                                float equality: -0.0 == +0.0, NaN == NaN)         */
+  XPAR__PARTITION_FLAGGED = 4 /* flags[i] != 0 first, then the rest (all n); the
+                               CUDA backend's, for application predicates  */
 } xpar__select_kind;
 
 /** One compaction call.  Kept elements go to out[0 .. count) in input order;
@@ -206,6 +209,12 @@ typedef struct xpar__backend {
                            const void *in, void *result);
   xpar_status (*op_scan)(const xpar__exec *ex, const struct xpar_operator *op,
                          xpar_scan_kind kind, size_t n, const void *in, void *out);
+  /* An application predicate (XPAR_PREDICATE): the kept elements of in to
+   * out[0 .. *count) in order; with partition the others after them, in order
+   * (in and out disjoint; count as a compaction's, xpar__select_spec);
+   * NOT_SUPPORTED where the predicate lacks this side. */
+  xpar_status (*op_select)(const xpar__exec *ex, const struct xpar_predicate_op *pred,
+                           int partition, size_t n, const void *in, void *out, uint64_t *count);
 
   /* ---- reproducible mode (docs/reproducible.md): float and double only ----
    * The summation order of the specification, the same bits on every tier

@@ -403,7 +403,7 @@ static void usage(FILE *f) {
           "  --out FILE       profile to write (default: $XPAR_PROFILE if set, else\n"
           "                   xpar_profile_default_path, i.e. $XDG_CACHE_HOME/xpar/profile.txt\n"
           "                   or ~/.cache/xpar/profile.txt); its directory is created\n"
-          "  --ops LIST       comma-separated ops (default: all eight)\n"
+          "  --ops LIST       comma-separated ops (default: all of them)\n"
           "  --dtypes LIST    comma-separated dtypes (default: all six)\n"
           "  --omp-range A:B  serial->OpenMP sweep 2^A..2^B (default 4:20)\n"
           "  --gpu-range A:B  CPU->GPU sweep 2^A..2^B (default 10:28; capped by memory)\n"
@@ -457,7 +457,7 @@ static xpar_context *open_ctx(xpar_backend b, int threads, size_t openmp_thresho
 int bench_cmd_calibrate(int argc, char **argv) {
   cal_state s;
   memset(&s, 0, sizeof s);
-  s.o = (cal_opts){.ops = "reduce,scan,axpy,add,fill,dot,sort,select,histogram",
+  s.o = (cal_opts){.ops = "reduce,scan,axpy,add,fill,dot,sort,select,runs,histogram",
                    .dtypes = "int32,int64,uint32,uint64,float,double",
                    .omp_lo = 4, .omp_hi = 20, .gpu_lo = 10, .gpu_hi = 28, .seed = 12345,
                    .timing = {.min_reps = 5, .min_time_s = 0.010, .max_reps = 300,

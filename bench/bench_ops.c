@@ -368,6 +368,44 @@ static void plain_serial_select(bench_case *c, int threads) {
   memcpy(c->result, &k, sizeof k);
 }
 
+/* Runs: reduce by key (SUM) with the keys as their own values, as an
+ * application writes it: one loop.  Keys x, values x (inputs may alias), run
+ * keys to out, run sums to y (the bench case's third array; its input is not
+ * read).  The bench's data (full-range integers, float integers in [-4, 4]:
+ * no NaN, no -0.0) make plain == the header's equality, runs of mean length
+ * about 1 (the most output) and float sums exact in any order.  out past the
+ * count holds the poison every checked run starts from. */
+#define BENCH_RUNS_(e, ctype, name, size)                                    \
+  static size_t plain_runs_##e(const ctype *x, ctype *out, ctype *sums, size_t n) { \
+    size_t k = 0;                                                            \
+    for (size_t i = 0; i < n; ++i) {                                         \
+      if (i == 0 || x[i] != x[i - 1]) {                                      \
+        out[k] = x[i];                                                       \
+        sums[k++] = x[i];                                                    \
+      } else {                                                               \
+        sums[k - 1] = (ctype)(sums[k - 1] + x[i]);                           \
+      }                                                                      \
+    }                                                                        \
+    return k;                                                                \
+  }
+XPAR_DTYPE_MAP(BENCH_RUNS_)
+#undef BENCH_RUNS_
+static void plain_serial_runs(bench_case *c, int threads) {
+  (void)threads;
+  memset(c->out, 0xA5, c->n * c->esize);
+  size_t k = 0;
+  switch (c->dtype) {
+#define BENCH_RUNS_CASE_(e, ctype, name, size)                                          \
+  case XPAR_##e:                                                                        \
+    k = plain_runs_##e((const ctype *)c->x, (ctype *)c->out, (ctype *)c->y, c->n);      \
+    break;
+    XPAR_DTYPE_MAP(BENCH_RUNS_CASE_)
+#undef BENCH_RUNS_CASE_
+    default: break;
+  }
+  memcpy(c->result, &k, sizeof k);
+}
+
 /* Histogram: 256 equal-width bins (fewer where out, n elements, holds fewer
  * counts; one, in the result, where it holds none) over the dtype's whole range
  * for integers and [-4, 5) for floats (the bench's floats are the integers
@@ -488,6 +526,13 @@ static xpar_status run_select(xpar_context *ctx, bench_case *c) {
   memcpy(c->result, &count, sizeof count);
   return st;
 }
+static xpar_status run_runs(xpar_context *ctx, bench_case *c) {
+  size_t count;
+  xpar_status st = xpar_reduce_by_key(ctx, c->dtype, c->dtype, XPAR_SUM, c->x, c->x, c->n,
+                                      c->out, c->y, &count);
+  memcpy(c->result, &count, sizeof count);
+  return st;
+}
 
 static xpar_status run_histogram(xpar_context *ctx, bench_case *c) {
   unsigned char lo[8], hi[8];
@@ -510,6 +555,9 @@ static const bench_op ops[] = {
     {"sort", XPAR_OP_SORT, 1, 2.0, run_sort, NULL, "qsort", plain_serial_sort},
     /* select x > 2: read n, write the half kept */
     {"select", XPAR_OP_SELECT, 1, 1.5, run_select, NULL, "plain-loop", plain_serial_select},
+    /* runs: reduce by key of x by itself: read n, write a key and a sum per
+     * run (about n runs in the bench's data); the run keys are checked */
+    {"runs", XPAR_OP_RUNS, 1, 3.0, run_runs, NULL, "plain-loop", plain_serial_runs},
     /* histogram: read n, write 256 counts (noise) */
     {"histogram", XPAR_OP_HISTOGRAM, 1, 1.0, run_histogram, NULL, "plain-loop",
      plain_serial_histogram},
@@ -536,11 +584,12 @@ static void set_scalar(bench_case *c, const bench_op *op);
 /* Which arrays an op reads and writes (bench.h). */
 int bench_op_reads_x(xpar_op op) { return op != XPAR_OP_FILL; }
 int bench_op_reads_y(xpar_op op) {
-  return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT;
+  return op == XPAR_OP_AXPY || op == XPAR_OP_ADD || op == XPAR_OP_DOT ||
+         op == XPAR_OP_RUNS; /* runs: y is written (the run sums), never read */
 }
 int bench_op_writes_out(xpar_op op) {
   return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL || op == XPAR_OP_SORT ||
-         op == XPAR_OP_SELECT || op == XPAR_OP_HISTOGRAM;
+         op == XPAR_OP_SELECT || op == XPAR_OP_RUNS || op == XPAR_OP_HISTOGRAM;
 }
 void *bench_case_output(const bench_case *c) {
   return c->op == XPAR_OP_AXPY ? c->y : bench_op_writes_out(c->op) ? c->out : NULL;

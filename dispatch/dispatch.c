@@ -109,6 +109,14 @@ static xpar_status add_result(xpar_context *ctx, const xpar__call *c, plan *p, v
   return XPAR_OK;
 }
 
+/* The size of a kernel call's result: an operator's accumulator, a predicate's
+ * count; 0 for a launch. */
+static size_t kernel_result_bytes(const xpar__kernel_call *k) {
+  if (k->kind == XPAR__KERNEL_REDUCE) return k->op->acc_size;
+  if (k->kind == XPAR__KERNEL_SELECT) return sizeof(uint64_t);
+  return 0;
+}
+
 static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   const size_t bytes = c->bytes;
   p->count = 0;
@@ -118,8 +126,7 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
    * lies inside a mapping, that mapping's host copy changes. */
   void *const sync_result = c->nowait ? NULL : c->kernel ? c->kernel->result : c->result;
   if (sync_result && ctx->n_maps) {
-    const size_t rb = c->kernel ? (c->kernel->op ? c->kernel->op->acc_size : 0)
-                                : xpar__dtype_size(c->result_dtype);
+    const size_t rb = c->kernel ? kernel_result_bytes(c->kernel) : xpar__dtype_size(c->result_dtype);
     XPAR__RETURN_IF(xpar__mapping_holding(ctx, sync_result, rb, &p->host_result_map) < 0,
                     XPAR_ERR_INVALID_ARGUMENT,
                     "result (%p, %zu bytes) straddles the edge of a mapping", sync_result, rb);
@@ -135,6 +142,9 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
     if (c->kernel->kind == XPAR__KERNEL_REDUCE)
       XPAR__FORWARD(add_result(ctx, c, p, c->kernel->result, c->kernel->op->acc_size,
                                c->kernel->op->acc_align));
+    /* A predicate's count. */
+    if (c->kernel->kind == XPAR__KERNEL_SELECT)
+      XPAR__FORWARD(add_result(ctx, c, p, c->kernel->result, sizeof(uint64_t), sizeof(uint64_t)));
     return XPAR_OK;
   }
   /* y and out2 have bytes2 bytes (a sort's values, a compaction's flags);
@@ -221,7 +231,9 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
                                  const xpar__policy_facts *f, xpar__decision_raw *d,
                                  xpar_tier *tier) {
   const int forced_cpu = ctx->backend == XPAR_BACKEND_CPU || ctx->backend == XPAR_BACKEND_CPU_SERIAL;
-  const char *what = k->kind == XPAR__KERNEL_LAUNCH ? "kernel" : "operator";
+  const char *what = k->kind == XPAR__KERNEL_LAUNCH   ? "kernel"
+                     : k->kind == XPAR__KERNEL_SELECT ? "predicate"
+                                                      : "operator";
   if (!k->has_gpu) {
     XPAR__RETURN_IF(ctx->offload == XPAR_OFFLOAD_MANDATORY, XPAR_ERR_NOT_SUPPORTED,
                     "%s %s has no GPU variant in this build (its source was not compiled "
@@ -498,6 +510,9 @@ static xpar_status run_kernel(const xpar__backend *b, const xpar__exec *ex, cons
     case XPAR__KERNEL_SCAN:
       return b->op_scan(ex, k->op, k->scan_kind, c->n, resolved(p, ptrs, k->args[0].ptr),
                         (void *)resolved(p, ptrs, k->args[1].ptr));
+    case XPAR__KERNEL_SELECT:
+      return b->op_select(ex, k->pred, k->partition, c->n, resolved(p, ptrs, k->args[0].ptr),
+                          (void *)resolved(p, ptrs, k->args[1].ptr), (uint64_t *)result);
     case XPAR__KERNEL_LAUNCH:
     default: break;
   }
@@ -582,7 +597,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
   } local_result;
   void *const caller_result = c->kernel ? c->kernel->result : c->result;
   const size_t result_bytes =
-      c->kernel ? (c->kernel->op ? c->kernel->op->acc_size : 0) : xpar__dtype_size(c->result_dtype);
+      c->kernel ? kernel_result_bytes(c->kernel) : xpar__dtype_size(c->result_dtype);
   int result_on_device = p->has_result_operand && p->result.where.loc == XPAR__LOC_DEVICE;
   void *result = result_on_device ? (void *)&local_result : caller_result;
   if (p->has_result_operand && p->result.where.loc == XPAR__LOC_MAPPED)
@@ -716,7 +731,7 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
    * current before the result lands in it (the copy would overwrite it). */
   if (p->host_result_map)
     XPAR__FORWARD(xpar__mapping_sync_host(ctx, p->host_result_map, &d->bytes_to_host));
-  const int has_result = c->result || (c->kernel && c->kernel->kind == XPAR__KERNEL_REDUCE);
+  const int has_result = c->result || (c->kernel && kernel_result_bytes(c->kernel) > 0);
   int returns_early = c->nowait && !host_outputs && (!has_result || result_on_device);
   const int nowait = host_outputs || returns_early;
   /* Asked once per call, for the call and for what follows it: a captured call queues

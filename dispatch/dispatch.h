@@ -12,7 +12,9 @@
 typedef enum xpar__kernel_kind {
   XPAR__KERNEL_LAUNCH = 0, /* xpar_launch: kernel, args        */
   XPAR__KERNEL_REDUCE,     /* xpar_reduce_op: op, args[0] = in, result */
-  XPAR__KERNEL_SCAN        /* xpar_scan_op: op, args[0] = in, args[1] = out */
+  XPAR__KERNEL_SCAN,       /* xpar_scan_op: op, args[0] = in, args[1] = out */
+  XPAR__KERNEL_SELECT      /* xpar_select_op / _partition_op: pred, args[0] = in,
+                              args[1] = out, result = the count (8 bytes) */
 } xpar__kernel_kind;
 
 typedef struct xpar__kernel_call {
@@ -21,8 +23,10 @@ typedef struct xpar__kernel_call {
   int has_cpu, has_gpu;            /* the sides built               */
   const xpar_kernel *kernel;       /* LAUNCH                        */
   const xpar_operator *op;         /* REDUCE, SCAN                  */
+  const xpar_predicate_op *pred;   /* SELECT                        */
+  int partition;                   /* SELECT: a stable partition    */
   xpar_scan_kind scan_kind;        /* SCAN                          */
-  void *result;                    /* REDUCE: host accumulator      */
+  void *result;                    /* REDUCE: accumulator; SELECT: count */
   const xpar__kernel_entry *entry;
   int nargs;
   xpar_arg args[XPAR_KERNEL_MAX_ARGS];

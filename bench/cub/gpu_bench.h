@@ -53,6 +53,10 @@ int gpu_sort_run(int quick, unsigned long long seed, int what);
  * partition, unique), checked and beside CUB's DeviceSelect / DevicePartition
  * (gpu_select_bench.cu); what: 1 check, 2 timings, 3 both. */
 int gpu_select_run(int quick, unsigned long long seed, int what);
+/* --runs / --runs-check / --runs-bench: run-length encode and reduce by key, checked and
+ * beside CUB's DeviceRunLengthEncode::Encode / DeviceReduce::ReduceByKey
+ * (gpu_runs_bench.cu); what: 1 check, 2 timings, 3 both. */
+int gpu_runs_run(int quick, unsigned long long seed, int what);
 /* --hist / --hist-check / --hist-bench: the histogram (even and range bins), checked and
  * beside CUB's DeviceHistogram (gpu_hist_bench.cu); what: 1 check, 2 timings, 3 both. */
 int gpu_hist_run(int quick, unsigned long long seed, int what);

@@ -17,6 +17,10 @@
  *                  against a CPU loop, then timed beside CUB's DeviceSelect /
  *                  DevicePartition (gpu_select_bench.cu); --select-check /
  *                  --select-bench: one of the two
+ *   --runs         runs (run-length encode, reduce by key): checked against a CPU loop,
+ *                  then timed beside CUB's DeviceRunLengthEncode::Encode /
+ *                  DeviceReduce::ReduceByKey (gpu_runs_bench.cu); --runs-check /
+ *                  --runs-bench: one of the two
  *   --hist         the histogram (even and range bins): checked against the CPU backend,
  *                  then timed beside CUB's DeviceHistogram (gpu_hist_bench.cu);
  *                  --hist-check / --hist-bench: one of the two
@@ -33,7 +37,7 @@
 
 int main(int argc, char **argv) {
   int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0,
-      small_sweep = 0, sort = 0, select = 0, hist = 0;
+      small_sweep = 0, sort = 0, select = 0, runs = 0, hist = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -59,6 +63,12 @@ int main(int argc, char **argv) {
       select |= 1;
     else if (!strcmp(argv[i], "--select-bench"))
       select |= 2;
+    else if (!strcmp(argv[i], "--runs"))
+      runs = 3;
+    else if (!strcmp(argv[i], "--runs-check"))
+      runs |= 1;
+    else if (!strcmp(argv[i], "--runs-bench"))
+      runs |= 2;
     else if (!strcmp(argv[i], "--hist"))
       hist = 3;
     else if (!strcmp(argv[i], "--hist-check"))
@@ -75,13 +85,13 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] "
-                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--select] [--hist] [--seed N]\n",
+                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--select] [--runs] [--hist] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
   if (!check && !sticky && !profile && !sweep && !embed && !small_sweep && !sort &&
-      !select && !hist)
+      !select && !runs && !hist)
     bench = 1;
   opt.quick = quick;
 
@@ -101,6 +111,7 @@ int main(int argc, char **argv) {
   if (embed) rc |= gpu_embed_bench_run();
   if (sort) rc |= gpu_sort_run(quick, opt.seed, sort);
   if (select) rc |= gpu_select_run(quick, opt.seed, select);
+  if (runs) rc |= gpu_runs_run(quick, opt.seed, runs);
   if (hist) rc |= gpu_hist_run(quick, opt.seed, hist);
   return rc;
 }

@@ -22,4 +22,14 @@ XPAR_OPERATOR_DECLARE(xk_argmax);
 XPAR_OPERATOR_DECLARE(xk_recurrence);
 XPAR_OPERATOR_DECLARE(xk_sumsq);
 XPAR_OPERATOR_DECLARE(xk_sum_u32);
+
+/* A point (12 bytes: the GPU tiers do not take it, AUTO runs it on the CPU). */
+typedef struct xk_point {
+  float x, y, z;
+} xk_point;
+
+/* Predicates (XPAR_PREDICATE) for xpar_select_op and xpar_partition_op. */
+XPAR_PREDICATE_DECLARE(xk_even_i32);    /* int32: even                                */
+XPAR_PREDICATE_DECLARE(xk_rise_f64);    /* double: above the element before it        */
+XPAR_PREDICATE_DECLARE(xk_in_box_point); /* xk_point inside [0, 1)^3                  */
 #endif

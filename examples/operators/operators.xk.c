@@ -63,3 +63,26 @@ static XPAR_KERNEL_FN inline uint32_t sum_u32_zero(void) { return 0u; }
 static XPAR_KERNEL_FN inline uint32_t sum_u32_add(uint32_t a, uint32_t b) { return a + b; }
 static XPAR_KERNEL_FN inline uint32_t sum_u32_load(const uint32_t *in, size_t i) { return in[i]; }
 XPAR_OPERATOR(xk_sum_u32, uint32_t, uint32_t, sum_u32_zero, sum_u32_add, sum_u32_load);
+
+/* ---- predicates ------------------------------------------------------------------
+ * A test of element i that may read the whole input (a neighbour, a field of a
+ * struct); xpar_select_op keeps the elements it accepts, xpar_partition_op puts
+ * them first. */
+static XPAR_KERNEL_FN inline int even_i32(const int32_t *in, size_t i) {
+  return (in[i] & 1) == 0;
+}
+XPAR_PREDICATE(xk_even_i32, int32_t, even_i32);
+
+/* A rise: greater than the element before it (the first element always kept).
+ * The test reads in[i - 1]: a predicate sees the whole array, but not n, so it
+ * may look back, never past the end. */
+static XPAR_KERNEL_FN inline int rise_f64(const double *in, size_t i) {
+  return i == 0 || in[i] > in[i - 1];
+}
+XPAR_PREDICATE(xk_rise_f64, double, rise_f64);
+
+static XPAR_KERNEL_FN inline int in_box(const xk_point *in, size_t i) {
+  const xk_point p = in[i];
+  return p.x >= 0.0f && p.x < 1.0f && p.y >= 0.0f && p.y < 1.0f && p.z >= 0.0f && p.z < 1.0f;
+}
+XPAR_PREDICATE(xk_in_box_point, xk_point, in_box);

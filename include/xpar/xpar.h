@@ -1069,7 +1069,9 @@ XPAR_API xpar_status xpar_histogram_range(xpar_context *ctx, xpar_dtype dtype,
  *    smaller GPU threshold for host data), so memory freed and allocated
  *    again as another kind is classified right.  Pinned, device and managed
  *    pointers are asked on every call (freed pinned memory can come back
- *    from cudaMalloc as device memory).  Without a usable GPU (none, no driver, no code for its
+ *    from cudaMalloc as device memory), and a pageable page inside an
+ *    allocation the driver has called its own (the 16 most recent; memory
+ *    mapped over a freed pinned range) is not cached either.  Without a usable GPU (none, no driver, no code for its
  *    architecture) or with offload disabled, xpar makes no CUDA call and
  *    every pointer is host memory: passing a device pointer then is an error
  *    xpar cannot detect.

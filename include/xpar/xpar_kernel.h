@@ -414,6 +414,81 @@ XPAR_API xpar_status xpar_context_get_operator_threshold(xpar_context *ctx,
                                                          const xpar_operator *op,
                                                          xpar_threshold which, size_t *out);
 /** @} */
+
+/* ---- custom select and partition predicates ----------------------------------- */
+/**
+ * @defgroup predicates Custom select and partition predicates
+ * A test the application writes once (XPAR_PREDICATE), run by xpar_select_op()
+ * and xpar_partition_op() on every tier.
+ * @{
+ */
+
+/** One GPU evaluation of a predicate, as the CUDA backend hands it to the
+ *  predicate's device code (xpar_predicate.cuh): flags[i] = test(in, i) != 0
+ *  for every i in [0, n), queued on stream. */
+typedef struct xpar_predicate_gpu_call {
+  size_t n;              /**< elements                                  */
+  const void *in;        /**< n input elements (device-accessible)      */
+  unsigned char *flags;  /**< n flags (device memory)                   */
+  int serial;            /**< grid = block = 1                          */
+  unsigned grid;         /**< override, 0 = the predicate code decides  */
+  unsigned block;        /**< override, 0 = the predicate code decides  */
+  int multiprocessors;   /**< the device's multiprocessors              */
+  void *stream;          /**< cudaStream_t                              */
+} xpar_predicate_gpu_call;
+
+/**
+ * A test of element i of an input array of the application's type, defined
+ * by XPAR_PREDICATE.  The test sees the whole array (in, i), so it may look
+ * at an element's neighbours; it must not write anything.
+ */
+typedef struct xpar_predicate_op {
+  unsigned abi;     /**< XPAR_KERNEL_ABI */
+  const char *name; /**< the predicate's name */
+  size_t in_size;   /**< the input element: size */
+  size_t in_align;  /**< the input element: alignment */
+  /** The number of i in [lo, hi) the test keeps. */
+  size_t (*cpu_count)(const void *in, size_t lo, size_t hi);
+  /** The kept elements of [lo, hi) copied in order to kept[0, 1, ...] and, with
+   *  rest not NULL, the others in order to rest[0, 1, ...]; returns how many
+   *  were kept. */
+  size_t (*cpu_scatter)(const void *in, size_t lo, size_t hi, void *kept, void *rest);
+  int (*gpu_flags)(const xpar_predicate_gpu_call *call); /**< the GPU test; a cudaError_t */
+} xpar_predicate_op;
+
+/**
+ * Keep in[i] where the predicate's test(in, i) is not 0: out[0 .. *count)
+ * are the kept elements in input order, and out past *count is not written.
+ * in and out are arrays of the predicate's element type, anywhere xpar
+ * accepts arrays, aligned to it, and must not overlap (XPAR_ERR_OVERLAP; no
+ * in place).  The GPU tiers take elements of 4 or 8 bytes (larger or smaller
+ * ones run on the CPU under AUTO; forced onto the GPU they are
+ * XPAR_ERR_NOT_SUPPORTED); there the test fills a flag per element, then the
+ * built-in select by flags compacts: read n elements twice, n flags twice,
+ * write n flags and the kept elements.  Not in a CUDA graph capture
+ * (XPAR_ERR_NOT_SUPPORTED).  Tiers, thresholds (per predicate, as for
+ * kernels: `XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD`), statuses and the decision
+ * record as xpar_launch.
+ */
+XPAR_API xpar_status xpar_select_op(xpar_context *ctx, const xpar_predicate_op *pred,
+                                    const void *in, void *out, size_t n, size_t *count);
+
+/** Stable partition with a predicate: the elements the test keeps first, in
+ *  input order, then the others, in input order (all n written); *count is
+ *  the number kept.  Otherwise as xpar_select_op(). */
+XPAR_API xpar_status xpar_partition_op(xpar_context *ctx, const xpar_predicate_op *pred,
+                                       const void *in, void *out, size_t n, size_t *count);
+
+/** xpar_select_op(), under the nowait rules of xpar.h: *device_count may be
+ *  device memory (8-byte aligned), left there for a following GPU call. */
+XPAR_API xpar_status xpar_select_op_nowait(xpar_context *ctx, const xpar_predicate_op *pred,
+                                           const void *in, void *out, size_t n,
+                                           size_t *device_count);
+/** xpar_partition_op(), nowait: see xpar_select_op_nowait(). */
+XPAR_API xpar_status xpar_partition_op_nowait(xpar_context *ctx, const xpar_predicate_op *pred,
+                                              const void *in, void *out, size_t n,
+                                              size_t *device_count);
+/** @} */
 #ifdef __cplusplus
 }
 #endif
@@ -700,6 +775,82 @@ inline const void *kernel_handle(const void *global_fn) {
                               name##__xpar_cpu_scan, XPAR__OPERATOR_GPU_FNS_(name)};       \
   _Static_assert(sizeof(Acc) <= XPAR_OPERATOR_MAX_ACC,                                     \
                  "an operator's accumulator has at most XPAR_OPERATOR_MAX_ACC bytes")
+#endif
+
+/** @} */
+
+/* ---- defining a predicate ----------------------------------------------------- */
+/** @addtogroup predicates
+ *  @{ */
+
+/**
+ * @def XPAR_PREDICATE(name, In, test)
+ * XPAR_PREDICATE(name, In, test) defines the predicate object `name` from a
+ * function the application writes with XPAR_KERNEL_FN:
+ * @code{.unparsed}
+ *   int test(const In *in, size_t i);   not 0: keep element i
+ * @endcode
+ * Under nvcc it instantiates the flag kernel of xpar/xpar_predicate.cuh; under
+ * a C compiler the CPU loops and the object.  Declare it elsewhere with
+ * XPAR_PREDICATE_DECLARE(name).
+ */
+
+/** Declare a predicate object defined in another file (C or C++). */
+#ifdef __cplusplus
+#define XPAR_PREDICATE_DECLARE(name) extern "C" const xpar_predicate_op name
+#else
+#define XPAR_PREDICATE_DECLARE(name) extern const xpar_predicate_op name
+#endif
+
+#if defined(__CUDACC__)
+#include "xpar_predicate.cuh"
+#define XPAR_PREDICATE(name, In, test)                                                 \
+  struct name##__xpar_pred {                                                           \
+    typedef In in_type;                                                                \
+    static __device__ __forceinline__ bool keep(const In *in, size_t i) {              \
+      return test(in, i) != 0;                                                         \
+    }                                                                                  \
+  };                                                                                   \
+  extern "C" int name##__xpar_gpu_flags(const xpar_predicate_gpu_call *c) {            \
+    return xpar_predicate_cuda::flags<name##__xpar_pred>(c);                           \
+  }
+#else
+#if defined(XPAR_KERNEL_WITH_CUDA)
+#define XPAR__PREDICATE_GPU_(name) \
+  extern int name##__xpar_gpu_flags(const xpar_predicate_gpu_call *c);
+#define XPAR__PREDICATE_GPU_FN_(name) name##__xpar_gpu_flags
+#else
+#define XPAR__PREDICATE_GPU_(name)
+#define XPAR__PREDICATE_GPU_FN_(name) NULL
+#endif
+/* The CPU side: one loop that counts, one that copies (xpar's CPU backend runs
+ * them per thread over contiguous ranges, counting first where it must know
+ * where a range's elements go). */
+#define XPAR_PREDICATE(name, In, test)                                                   \
+  static size_t name##__xpar_count(const void *in_, size_t lo, size_t hi) {              \
+    const In *in = (const In *)in_;                                                      \
+    size_t k = 0;                                                                        \
+    for (size_t i = lo; i < hi; i++) k += test(in, i) != 0;                              \
+    return k;                                                                            \
+  }                                                                                      \
+  static size_t name##__xpar_scatter(const void *in_, size_t lo, size_t hi, void *kept_, \
+                                     void *rest_) {                                      \
+    const In *in = (const In *)in_;                                                      \
+    In *kept = (In *)kept_, *rest = (In *)rest_;                                         \
+    size_t k = 0, r = 0;                                                                 \
+    for (size_t i = lo; i < hi; i++) {                                                   \
+      if (test(in, i))                                                                   \
+        kept[k++] = in[i];                                                               \
+      else if (rest)                                                                     \
+        rest[r++] = in[i];                                                               \
+    }                                                                                    \
+    return k;                                                                            \
+  }                                                                                      \
+  XPAR__PREDICATE_GPU_(name)                                                             \
+  extern const xpar_predicate_op name;                                                   \
+  const xpar_predicate_op name = {XPAR_KERNEL_ABI, #name, sizeof(In), _Alignof(In),      \
+                                  name##__xpar_count, name##__xpar_scatter,              \
+                                  XPAR__PREDICATE_GPU_FN_(name)}
 #endif
 
 /** @} */

@@ -368,6 +368,48 @@ uint64_t compact(Context &c, int kind, int pred, nb::handle value, nb::handle hi
   return count;
 }
 
+// The runs: lengths (xpar_run_length_encode: values None, values_out the
+// lengths, uint64 or int64) or xpar_reduce_by_key with op.  Every output has
+// the keys' length n (the most runs there can be); the count is returned.
+uint64_t runs(Context &c, bool lengths, int op, const in_array &keys, nb::handle values_obj,
+              out_array &keys_out, out_array &values_out) {
+  xpar_context *ctx = c.get();
+  size_t n, nko, nvo;
+  xpar_dtype kt = vector_of(keys, lengths ? "x" : "keys", &n);
+  xpar_dtype kto = vector_of(keys_out, lengths ? "values_out" : "keys_out", &nko);
+  same_kind(kt, n, lengths ? "x" : "keys", kto, nko, lengths ? "values_out" : "keys_out");
+  xpar_dtype vto = vector_of(values_out, lengths ? "lengths_out" : "values_out", &nvo);
+  const void *pv = nullptr;
+  xpar_dtype vt = XPAR_UINT64;
+  in_array values;  // held to the call's end
+  if (lengths) {
+    if (vto != XPAR_UINT64 && vto != XPAR_INT64)
+      invalid(std::string("lengths_out: dtype ") + xpar_dtype_name(vto) +
+              " is not uint64 or int64");
+    if (nvo != n)
+      invalid("x has " + std::to_string(n) + " elements but lengths_out has " +
+              std::to_string(nvo));
+  } else {
+    values = nb::cast<in_array>(values_obj);
+    size_t nv;
+    vt = vector_of(values, "values", &nv);
+    if (nv != n)
+      invalid("keys has " + std::to_string(n) + " elements but values has " +
+              std::to_string(nv));
+    same_kind(vt, nv, "values", vto, nvo, "values_out");
+    pv = values.data();
+  }
+  const void *pk = keys.data();
+  void *pko = keys_out.data(), *pvo = values_out.data();
+  size_t count = 0;
+  check_released([&] {
+    return lengths ? xpar_run_length_encode(ctx, kt, pk, n, pko, (uint64_t *)pvo, &count)
+                   : xpar_reduce_by_key(ctx, kt, vt, (xpar_reduction)op, pk, pv, n, pko, pvo,
+                                        &count);
+  });
+  return count;
+}
+
 // The histogram: counts (uint64, num_bins of them) of x in equal-width bins over
 // [lo, hi) (bounds None), or between the boundaries `bounds` (host memory, x's dtype,
 // num_bins + 1 of them).
@@ -569,6 +611,8 @@ NB_MODULE(_xpar, m) {
       .def("_argsort", &argsort)
       .def("_compact", &compact, nb::arg("kind"), nb::arg("pred"), nb::arg("value").none(),
            nb::arg("hi").none(), nb::arg("x"), nb::arg("flags").none(), nb::arg("out"))
+      .def("_runs", &runs, nb::arg("lengths"), nb::arg("op"), nb::arg("keys"),
+           nb::arg("values").none(), nb::arg("keys_out"), nb::arg("values_out"))
       .def("_histogram", &histogram, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none(),
            nb::arg("bins").none(), nb::arg("out"))
       .def("_map", &map_array)

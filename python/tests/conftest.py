@@ -28,7 +28,7 @@ GPU = xpar.device_query().usable
 BACKENDS = ["serial", "cpu", "auto"] + (["cuda", "cuda-serial"] if GPU else [])
 EXPECTED_TIER = {"serial": "cpu-serial", "cpu": "cpu-openmp", "auto": None,
                  "cuda": "cuda", "cuda-serial": "cuda-serial"}
-OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "sort", "select", "histogram"]
+OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "sort", "select", "runs", "histogram"]
 
 
 def pytest_report_header(config):

@@ -22,7 +22,8 @@ __all__ = [
     "profile_default_path", "NEVER",
     "sum", "sum_wide", "min", "max", "cumsum", "cummin", "cummax", "scan", "dot",
     "axpy", "add", "fill", "sort", "sort_pairs", "argsort", "select", "select_flagged",
-    "partition", "unique_consecutive", "histogram",
+    "partition", "unique_consecutive", "run_length_encode", "reduce_by_key",
+    "histogram",
 ]
 
 __version__ = "%d.%d.%d" % _xpar.VERSION
@@ -616,6 +617,44 @@ class Context(_xpar.Context):
         out, count = self._compaction(stream, 3, x, out)
         return out[:count]
 
+    # -- runs --------------------------------------------------------------
+    def run_length_encode(self, x, *, values_out=None, lengths_out=None, stream=None):
+        """The runs of equal consecutive elements of x: (values, lengths),
+        each run's first element and its length, views of the first count
+        elements of `values_out` (x's dtype) and `lengths_out` (int64 or
+        uint64; new arrays of x's framework when None, int64 as NumPy's and
+        PyTorch's counts), each of x's length.  Floats: -0.0 equals +0.0 and
+        NaN equals NaN (a run of zeros of both signs, or of NaNs, is one run;
+        its first element keeps its bits), as unique_consecutive().  No
+        output may overlap x or the other."""
+        values_out = _empty_like(x) if values_out is None else values_out
+        lengths_out = _empty_like(x, "int64") if lengths_out is None else lengths_out
+        _check_writable_kind(values_out, "values_out")
+        _check_writable_kind(lengths_out, "lengths_out")
+        count = int(self._call(stream, self._runs, True, _SUM, x, None, values_out,
+                               lengths_out))
+        return values_out[:count], lengths_out[:count]
+
+    def reduce_by_key(self, keys, values, op: str = "sum", *, keys_out=None, values_out=None,
+                      stream=None):
+        """Reduce values over each run of equal consecutive keys: (keys,
+        reduced), each run's first key and the "sum", "min" or "max" of its
+        values, views of the first count elements of `keys_out` and
+        `values_out` (new arrays of the inputs' frameworks when None, of
+        their lengths).  Keys and values may differ in dtype; key equality is
+        run_length_encode()'s.  Integer sums wrap; float sums add in the
+        tier's order (reproducible mode: the bits of a reproducible sum() of
+        the run's values, on every tier); a NaN value's min or max is an
+        unspecified choice.  No two arrays may overlap."""
+        code = _name_of({"sum": _SUM, "min": _MIN, "max": _MAX}, op, "reduce_by_key op")
+        keys_out = _empty_like(keys) if keys_out is None else keys_out
+        values_out = _empty_like(values) if values_out is None else values_out
+        _check_writable_kind(keys_out, "keys_out")
+        _check_writable_kind(values_out, "values_out")
+        count = int(self._call(stream, self._runs, False, code, keys, values, keys_out,
+                               values_out))
+        return keys_out[:count], values_out[:count]
+
     # -- histogram --------------------------------------------------------
     def histogram(self, x, bins, range=None, *, out=None, stream=None):  # noqa: A002
         """Counts (uint64) of the elements of x in bins, as numpy.histogram's
@@ -774,13 +813,23 @@ def unique_consecutive(x, *, out=None, stream=None):
     return default_context().unique_consecutive(x, out=out, stream=stream)
 
 
+def run_length_encode(x, *, values_out=None, lengths_out=None, stream=None):
+    return default_context().run_length_encode(x, values_out=values_out,
+                                               lengths_out=lengths_out, stream=stream)
+
+
+def reduce_by_key(keys, values, op="sum", *, keys_out=None, values_out=None, stream=None):
+    return default_context().reduce_by_key(keys, values, op, keys_out=keys_out,
+                                           values_out=values_out, stream=stream)
+
+
 def histogram(x, bins, range=None, *, out=None, stream=None):  # noqa: A002
     return default_context().histogram(x, bins, range, out=out, stream=stream)
 
 
 for _f in (sum, sum_wide, min, max, dot, scan, cumsum, cummin, cummax, axpy, add, fill, sort,
            sort_pairs, argsort, select, select_flagged, partition, unique_consecutive,
-           histogram):
+           run_length_encode, reduce_by_key, histogram):
     _f.__doc__ = _doc(_f.__name__)
 del _f
 
