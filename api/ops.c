@@ -846,3 +846,156 @@ XPAR__SEG_ARG_API_(xpar_segmented_argmax, XPAR_MAX, 0)
 XPAR__SEG_ARG_API_(xpar_segmented_argmin_nowait, XPAR_MIN, 1)
 XPAR__SEG_ARG_API_(xpar_segmented_argmax_nowait, XPAR_MAX, 1)
 #undef XPAR__SEG_ARG_API_
+
+/* ---- histogram ------------------------------------------------------------- */
+
+/* Whether a float bound (lo, hi, a boundary) of dtype at p is NaN, or not finite. */
+static void float_class(xpar_dtype dtype, const void *p, int *nan, int *finite, double *v) {
+  double d;
+  if (dtype == XPAR_FLOAT) {
+    float f;
+    memcpy(&f, p, sizeof f);
+    d = f;
+  } else {
+    memcpy(&d, p, sizeof d);
+  }
+  *nan = d != d;
+  *finite = !*nan && d - d == 0;
+  *v = d;
+}
+
+/* a < b in dtype (a, b host scalars); for floats with C's comparison. */
+static int scalar_less(xpar_dtype dtype, const void *a, const void *b) {
+  switch (dtype) {
+#define XPAR__HIST_LESS_(e, ctype, name, size) \
+  case XPAR_##e: {                             \
+    ctype x, y;                                \
+    memcpy(&x, a, sizeof x);                   \
+    memcpy(&y, b, sizeof y);                   \
+    return x < y;                              \
+  }
+    XPAR_DTYPE_MAP(XPAR__HIST_LESS_)
+#undef XPAR__HIST_LESS_
+    default: return 0;
+  }
+}
+
+/* The first i where boundaries[i + 1] < boundaries[i] or a float boundary is NaN:
+ * num_bins compares. */
+static xpar_status check_boundaries(xpar_dtype dtype, const void *boundaries, size_t num_bins) {
+  const size_t size = xpar__dtype_size(dtype);
+  const unsigned char *b = (const unsigned char *)boundaries;
+  const int is_fp = dtype == XPAR_FLOAT || dtype == XPAR_DOUBLE;
+  for (size_t i = 0; i <= num_bins; i++) {
+    if (is_fp) {
+      int nan, finite;
+      double v;
+      float_class(dtype, b + i * size, &nan, &finite, &v);
+      XPAR__RETURN_IF(nan, XPAR_ERR_INVALID_ARGUMENT, "boundaries[%zu] is NaN", i);
+    }
+    XPAR__RETURN_IF(i > 0 && scalar_less(dtype, b + i * size, b + (i - 1) * size),
+                    XPAR_ERR_INVALID_ARGUMENT,
+                    "boundaries decrease at index %zu (boundaries[%zu] < boundaries[%zu]); "
+                    "they must not decrease",
+                    i, i, i - 1);
+  }
+  return XPAR_OK;
+}
+
+/* xpar_histogram_even (boundaries NULL, lo and hi) and xpar_histogram_range: one
+ * path.  The counts are the call's out2 (num_bins * 8 bytes, all written);
+ * the boundaries stay a host array the backends read (dispatch.h). */
+static xpar_status histogram_entered(xpar_context *ctx, int range, xpar_dtype dtype,
+                                     const void *samples, size_t n, const void *lo,
+                                     const void *hi, const void *boundaries, size_t num_bins,
+                                     uint64_t *counts, int nowait) {
+  const xpar_op this_op = XPAR_OP_HISTOGRAM;
+  size_t bytes = 0, count_bytes = 0;
+  CHECK(check_dtype(dtype, n, &bytes));
+  CHECK(num_bins == 0 || num_bins > XPAR_HISTOGRAM_MAX_BINS
+            ? xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                         "num_bins = %zu: a histogram has 1 to %zu bins", num_bins,
+                         (size_t)XPAR_HISTOGRAM_MAX_BINS)
+            : XPAR_OK);
+  CHECK(check_dtype(XPAR_UINT64, num_bins, &count_bytes));
+  const size_t size = xpar__dtype_size(dtype);
+  const size_t bound_bytes = (num_bins + 1) * size; /* <= 2^31 + 1 elements: no overflow */
+  CHECK(!counts ? xpar__fail(XPAR_ERR_NULL_POINTER, "counts is NULL") : XPAR_OK);
+  CHECK(xpar__check_array("samples", samples, n, bytes, dtype));
+  CHECK(xpar__check_array("counts", counts, num_bins, count_bytes, XPAR_UINT64));
+  CHECK(check_disjoint("samples", samples, bytes, "counts", counts, count_bytes));
+  if (range) {
+    CHECK(n > 0 && !boundaries
+              ? xpar__fail(XPAR_ERR_NULL_POINTER, "boundaries is NULL (n = %zu)", n)
+              : XPAR_OK);
+    if (boundaries) {
+      CHECK(xpar__check_host_scalar(ctx, "boundaries", boundaries, bound_bytes));
+      CHECK(check_disjoint("boundaries", boundaries, bound_bytes, "counts", counts,
+                           count_bytes));
+      CHECK(check_boundaries(dtype, boundaries, num_bins));
+    }
+  } else {
+    CHECK(n > 0 && !lo ? xpar__fail(XPAR_ERR_NULL_POINTER, "lo is NULL (n = %zu)", n) : XPAR_OK);
+    CHECK(n > 0 && !hi ? xpar__fail(XPAR_ERR_NULL_POINTER, "hi is NULL (n = %zu)", n) : XPAR_OK);
+    if (lo && hi) {
+      CHECK(xpar__check_host_scalar(ctx, "lo", lo, size));
+      CHECK(xpar__check_host_scalar(ctx, "hi", hi, size));
+      if (dtype == XPAR_FLOAT || dtype == XPAR_DOUBLE) {
+        int nan_lo, fin_lo, nan_hi, fin_hi;
+        double vl, vh;
+        float_class(dtype, lo, &nan_lo, &fin_lo, &vl);
+        float_class(dtype, hi, &nan_hi, &fin_hi, &vh);
+        CHECK(!fin_lo || !fin_hi
+                  ? xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                               "lo = %g, hi = %g: the bounds of an even histogram must be finite",
+                               vl, vh)
+                  : XPAR_OK);
+      }
+      CHECK(!scalar_less(dtype, lo, hi)
+                ? xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                             "lo >= hi: an even histogram needs lo < hi")
+                : XPAR_OK);
+    }
+  }
+  xpar__call c = call_of(XPAR_OP_HISTOGRAM, dtype, n, bytes, samples, NULL, NULL, nowait);
+  c.out2 = counts;
+  c.bytes2 = count_bytes;
+  c.dtype2 = XPAR_UINT64;
+  c.hist_bins = num_bins;
+  /* n = 0 reads nothing: the backends only zero the counts */
+  c.hist_bounds = range && n > 0 ? boundaries : NULL;
+  memset(&c.hist_even, 0, sizeof c.hist_even);
+  c.hist_even.num_bins = (uint32_t)num_bins;
+  if (!range && n > 0) xpar__hist_even_prepare(dtype, lo, hi, num_bins, &c.hist_even);
+  return xpar__dispatch(ctx, &c);
+}
+
+XPAR_API xpar_status xpar_histogram_even(xpar_context *ctx, xpar_dtype dtype, const void *samples,
+                                         size_t n, const void *lo, const void *hi,
+                                         size_t num_bins, uint64_t *counts) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, histogram_entered(ctx, 0, dtype, samples, n, lo, hi, NULL,
+                                                  num_bins, counts, 0));
+}
+
+XPAR_API xpar_status xpar_histogram_even_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                const void *samples, size_t n, const void *lo,
+                                                const void *hi, size_t num_bins,
+                                                uint64_t *counts) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, histogram_entered(ctx, 0, dtype, samples, n, lo, hi, NULL,
+                                                  num_bins, counts, 1));
+}
+
+XPAR_API xpar_status xpar_histogram_range(xpar_context *ctx, xpar_dtype dtype,
+                                          const void *samples, size_t n, const void *boundaries,
+                                          size_t num_bins, uint64_t *counts) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, histogram_entered(ctx, 1, dtype, samples, n, NULL, NULL,
+                                                  boundaries, num_bins, counts, 0));
+}
+
+XPAR_API xpar_status xpar_histogram_range_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                 const void *samples, size_t n,
+                                                 const void *boundaries, size_t num_bins,
+                                                 uint64_t *counts) {
+  XPAR__OP_THROUGH_CONTEXT(ctx, histogram_entered(ctx, 1, dtype, samples, n, NULL, NULL,
+                                                  boundaries, num_bins, counts, 1));
+}

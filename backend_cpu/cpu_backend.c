@@ -19,6 +19,7 @@ const xpar__backend xpar__cpu_backend = {
     .select = xpar__cpu_select,
     .runs = xpar__cpu_runs,
     .segmented = xpar__cpu_segmented,
+    .histogram = xpar__cpu_histogram,
     .launch = xpar__cpu_launch,
     .op_reduce = xpar__cpu_op_reduce,
     .op_scan = xpar__cpu_op_scan,

@@ -288,4 +288,7 @@ xpar_status xpar__cpu_runs(const xpar__exec *ex, const xpar__runs_spec *s);
 /* Segmented reduce / scan and argmin / argmax (cpu_segmented.c). */
 xpar_status xpar__cpu_segmented(const xpar__exec *ex, const xpar__seg_spec *s);
 
+/* Histogram: even or range bins (cpu_histogram.c). */
+xpar_status xpar__cpu_histogram(const xpar__exec *ex, const xpar__histogram_spec *s);
+
 #endif /* XPAR_BACKEND_CPU_INTERNAL_H */

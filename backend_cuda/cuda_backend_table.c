@@ -14,6 +14,7 @@ const xpar__backend xpar__cuda_backend = {
     .select = xpar__cuda_select,
     .runs = xpar__cuda_runs,
     .segmented = xpar__cuda_segmented,
+    .histogram = xpar__cuda_histogram,
     .launch = xpar__cuda_launch,
     .op_reduce = xpar__cuda_op_reduce,
     .op_scan = xpar__cuda_op_scan,

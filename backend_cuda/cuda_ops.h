@@ -43,6 +43,8 @@ xpar_status xpar__cuda_runs(const xpar__exec *ex, const xpar__runs_spec *s);
 
 /* argmin / argmax, segmented reduce and scan (device_segmented.cu) */
 xpar_status xpar__cuda_segmented(const xpar__exec *ex, const xpar__seg_spec *s);
+/* histogram: even or range bins (device_histogram.cu) */
+xpar_status xpar__cuda_histogram(const xpar__exec *ex, const xpar__histogram_spec *s);
 
 /* application kernels (device_kernel.cu) */
 xpar_status xpar__cuda_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,

@@ -157,6 +157,24 @@ typedef struct xpar__seg_spec {
                               own synchronisation */
 } xpar__seg_spec;
 
+/** One histogram call (xpar_histogram_even, xpar_histogram_range): counts[0 ..
+ *  num_bins) all written, zeros included; samples outside the bins and NaN not
+ *  counted.  Even bins (boundaries NULL): `even` says where each sample goes
+ *  (base/hist_bin.h).  Range bins: boundaries is a host array of num_bins + 1
+ *  elements of dtype, checked not to decrease (floats: no NaN) by api/; bin i
+ *  is [boundaries[i], boundaries[i + 1]).  `counts` is reachable by the
+ *  backend (host memory for the CPU, device-accessible for the CUDA backend)
+ *  and never overlaps samples or boundaries. */
+typedef struct xpar__histogram_spec {
+  xpar_dtype dtype;
+  const void *samples;
+  size_t n;
+  size_t num_bins;           /* 1 .. XPAR_HISTOGRAM_MAX_BINS */
+  const void *boundaries;    /* range bins: host memory; NULL: even bins */
+  const struct xpar__hist_even *even; /* even bins */
+  uint64_t *counts;
+} xpar__histogram_spec;
+
 /** What a pointer is, as the CUDA runtime sees it. */
 typedef enum xpar__ptr_kind {
   XPAR__PTR_HOST_PAGEABLE = 0,
@@ -212,6 +230,9 @@ typedef struct xpar__backend {
    * offsets itself before writing anything.  out may equal in for a scan.
    * NULL: not supported (dispatch refuses). */
   xpar_status (*segmented)(const xpar__exec *ex, const xpar__seg_spec *s);
+  /* Histogram (xpar__histogram_spec), even or range bins.  NULL: not
+   * supported (dispatch refuses). */
+  xpar_status (*histogram)(const xpar__exec *ex, const xpar__histogram_spec *s);
   /* An application kernel (xpar/xpar_kernel.h) over [0, n): the CPU backend
    * runs its CPU loop (one thread when ex->serial or ex->num_threads is 1),
    * the CUDA backend its grid-stride kernel in the backend's launch shape

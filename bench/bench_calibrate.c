@@ -457,7 +457,7 @@ static xpar_context *open_ctx(xpar_backend b, int threads, size_t openmp_thresho
 int bench_cmd_calibrate(int argc, char **argv) {
   cal_state s;
   memset(&s, 0, sizeof s);
-  s.o = (cal_opts){.ops = "reduce,scan,axpy,add,fill,dot,sort,select,runs,argreduce,segmented",
+  s.o = (cal_opts){.ops = "reduce,scan,axpy,add,fill,dot,sort,select,runs,argreduce,segmented,histogram",
                    .dtypes = "int32,int64,uint32,uint64,float,double",
                    .omp_lo = 4, .omp_hi = 20, .gpu_lo = 10, .gpu_hi = 28, .seed = 12345,
                    .timing = {.min_reps = 5, .min_time_s = 0.010, .max_reps = 300,

@@ -458,6 +458,94 @@ static void plain_serial_segmented(bench_case *c, int threads) {
     default: break;
   }
 }
+/* Histogram: 256 equal-width bins (fewer where out, n elements, holds fewer
+ * counts; one, in the result, where it holds none) over the dtype's whole range
+ * for integers and [-4, 5) for floats (the bench's floats are the integers
+ * -4..4): every element is counted.  The plain loop computes xpar.h's bin
+ * (integers: exact in 128 bits; floats: the double formula). */
+static size_t hist_bins_of(const bench_case *c) {
+  const size_t fit = c->n * c->esize / 8;
+  return fit < 1 ? 1 : fit < 256 ? fit : 256;
+}
+static uint64_t *hist_counts_of(bench_case *c) {
+  return c->n * c->esize < 8 ? (uint64_t *)(void *)c->result : (uint64_t *)c->out;
+}
+static void hist_bounds_of(xpar_dtype t, unsigned char *lo, unsigned char *hi) {
+  switch (t) {
+    case XPAR_INT32: {
+      const int32_t l = INT32_MIN, h = INT32_MAX;
+      memcpy(lo, &l, 4), memcpy(hi, &h, 4);
+      break;
+    }
+    case XPAR_INT64: {
+      const int64_t l = INT64_MIN, h = INT64_MAX;
+      memcpy(lo, &l, 8), memcpy(hi, &h, 8);
+      break;
+    }
+    case XPAR_UINT32: {
+      const uint32_t l = 0, h = UINT32_MAX;
+      memcpy(lo, &l, 4), memcpy(hi, &h, 4);
+      break;
+    }
+    case XPAR_UINT64: {
+      const uint64_t l = 0, h = UINT64_MAX;
+      memcpy(lo, &l, 8), memcpy(hi, &h, 8);
+      break;
+    }
+    case XPAR_FLOAT: {
+      const float l = -4.0f, h = 5.0f;
+      memcpy(lo, &l, 4), memcpy(hi, &h, 4);
+      break;
+    }
+    default: {
+      const double l = -4.0, h = 5.0;
+      memcpy(lo, &l, 8), memcpy(hi, &h, 8);
+      break;
+    }
+  }
+}
+#define BENCH_HIST_(e, ctype, name, size)                                              \
+  static void plain_hist_##e(const ctype *x, size_t n, ctype lo, ctype hi, size_t nb,  \
+                             uint64_t *counts) {                                      \
+    memset(counts, 0, nb * sizeof *counts);                                           \
+    for (size_t i = 0; i < n; ++i) {                                                  \
+      const ctype v = x[i];                                                           \
+      if (!(v >= lo && v < hi)) continue;                                             \
+      size_t b;                                                                       \
+      if (_Generic((ctype)0, float: 1, double: 1, default: 0)) {                      \
+        const double t = (((double)v - (double)lo) / ((double)hi - (double)lo)) * (double)nb; \
+        b = (size_t)t;                                                                \
+      } else {                                                                        \
+        const unsigned __int128 d = (unsigned __int128)(uint64_t)((uint64_t)v - (uint64_t)lo); \
+        const unsigned __int128 r = (unsigned __int128)(uint64_t)((uint64_t)hi - (uint64_t)lo); \
+        b = (size_t)(d * nb / r);                                                     \
+      }                                                                               \
+      counts[b < nb ? b : nb - 1]++;                                                  \
+    }                                                                                 \
+  }
+XPAR_DTYPE_MAP(BENCH_HIST_)
+#undef BENCH_HIST_
+static void plain_serial_histogram(bench_case *c, int threads) {
+  (void)threads;
+  if (c->out) memset(c->out, 0xA5, c->n * c->esize);
+  unsigned char lo[8], hi[8];
+  hist_bounds_of(c->dtype, lo, hi);
+  const size_t nb = hist_bins_of(c);
+  uint64_t *counts = hist_counts_of(c);
+  switch (c->dtype) {
+#define BENCH_HIST_CASE_(e, ctype, name, size)                                          \
+  case XPAR_##e: {                                                                     \
+    ctype l, h;                                                                        \
+    memcpy(&l, lo, sizeof l);                                                          \
+    memcpy(&h, hi, sizeof h);                                                          \
+    plain_hist_##e((const ctype *)c->x, c->n, l, h, nb, counts);                       \
+    break;                                                                             \
+  }
+    XPAR_DTYPE_MAP(BENCH_HIST_CASE_)
+#undef BENCH_HIST_CASE_
+    default: break;
+  }
+}
 
 /* ---- one call through the public API ------------------------------------- */
 
@@ -508,6 +596,12 @@ static xpar_status run_segmented(xpar_context *ctx, bench_case *c) {
   return xpar_segmented_scan_fixed(ctx, c->dtype, XPAR_SUM, XPAR_INCLUSIVE, c->x, c->out, seg,
                                    seg ? c->n / seg : 0);
 }
+static xpar_status run_histogram(xpar_context *ctx, bench_case *c) {
+  unsigned char lo[8], hi[8];
+  hist_bounds_of(c->dtype, lo, hi);
+  return xpar_histogram_even(ctx, c->dtype, c->x, c->n, lo, hi, hist_bins_of(c),
+                             hist_counts_of(c));
+}
 
 /* Traffic per element in element sizes: what the floor time is made of. */
 static const bench_op ops[] = {
@@ -532,6 +626,9 @@ static const bench_op ops[] = {
     /* a segmented sum scan over segments of 1,024: read n, write n */
     {"segmented", XPAR_OP_SEGMENTED, 1, 2.0, run_segmented, NULL, "plain-loop",
      plain_serial_segmented},
+    /* histogram: read n, write 256 counts (noise) */
+    {"histogram", XPAR_OP_HISTOGRAM, 1, 1.0, run_histogram, NULL, "plain-loop",
+     plain_serial_histogram},
 };
 
 const bench_op *bench_op_at(int i) {
@@ -560,7 +657,8 @@ int bench_op_reads_y(xpar_op op) {
 }
 int bench_op_writes_out(xpar_op op) {
   return op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL || op == XPAR_OP_SORT ||
-         op == XPAR_OP_SELECT || op == XPAR_OP_RUNS || op == XPAR_OP_SEGMENTED;
+         op == XPAR_OP_SELECT || op == XPAR_OP_RUNS || op == XPAR_OP_SEGMENTED ||
+         op == XPAR_OP_HISTOGRAM;
 }
 void *bench_case_output(const bench_case *c) {
   return c->op == XPAR_OP_AXPY ? c->y : bench_op_writes_out(c->op) ? c->out : NULL;

@@ -1065,7 +1065,7 @@ static void usage(FILE *f) {
           "usage: xpar-devbench regret [options]\n"
           "  --quick            CI smoke: pageable (and the other residencies with a GPU),\n"
           "                     every op x int32,float,double, 2^7..2^14, 5 rounds\n"
-          "  --ops LIST         reduce,scan,axpy,add,fill,dot,sort,select,runs,argreduce,segmented (default all)\n"
+          "  --ops LIST         reduce,scan,axpy,add,fill,dot,sort,select,runs,argreduce,segmented,histogram (default all)\n"
           "  --dtypes LIST      default int32,float,double\n"
           "  --residencies LIST device,pinned,pageable,mapped (default: those available)\n"
           "  --alts LIST        subset of auto,serial,one-thread,openmp,cuda,plain-serial,\n"
@@ -1100,7 +1100,7 @@ static void usage(FILE *f) {
 }
 
 static int parse_opts(int argc, char **argv, rg_opts *o) {
-  *o = (rg_opts){.ops = "reduce,scan,axpy,add,fill,dot,sort,select,runs,argreduce,segmented", .dtypes = "int32,float,double",
+  *o = (rg_opts){.ops = "reduce,scan,axpy,add,fill,dot,sort,select,runs,argreduce,segmented,histogram", .dtypes = "int32,float,double",
                  .residencies = "device,pinned,pageable,mapped",
                  .alts = "auto,serial,one-thread,openmp,cuda,plain-serial,plain-omp,cub",
                  .out_dir = "regret", .min_exp = 7, .max_exp = 30, .exp_step = 1, .rounds = 15,
@@ -1387,7 +1387,7 @@ int bench_cmd_regret(int argc, char **argv) {
             op->serial_baseline(&v, 1);
             memcpy(ref_result, v.result, sizeof ref_result);
           } else if (op->op == XPAR_OP_SORT || op->op == XPAR_OP_SELECT ||
-                     op->op == XPAR_OP_RUNS) {
+                     op->op == XPAR_OP_RUNS || op->op == XPAR_OP_HISTOGRAM) {
             /* a sort's or a compaction's prefix is not the op of the prefix:
              * its own reference */
             bench_case v = bench_case_prefix(&ref, (size_t)1 << e);

@@ -500,6 +500,22 @@ static xpar_status run_segmented(const xpar__backend *b, const xpar__exec *ex,
   return b->segmented(ex, &s);
 }
 
+/* A histogram as the backend takes it: the samples and counts the running side
+ * reaches, the boundaries (host memory) and even parameters from the call. */
+static xpar_status run_histogram(const xpar__backend *b, const xpar__exec *ex,
+                                 const xpar__call *c, const void *samples, void *counts) {
+  XPAR__RETURN_IF(!b->histogram, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no histogram",
+                  b->name);
+  const xpar__histogram_spec s = {.dtype = c->dtype,
+                                  .samples = samples,
+                                  .n = c->n,
+                                  .num_bins = c->hist_bins,
+                                  .boundaries = c->hist_bounds,
+                                  .even = &c->hist_even,
+                                  .counts = (uint64_t *)counts};
+  return b->histogram(ex, &s);
+}
+
 xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
                          const void *x, const void *y, void *out, void *out2, void *result) {
   if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
@@ -518,6 +534,7 @@ xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpa
     case XPAR_OP_RUNS: return run_runs(b, ex, c, x, y, out, out2, result);
     case XPAR_OP_ARGREDUCE:
     case XPAR_OP_SEGMENTED: return run_segmented(b, ex, c, x, y, out, out2);
+    case XPAR_OP_HISTOGRAM: return run_histogram(b, ex, c, x, out2);
     default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
   }
 }
@@ -1153,12 +1170,12 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
 
 /* The host fast path, else the general path (repeats were tried before the
  * call's checks: xpar__dispatch_repeat).  Queued work, kernel launches, sorts
- * and compactions take the general path (their arrays are not x/y/out of one
- * size, or their result is a count beside an array). */
+ * compactions and histograms take the general path (their arrays are not
+ * x/y/out of one size, or their result is a count beside an array). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *c) {
   if (!(ctx->gpu_pending | ctx->fast_path_off | c->nowait) && !c->kernel &&
       c->op != XPAR_OP_SORT && c->op != XPAR_OP_SELECT && c->op != XPAR_OP_RUNS &&
-      c->op != XPAR_OP_ARGREDUCE && c->op != XPAR_OP_SEGMENTED) {
+      c->op != XPAR_OP_ARGREDUCE && c->op != XPAR_OP_SEGMENTED && c->op != XPAR_OP_HISTOGRAM) {
     xpar_status st;
     if (host_fast_path(ctx, c, &st)) return st;
   }

@@ -2,6 +2,7 @@
 #ifndef XPAR_DISPATCH_DISPATCH_H
 #define XPAR_DISPATCH_DISPATCH_H
 
+#include "base/hist_bin.h"
 #include "gpu.h"
 #include "state.h"
 #include "xpar/xpar_kernel.h"
@@ -83,6 +84,14 @@ typedef struct xpar__call {
   xpar_dtype offset_dtype;
   size_t n_segments, segment_size;
   size_t out_bytes, out2_bytes;
+  /* Histogram (xpar_histogram_even, xpar_histogram_range): x the samples, out2
+   * the counts (bytes2 = hist_bins * 8, dtype2 XPAR_UINT64, all written).  The
+   * boundaries of a range histogram are a host array api/ has checked, not an
+   * operand: each backend reads them itself (the CUDA backend copies them in
+   * stream order); NULL for even bins, whose parameters api/ prepared. */
+  size_t hist_bins;
+  const void *hist_bounds;
+  xpar__hist_even hist_even;
 } xpar__call;
 
 /** The call on its primary tier only (dispatch.c). */

@@ -122,7 +122,8 @@ static xpar_status plant_fault(xpar_context *ctx, const xpar__call *c, int has_r
     corrupt(c->dtype, prim + i * size);
     return write_element(ctx, (char *)c->out + i * size, size, prim + i * size);
   }
-  if (c->out2 && i < c->n) { /* argsort: the indices are the output */
+  if (c->out2 && i < (c->op == XPAR_OP_HISTOGRAM ? c->hist_bins : c->n)) {
+    /* argsort: the indices are the output; a histogram: its counts */
     const size_t s2 = xpar__dtype_size(c->dtype2);
     corrupt(c->dtype2, prim2 + i * s2);
     return write_element(ctx, (char *)c->out2 + i * s2, s2, prim2 + i * s2);
@@ -602,6 +603,15 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
                               "no memory for the shadow's value buffers (2 x %zu bytes)",
                               c->bytes2);
   }
+  /* A histogram writes its counts (out2) for n = 0 too: zeros. */
+  const size_t out2_count = c->op == XPAR_OP_HISTOGRAM ? c->hist_bins : c->n;
+  const int out2_always = c->op == XPAR_OP_HISTOGRAM;
+  if (prep == XPAR_OK && has_out2 && out2_always && !bytes)
+    prep = (outs2 = shadow_alloc(c->bytes2)) && (prim2 = shadow_alloc(c->bytes2))
+               ? XPAR_OK
+               : xpar__fail(XPAR_ERR_OUT_OF_MEMORY,
+                            "no memory for the shadow's count buffers (2 x %zu bytes)",
+                            c->bytes2);
   /* A shadow that cannot be prepared is the shadow's failure, not the
    * application's (xpar.h): the primary call runs, the record says why the
    * shadow did not. */
@@ -636,7 +646,8 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   memset(&prim_result, 0, sizeof prim_result);
   memset(&shadow_result, 0, sizeof shadow_result);
   if (has_array_out && bytes) st = read_operand(ctx, c->out, bytes, prim);
-  if (st == XPAR_OK && has_out2 && bytes) st = read_operand(ctx, c->out2, c->bytes2, prim2);
+  if (st == XPAR_OK && has_out2 && (bytes || out2_always))
+    st = read_operand(ctx, c->out2, c->bytes2, prim2);
   if (st == XPAR_OK && has_result)
     st = read_operand(ctx, c->result, xpar__dtype_size(rt), prim_result.bytes);
   if (st != XPAR_OK) goto done;
@@ -715,8 +726,10 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
              : has_array_out ? compare(ctx, &k, prim, outs)
                              : 1;
     }
-    if (same && has_out2 && c->op != XPAR_OP_RUNS) { /* a sort's values or indices: moved */
-      shadow_compare kv = {.t = c->dtype2, .count = c->n, .bitwise = 1, .c = c};
+    if (same && has_out2 && c->op != XPAR_OP_RUNS) {
+      /* a sort's values or indices: moved, never computed; a histogram's counts:
+       * exact on every tier */
+      shadow_compare kv = {.t = c->dtype2, .count = out2_count, .bitwise = 1, .c = c};
       same = compare(ctx, &kv, prim2, outs2);
     }
     d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;

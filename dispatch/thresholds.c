@@ -126,6 +126,15 @@ static const xpar__provenance estimated_segmented = {
     .machine = "estimate, not measured",
     .date = "2026-12-07",
     .run = "xpar-bench calibrate --ops argreduce,segmented"};
+/* The histogram, estimated before any calibration: it reads n samples and
+ * writes num_bins counts, with a bin computed (an integer quotient or a double
+ * division, or a binary search) and a counter bumped per sample -- more work
+ * per byte than the compaction, no less traffic: the compaction's thresholds,
+ * and never the GPU for host data. */
+static const xpar__provenance estimated_histogram = {
+    .machine = "estimate, not measured",
+    .date = "2026-12-07",
+    .run = "xpar-bench calibrate --ops histogram"};
 
 /* ---- why each value is what it is: one letter per reason ----------------------- */
 
@@ -211,6 +220,8 @@ static const xpar__provenance estimated_segmented = {
 #define U &estimated_runs
 /* G: argmin / argmax and the segmented ops, estimated (estimated_segmented). */
 #define G &estimated_segmented
+/* H: the histogram, estimated (estimated_histogram). */
+#define H &estimated_histogram
 
 typedef struct default_value {
   size_t n;
@@ -231,6 +242,7 @@ static const default_value default_int4[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] =
     [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
     [XPAR_OP_ARGREDUCE] = {{POW2(17), G}, {POW2(21), G}, {NEVER, G}, {NEVER, G}, {POW2(13), G}},
     [XPAR_OP_SEGMENTED] = {{POW2(16), G}, {POW2(19), G}, {NEVER, G}, {NEVER, G}, {POW2(4), G}},
+    [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(17), C}, {POW2(21), C}, {NEVER, M}, {NEVER, M}, {POW2(13), M}},
@@ -244,6 +256,7 @@ static const default_value default_float[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
     [XPAR_OP_ARGREDUCE] = {{POW2(17), G}, {POW2(21), G}, {NEVER, G}, {NEVER, G}, {POW2(13), G}},
     [XPAR_OP_SEGMENTED] = {{POW2(15), G}, {POW2(18), G}, {NEVER, G}, {NEVER, G}, {POW2(4), G}},
+    [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] = {
     [XPAR_OP_REDUCE] = {{POW2(16), C}, {POW2(20), R}, {NEVER, M}, {NEVER, M}, {POW2(12), M}},
@@ -257,6 +270,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
     [XPAR_OP_RUNS] = {{POW2(16), U}, {POW2(19), U}, {NEVER, U}, {NEVER, U}, {POW2(4), U}},
     [XPAR_OP_ARGREDUCE] = {{POW2(16), G}, {POW2(20), G}, {NEVER, G}, {NEVER, G}, {POW2(12), G}},
     [XPAR_OP_SEGMENTED] = {{POW2(14), G}, {POW2(17), G}, {NEVER, G}, {NEVER, G}, {POW2(4), G}},
+    [XPAR_OP_HISTOGRAM] = {{POW2(16), H}, {POW2(19), H}, {NEVER, H}, {NEVER, H}, {POW2(4), H}},
 };
 #undef M
 #undef C
@@ -271,6 +285,7 @@ static const default_value default_8byte[XPAR_OP_COUNT_][XPAR_THRESHOLD_COUNT_] 
 #undef E
 #undef U
 #undef G
+#undef H
 
 static const default_value *default_of(int op, int dt, int k) {
   if (xpar__dtype_size((xpar_dtype)dt) == 8) return &default_8byte[op][k];

@@ -7,6 +7,7 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <setjmp.h>
 #include <pthread.h>
 #include <math.h>
@@ -688,6 +689,66 @@ static void runs_refusals(void **state) {
   assert_true(k == 5 && vo[0] == 3 && vo[1] == 7 && vo[2] == 5 && vo[3] == 13 && vo[4] == 8);
 }
 
+/* ---- histogram: every refusal of histogram_even and histogram_range ---------------- */
+static void histogram_refusals(void **state) {
+  (void)state;
+  xpar_context *c = g_ctx;
+  const xpar_dtype D = XPAR_DOUBLE;
+  char *o = (char *)g_out; /* counts live in g_out: they must stay poisoned */
+  uint64_t *cnt = (uint64_t *)g_out;
+  const double lo = -1.0, hi = 1.0, nan = NAN, inf = INFINITY;
+  const double b[5] = {-1, 0, 0.5, 0.5, 1}, bdown[5] = {-1, 0, 0.5, 0.25, 1};
+  const double bnan[5] = {-1, 0, NAN, 0.75, 1};
+  const int64_t bi[4] = {1, 5, 3, 9};
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_histogram_even(NULL, D, g_in, 8, &lo, &hi, 4, cnt));
+  REFUSED(XPAR_ERR_NULL_CONTEXT, NULL, xpar_histogram_range_nowait(NULL, D, g_in, 8, b, 4, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_histogram_even(c, D, g_in, 8, &lo, &hi, 4, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_histogram_even(c, D, g_in, 0, &lo, &hi, 4, NULL));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_histogram_even(c, D, NULL, 8, &lo, &hi, 4, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_histogram_even(c, D, g_in, 8, NULL, &hi, 4, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_histogram_even(c, D, g_in, 8, &lo, NULL, 4, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_histogram_range(c, D, g_in, 8, NULL, 4, cnt));
+  REFUSED(XPAR_ERR_NULL_POINTER, c, xpar_histogram_range(c, D, g_in, 8, b, 4, NULL));
+  REFUSED(XPAR_ERR_INVALID_ENUM, c, xpar_histogram_even(c, (xpar_dtype)77, g_in, 8, &lo, &hi, 4, cnt));
+  REFUSED(XPAR_ERR_SIZE_OVERFLOW, c, xpar_histogram_even(c, D, g_in, SIZE_MAX, &lo, &hi, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &lo, &hi, 0, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_range(c, D, g_in, 8, b, 0, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &lo, &hi, XPAR_HISTOGRAM_MAX_BINS + 1, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_range(c, D, g_in, 8, b, SIZE_MAX, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &hi, &lo, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &lo, &lo, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &nan, &hi, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &lo, &nan, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &lo, &inf, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_range(c, D, g_in, 8, bdown, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_range(c, D, g_in, 8, bnan, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_range(c, XPAR_INT64, g_in, 8, bi, 3, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, (char *)g_in + 4, 8, &lo, &hi, 4, cnt));
+  REFUSED(XPAR_ERR_INVALID_ARGUMENT, c, xpar_histogram_even(c, D, g_in, 8, &lo, &hi, 4, (uint64_t *)(o + 4)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_histogram_even(c, D, (double *)o, 8, &lo, &hi, 4, (uint64_t *)(o + 32)));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_histogram_range(c, D, (double *)(o + 64), 8, b, 16, cnt));
+  REFUSED(XPAR_ERR_OVERLAP, c, xpar_histogram_range(c, D, g_in, 8, (double *)(o + 8), 4, cnt));
+  /* n = 0: no sample read, NULL scalars; the counts are zeroed */
+  uint64_t z[3] = {7, 7, 7};
+  ACCEPTED(xpar_histogram_even(c, D, NULL, 0, NULL, NULL, 3, z));
+  assert_true(z[0] == 0 && z[1] == 0 && z[2] == 0);
+  z[1] = 7;
+  ACCEPTED(xpar_histogram_range(c, D, NULL, 0, NULL, 3, z));
+  assert_true(z[0] == 0 && z[1] == 0 && z[2] == 0);
+  /* equal boundaries make an empty bin; hi is not counted (NumPy counts it) */
+  const double x[8] = {-1, -0.5, 0, 0.5, 0.75, 1, NAN, -INFINITY};
+  uint64_t h[4];
+  ACCEPTED(xpar_histogram_range(c, D, x, 8, b, 4, h));
+  assert_true(h[0] == 2 && h[1] == 1 && h[2] == 0 && h[3] == 2);
+  ACCEPTED(xpar_histogram_even(c, D, x, 8, &lo, &hi, 4, h));
+  assert_true(h[0] == 1 && h[1] == 1 && h[2] == 1 && h[3] == 2);
+  /* a range that overflows int64 subtraction */
+  const int64_t xl[5] = {INT64_MIN, -1, 0, INT64_MAX - 1, INT64_MAX};
+  const int64_t l64 = INT64_MIN, h64 = INT64_MAX;
+  ACCEPTED(xpar_histogram_even(c, XPAR_INT64, xl, 5, &l64, &h64, 2, h));
+  assert_true(h[0] == 2 && h[1] == 2);
+}
+
 /* ---- context setters with bad values ----------------------------------------------- */
 static void bad_settings(void **state) {
   (void)state;
@@ -828,6 +889,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(sort_refusals),       cmocka_unit_test(select_refusals),
       cmocka_unit_test(runs_refusals),
       cmocka_unit_test(segmented_refusals),
+      cmocka_unit_test(histogram_refusals),
   };
   return cmocka_run_group_tests_name("bad_input", tests, setup, teardown);
 }

@@ -76,6 +76,12 @@ static xpar_status run_op(xpar_context *ctx, xpar_op op, double *x, double *y, d
     }
     case XPAR_OP_SEGMENTED: /* one segment of n: its sum in *res */
       return xpar_segmented_reduce_fixed(ctx, XPAR_DOUBLE, XPAR_SUM, x, n, n ? 1 : 0, res);
+    case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
+      static const double zero = 0.0;
+      uint64_t one;
+      return xpar_histogram_even(ctx, XPAR_DOUBLE, x, n, &zero, &two, n ? (n < 64 ? n : 64) : 1,
+                                 n ? (uint64_t *)z : &one);
+    }
     case XPAR_OP_DOT: default: return xpar_dot(ctx, XPAR_DOUBLE, x, y, n, res);
   }
 }
@@ -351,6 +357,11 @@ static xpar_status run_op_t(xpar_context *ctx, xpar_op op, xpar_dtype t, void *x
       return xpar_argmax(ctx, t, x, n, res, &at);
     }
     case XPAR_OP_SEGMENTED: return xpar_segmented_scan_fixed(ctx, t, XPAR_SUM, XPAR_INCLUSIVE, x, z, n, n ? 1 : 0);
+    case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
+      uint64_t zero = 0, hi = 1, one;
+      return xpar_histogram_even(ctx, t, x, n, &zero, &hi, n ? (n < 64 ? n : 64) : 1,
+                                 n ? (uint64_t *)z : &one);
+    }
     case XPAR_OP_DOT: default: return xpar_dot(ctx, t, x, y, n, res);
   }
 }

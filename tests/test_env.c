@@ -176,7 +176,7 @@ static void device_values(void **state) {
 /* ---- thresholds ------------------------------------------------------------------------ */
 static const char *const op_env[XPAR_OP_COUNT_] = {"REDUCE", "SCAN", "AXPY", "ADD", "FILL", "DOT",
                                                      "SORT", "SELECT", "RUNS",
-                                                     "ARGREDUCE", "SEGMENTED"};
+                                                     "ARGREDUCE", "SEGMENTED", "HISTOGRAM"};
 static const char *const kind_env[XPAR_THRESHOLD_COUNT_] = {"OPENMP", "GPU", "GPU_PINNED",
                                                             "GPU_PAGEABLE", "GPU_DEVICE_ONLY"};
 

@@ -202,6 +202,13 @@ static xpar_status fake_segmented(const xpar__exec *ex, const xpar__seg_spec *sp
   xpar__exec s = {.serial = 1, .num_threads = 1};
   return xpar__cpu_backend.segmented(&s, spec);
 }
+
+static xpar_status fake_histogram(const xpar__exec *ex, const xpar__histogram_spec *spec) {
+  XPAR__FORWARD(fake_begin());
+  xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &fake_sort_scratch};
+  (void)ex;
+  return xpar__cpu_backend.histogram(&s, spec);
+}
 static xpar_status fake_query(int device, xpar_device_info *out) {
   memset(out, 0, sizeof *out);
   out->usable = 1;
@@ -304,6 +311,7 @@ static const xpar__backend fake_gpu = {
     .sort = fake_sort,
     .select = fake_select,
     .runs = fake_runs,
+    .histogram = fake_histogram,
     .query = fake_query,
     .state_create = fake_state_create,
     .state_destroy = fake_state_destroy,
@@ -1507,6 +1515,11 @@ static xpar_status run_any(xpar_context *ctx, int op, xpar_dtype t, void *x, voi
       return xpar_argmin(ctx, t, x, n, &res, &at);
     }
     case XPAR_OP_SEGMENTED: return xpar_segmented_reduce_fixed(ctx, t, XPAR_SUM, x, n, n ? 1 : 0, &res);
+    case XPAR_OP_HISTOGRAM: { /* z: up to 64 counts (one on the stack for n = 0) */
+      uint64_t one, hi = 1;
+      return xpar_histogram_even(ctx, t, x, n, &zero, &hi, n ? (n < 64 ? n : 64) : 1,
+                                 n ? (uint64_t *)z : &one);
+    }
     default: return xpar_dot(ctx, t, x, y, n, &res);
   }
 }

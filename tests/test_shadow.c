@@ -88,12 +88,13 @@ static xpar_context *make(int shadow, int repro, int fail) {
 enum { N = 100003 };
 typedef enum { K_SUM, K_MIN, K_MAX, K_WIDE, K_DOT, K_SCAN_INC, K_SCAN_EXC, K_SCAN_INIT,
                K_AXPY, K_ADD, K_FILL, K_SORT, K_ARGSORT, K_SELECT, K_UNIQUE, K_RLE, K_RBK,
-               K_ARGMIN, K_SEGSUM, K_SEGSCAN, K_COUNT } kind_t;
+               K_ARGMIN, K_SEGSUM, K_SEGSCAN, K_HIST_EVEN, K_HIST_RANGE, K_COUNT } kind_t;
 static const char *const kind_names[] = {"sum",  "min", "max",  "wide", "dot",    "scan_inc",
                                          "scan_exc", "scan_init", "axpy", "add", "fill",
                                          "sort", "argsort", "select", "unique",
                                          "run_length_encode", "reduce_by_key",
-                                         "argmin", "segmented_sum", "segmented_scan_max"};
+                                         "argmin", "segmented_sum", "segmented_scan_max",
+                                         "histogram_even", "histogram_range"};
 static size_t g_last_count; /* the count of the last select, unique or runs call */
 static int64_t g_index;     /* argmin's index */
 enum { SEG = 100 };         /* the segmented kinds: N / SEG segments of SEG elements */
@@ -107,6 +108,24 @@ static void runs_keys(void) {
     for (size_t j = 0; j < len && i < N; j++) g_runs_keys[i++] = key;
     key += 1 + (int32_t)(next_rand() % 3);
   }
+}
+
+/* N + 1 ascending boundaries of dtype t (the integers -N/2 .., or 0 .. for
+ * unsigned dtypes), for a histogram of N bins. */
+static void *hist_boundaries(xpar_dtype t) {
+  static unsigned char b[(N + 1) * 8];
+  for (long long i = 0; i <= N; i++) {
+    const long long v = i - (t == XPAR_UINT32 || t == XPAR_UINT64 ? 0 : N / 2);
+    switch (t) {
+      case XPAR_INT32: ((int32_t *)b)[i] = (int32_t)v; break;
+      case XPAR_UINT32: ((uint32_t *)b)[i] = (uint32_t)v; break;
+      case XPAR_FLOAT: ((float *)b)[i] = (float)v; break;
+      case XPAR_DOUBLE: ((double *)b)[i] = (double)v; break;
+      case XPAR_INT64: ((int64_t *)b)[i] = (int64_t)v; break;
+      default: ((uint64_t *)b)[i] = (uint64_t)v; break;
+    }
+  }
+  return b;
 }
 
 /* Run one op; out holds N elements (or the scalar result). */
@@ -146,6 +165,12 @@ static xpar_status run(xpar_context *ctx, kind_t k, xpar_dtype t, const void *x,
     case K_SEGSUM: return xpar_segmented_reduce_fixed(ctx, t, XPAR_SUM, x, SEG, N / SEG, out);
     case K_SEGSCAN:
       return xpar_segmented_scan_fixed(ctx, t, XPAR_MAX, XPAR_INCLUSIVE, x, out, SEG, N / SEG);
+    case K_HIST_EVEN: { /* N bins over [0, s): out holds N counts */
+      const unsigned char zero[8] = {0};
+      return xpar_histogram_even(ctx, t, x, N, zero, s, N, (uint64_t *)out);
+    }
+    case K_HIST_RANGE:
+      return xpar_histogram_range(ctx, t, x, N, hist_boundaries(t), N, (uint64_t *)out);
     default: return xpar_fill(ctx, t, s, out, N);
   }
 }
@@ -179,9 +204,9 @@ static void quiet_and_unchanged(int repro) {
         fail_msg("seed %llu: %s %s repro=%d: status %s, reason \"%s\" (%s)",
                  (unsigned long long)g_seed, kind_names[k], xpar_dtype_name((xpar_dtype)t), repro,
                  xpar_status_name(st), d.reason, xpar_last_error_detail());
-      size_t es = k == K_WIDE || k == K_ARGSORT ? 8
-                  : k == K_RBK                  ? 4
-                                                : xpar_dtype_size((xpar_dtype)t);
+      size_t es = k == K_WIDE || k == K_ARGSORT || k >= K_HIST_EVEN ? 8
+                  : k == K_RBK                                      ? 4
+                                                                    : xpar_dtype_size((xpar_dtype)t);
       size_t bytes = is_scalar((kind_t)k) ? es : N * es;
       if (k == K_ARGMIN) {
         assert_int_equal(g_index, plain_index);
@@ -238,7 +263,9 @@ static void planted(void **state) {
   const struct { kind_t k; xpar_dtype t; long long at; } cases[] = {
       {K_SCAN_INC, XPAR_FLOAT, 17},  {K_SCAN_EXC, XPAR_INT32, 99999}, {K_SUM, XPAR_DOUBLE, 0},
       {K_SUM, XPAR_INT64, 0},        {K_DOT, XPAR_FLOAT, 0},          {K_ADD, XPAR_UINT64, 5},
-      {K_MIN, XPAR_FLOAT, 0},        {K_SORT, XPAR_FLOAT, 12345},     {K_ARGSORT, XPAR_INT64, 7}};
+      {K_MIN, XPAR_FLOAT, 0},        {K_SORT, XPAR_FLOAT, 12345},     {K_ARGSORT, XPAR_INT64, 7},
+      /* 8-byte samples: the counts' element size is the dtype's */
+      {K_HIST_EVEN, XPAR_DOUBLE, 3}, {K_HIST_RANGE, XPAR_INT64, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int fail = 0; fail < 2; fail++)
       for (int repro = 0; repro < 2; repro++) {

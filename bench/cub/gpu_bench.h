@@ -61,5 +61,8 @@ int gpu_runs_run(int quick, unsigned long long seed, int what);
  * checked against the CPU backend and beside CUB's DeviceSegmentedReduce and
  * DeviceReduce::ArgMin / ArgMax (gpu_seg_bench.cu); what: 1 check, 2 timings, 3 both. */
 int gpu_seg_run(int quick, unsigned long long seed, int what);
+/* --hist / --hist-check / --hist-bench: the histogram (even and range bins), checked and
+ * beside CUB's DeviceHistogram (gpu_hist_bench.cu); what: 1 check, 2 timings, 3 both. */
+int gpu_hist_run(int quick, unsigned long long seed, int what);
 
 #endif

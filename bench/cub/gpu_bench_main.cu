@@ -25,6 +25,9 @@
  *                  CPU backend, then timed beside CUB's DeviceSegmentedReduce and
  *                  DeviceReduce::ArgMin / ArgMax (gpu_seg_bench.cu); --seg-check /
  *                  --seg-bench: one of the two
+ *   --hist         the histogram (even and range bins): checked against the CPU backend,
+ *                  then timed beside CUB's DeviceHistogram (gpu_hist_bench.cu);
+ *                  --hist-check / --hist-bench: one of the two
  *   --embed        costs through the public API: sync reduce of 1024 device int32,
  *                  pinned vs pageable small scans, the N = 128 AUTO call
  *                  (gpu_embed_bench.cu)
@@ -38,7 +41,7 @@
 
 int main(int argc, char **argv) {
   int check = 0, bench = 0, quick = 0, sticky = 0, profile = 0, sweep = 0, embed = 0,
-      small_sweep = 0, sort = 0, select = 0, runs = 0, seg = 0;
+      small_sweep = 0, sort = 0, select = 0, runs = 0, seg = 0, hist = 0;
   CheckOptions opt;
   opt.seed = (unsigned long long)time(NULL);
   for (int i = 1; i < argc; i++) {
@@ -76,6 +79,12 @@ int main(int argc, char **argv) {
       seg |= 1;
     else if (!strcmp(argv[i], "--seg-bench"))
       seg |= 2;
+    else if (!strcmp(argv[i], "--hist"))
+      hist = 3;
+    else if (!strcmp(argv[i], "--hist-check"))
+      hist |= 1;
+    else if (!strcmp(argv[i], "--hist-bench"))
+      hist |= 2;
     else if (!strcmp(argv[i], "--embed"))
       embed = 1;
     else if (!strcmp(argv[i], "--profile-scan"))
@@ -86,13 +95,13 @@ int main(int argc, char **argv) {
       opt.seed = strtoull(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: %s [--check] [--quick] [--bench] [--sticky-test] "
-                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--select] [--runs] [--seg] [--seed N]\n",
+                      "[--scan-sweep] [--small-scan-sweep] [--profile-scan] [--embed] [--sort] [--select] [--runs] [--seg] [--hist] [--seed N]\n",
               argv[0]);
       return 2;
     }
   }
   if (!check && !sticky && !profile && !sweep && !embed && !small_sweep && !sort &&
-      !select && !runs && !seg)
+      !select && !runs && !seg && !hist)
     bench = 1;
   opt.quick = quick;
 
@@ -114,5 +123,6 @@ int main(int argc, char **argv) {
   if (select) rc |= gpu_select_run(quick, opt.seed, select);
   if (runs) rc |= gpu_runs_run(quick, opt.seed, runs);
   if (seg) rc |= gpu_seg_run(quick, opt.seed, seg);
+  if (hist) rc |= gpu_hist_run(quick, opt.seed, hist);
   return rc;
 }

@@ -217,7 +217,8 @@ typedef enum xpar_predicate {
   X(SELECT, "select", "SELECT") /* xpar_select, _select_flagged, _partition, _unique */ \
   X(RUNS, "runs", "RUNS") /* xpar_run_length_encode, xpar_reduce_by_key (by key dtype) */ \
   X(ARGREDUCE, "argreduce", "ARGREDUCE") /* xpar_argmin, xpar_argmax (whole arrays) */ \
-  X(SEGMENTED, "segmented", "SEGMENTED") /* xpar_segmented_reduce, _scan (+ _fixed) */
+  X(SEGMENTED, "segmented", "SEGMENTED") /* xpar_segmented_reduce, _scan (+ _fixed) */ \
+  X(HISTOGRAM, "histogram", "HISTOGRAM") /* xpar_histogram_even, _range (by sample dtype) */
 
 /** An operation; one value per row of XPAR_OP_MAP, prefixed XPAR_OP_. */
 typedef enum xpar_op {
@@ -1084,6 +1085,63 @@ XPAR_API xpar_status xpar_segmented_argmax(xpar_context *ctx, xpar_dtype dtype, 
                                            xpar_dtype offset_dtype, size_t n_segments,
                                            void *values, int64_t *indices);
 /** @} */
+/** The most bins a histogram takes (2^31): counts are 8 bytes each, so the
+ *  largest histogram's counts fill 16 GiB. */
+#define XPAR_HISTOGRAM_MAX_BINS ((size_t)1 << 31)
+
+/**
+ * Count n samples of dtype into num_bins equal-width bins over [*lo, *hi):
+ * counts[i] (64-bit) is the number of samples in bin i.  All num_bins counts
+ * are written, zeros included.  Samples below lo, at or above hi, and NaN are
+ * not counted.  *lo and *hi are host scalars of dtype (as xpar_select's value);
+ * lo < hi, and for floats both finite.  1 <= num_bins <=
+ * XPAR_HISTOGRAM_MAX_BINS.  counts (8-byte aligned) must not overlap samples.
+ * With n = 0 no sample is read and lo and hi may be NULL (given, they are
+ * checked); counts is zeroed.
+ *
+ * The bin of a counted sample x, the same on every tier:
+ *  - integers: floor((x - lo) * num_bins / (hi - lo)), exact: x - lo and
+ *    hi - lo as unsigned 64-bit differences, their product with num_bins in
+ *    128 bits, so ranges that overflow the dtype (INT64_MIN .. INT64_MAX) are
+ *    exact too;
+ *  - floats, in double (a float converts exactly) with IEEE round-to-nearest
+ *    and no fused multiply-add: t = ((x - lo) / (hi - lo)) * num_bins, or,
+ *    where hi - lo overflows (doubles only), t = ((x * 0.5 - lo * 0.5) /
+ *    (hi * 0.5 - lo * 0.5)) * num_bins; bin = min(floor(t), num_bins - 1).
+ *
+ * NumPy's np.histogram differs in two ways: its last bin is closed, [lo, hi]
+ * (xpar does not count a sample equal to hi), and it places floats by its
+ * computed edges (np.linspace(lo, hi, num_bins + 1), in float32 for float32
+ * input), so a float within rounding of an edge may land in the neighbouring
+ * bin of NumPy's.  Integer samples with integer edges land alike.
+ *
+ * Bad arguments (NULL, num_bins 0 or above the limit, lo >= hi, a NaN or
+ * infinite float bound, counts overlapping samples): a status and detail,
+ * nothing written.  Extra memory: on the CPU up to four private copies of
+ * the counts per thread (host scratch kept by the context) while they total
+ * at most 32 MiB, else shared atomic counts; on the GPU none beyond the
+ * staging of host arrays.
+ */
+XPAR_API xpar_status xpar_histogram_even(xpar_context *ctx, xpar_dtype dtype, const void *samples,
+                                         size_t n, const void *lo, const void *hi,
+                                         size_t num_bins, uint64_t *counts);
+
+/**
+ * Count n samples of dtype into num_bins bins given by num_bins + 1
+ * boundaries of dtype (a host array): bin i is [boundaries[i],
+ * boundaries[i + 1]), found by binary search with C's comparisons (so -0.0
+ * and +0.0 are equal).  Samples below boundaries[0], at or above
+ * boundaries[num_bins], and NaN are not counted.  Boundaries must not
+ * decrease (an equal pair makes an empty bin, as NumPy allows) and, for
+ * floats, hold no NaN: the call checks, num_bins compares on the host,
+ * before anything runs (XPAR_ERR_INVALID_ARGUMENT naming the first bad
+ * pair, nothing written).  NumPy's last bin is closed, xpar's is not
+ * (xpar_histogram_even).  counts must overlap neither samples nor
+ * boundaries.  Everything else as xpar_histogram_even.
+ */
+XPAR_API xpar_status xpar_histogram_range(xpar_context *ctx, xpar_dtype dtype,
+                                          const void *samples, size_t n, const void *boundaries,
+                                          size_t num_bins, uint64_t *counts);
 
 /** @} */
 
@@ -1321,6 +1379,22 @@ XPAR_API xpar_status xpar_segmented_scan_fixed_nowait(xpar_context *ctx, xpar_dt
                                                       xpar_reduction op, xpar_scan_kind kind,
                                                       const void *in, void *out,
                                                       size_t segment_size, size_t n_segments);
+/** xpar_histogram_even(), nowait: counts in device memory stay there (a
+ *  following GPU call reads them with no host round trip); *lo and *hi are
+ *  read before the call returns. */
+XPAR_API xpar_status xpar_histogram_even_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                const void *samples, size_t n, const void *lo,
+                                                const void *hi, size_t num_bins,
+                                                uint64_t *counts);
+/** xpar_histogram_range(), nowait: the boundaries are checked on the host
+ *  before the call returns, and copied to the GPU in stream order: like the
+ *  samples, they must not change until the work is complete.  Not inside a
+ *  CUDA graph capture (XPAR_ERR_NOT_SUPPORTED): the copy goes through the
+ *  context's staging memory, which the graph's replays would share. */
+XPAR_API xpar_status xpar_histogram_range_nowait(xpar_context *ctx, xpar_dtype dtype,
+                                                 const void *samples, size_t n,
+                                                 const void *boundaries, size_t num_bins,
+                                                 uint64_t *counts);
 
 /** Wait for the context's queued GPU work; reports an error it raised. */
 XPAR_API xpar_status xpar_wait(xpar_context *ctx);

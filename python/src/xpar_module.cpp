@@ -483,6 +483,36 @@ void segmented(Context &c, int kind, int op, bool exclusive, const in_array &x,
   });
 }
 
+// The histogram: counts (uint64, num_bins of them) of x in equal-width bins over
+// [lo, hi) (bounds None), or between the boundaries `bounds` (host memory, x's dtype,
+// num_bins + 1 of them).
+void histogram(Context &c, const in_array &x, nb::handle lo, nb::handle hi,
+               nb::handle bounds_obj, out_array &counts) {
+  xpar_context *ctx = c.get();
+  size_t n, nb_;
+  xpar_dtype dt = vector_of(x, "x", &n);
+  xpar_dtype ct = vector_of(counts, "out", &nb_);
+  if (ct != XPAR_UINT64)
+    invalid(std::string("out is ") + xpar_dtype_name(ct) + ": the counts are uint64");
+  const void *in = x.data();
+  uint64_t *o = static_cast<uint64_t *>(counts.data());
+  if (!bounds_obj.is_none()) {
+    auto b = nb::cast<in_array>(bounds_obj);
+    size_t nbound;
+    xpar_dtype bt = vector_of(b, "bins", &nbound);
+    if (bt != dt)
+      invalid(std::string("bins is ") + xpar_dtype_name(bt) + " but x is " + xpar_dtype_name(dt));
+    if (nbound != nb_ + 1)
+      invalid("bins has " + std::to_string(nbound) + " boundaries: out's " +
+              std::to_string(nb_) + " bins need " + std::to_string(nb_ + 1));
+    const void *pb = b.data();
+    check_released([&] { return xpar_histogram_range(ctx, dt, in, n, pb, nb_, o); });
+    return;
+  }
+  scalar l = scalar_from_python(dt, lo, "lo"), h = scalar_from_python(dt, hi, "hi");
+  check_released([&] { return xpar_histogram_even(ctx, dt, in, n, &l, &h, nb_, o); });
+}
+
 size_t byte_size(const out_array &a, const char *what) {
   size_t n;
   xpar_dtype dt = vector_of(a, what, &n);
@@ -660,6 +690,8 @@ NB_MODULE(_xpar, m) {
       .def("_segmented", &segmented, nb::arg("kind"), nb::arg("op"), nb::arg("exclusive"),
            nb::arg("x"), nb::arg("offsets").none(), nb::arg("segment_size"),
            nb::arg("n_segments"), nb::arg("out"), nb::arg("indices").none())
+      .def("_histogram", &histogram, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none(),
+           nb::arg("bins").none(), nb::arg("out"))
       .def("_map", &map_array)
       .def("_update", &update_array)
       .def("_unmap", &unmap_array)

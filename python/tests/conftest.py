@@ -29,7 +29,7 @@ BACKENDS = ["serial", "cpu", "auto"] + (["cuda", "cuda-serial"] if GPU else [])
 EXPECTED_TIER = {"serial": "cpu-serial", "cpu": "cpu-openmp", "auto": None,
                  "cuda": "cuda", "cuda-serial": "cuda-serial"}
 OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "sort", "select", "runs", "argreduce",
-       "segmented"]
+       "segmented", "histogram"]
 
 
 def pytest_report_header(config):

@@ -152,7 +152,7 @@ def test_bad_names(ctx):
     with pytest.raises(xpar.InvalidEnum):
         xpar.Context(offload="sometimes")
     with pytest.raises(xpar.InvalidEnum):
-        ctx.set_threshold("histogram", "int32", "openmp", 1)
+        ctx.set_threshold("convolve", "int32", "openmp", 1)
     with pytest.raises(xpar.InvalidEnum):
         ctx.get_threshold("reduce", "float16", "openmp")
     with pytest.raises(xpar.InvalidEnum):

@@ -24,6 +24,7 @@ __all__ = [
     "axpy", "add", "fill", "sort", "sort_pairs", "argsort", "select", "select_flagged",
     "partition", "unique_consecutive", "run_length_encode", "reduce_by_key",
     "argmin", "argmax", "segment_reduce", "segment_scan", "segment_argmin", "segment_argmax",
+    "histogram",
 ]
 
 __version__ = "%d.%d.%d" % _xpar.VERSION
@@ -103,7 +104,7 @@ _OFFLOAD_NAMES = ["default", "disabled", "mandatory"]
 _TIERS = {None: 0, "off": 0, "none": 0, "cpu-serial": 1, "cpu-openmp": 2, "cuda": 3,
           "cuda-serial": 4}
 _OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5, "sort": 6,
-        "select": 7, "runs": 8, "argreduce": 9, "segmented": 10}
+        "select": 7, "runs": 8, "argreduce": 9, "segmented": 10, "histogram": 11}
 _PREDICATES = {"<": 0, "<=": 1, "==": 2, "!=": 3, ">=": 4, ">": 5, "in_range": 6}
 _DTYPES = {"int32": 0, "int64": 1, "uint32": 2, "uint64": 3, "float": 4, "float32": 4,
            "double": 5, "float64": 5}
@@ -177,6 +178,20 @@ def _check_writable_kind(a, what: str):
         raise NotSupported("ERR_NOT_SUPPORTED",
                            f"{what}: JAX arrays are immutable; pass a NumPy, CuPy or "
                            "PyTorch array to be written", 400)
+
+
+def _empty_counts(x, num_bins: int):
+    """num_bins uint64 counts in x's framework and device."""
+    fw = _framework(x)
+    if fw == "torch":
+        import torch
+        return torch.empty(num_bins, dtype=torch.uint64, device=x.device)
+    if fw == "cupy":
+        import cupy
+        with x.device:
+            return cupy.empty(num_bins, dtype="uint64")
+    import numpy
+    return numpy.empty(num_bins, dtype="uint64")
 
 
 def _empty_like(x, dtype=None):
@@ -740,6 +755,44 @@ class Context(_xpar.Context):
         """As segment_argmin(), for the largest element."""
         return self._segment_arg(stream, True, x, offsets)
 
+    # -- histogram --------------------------------------------------------
+    def histogram(self, x, bins, range=None, *, out=None, stream=None):  # noqa: A002
+        """Counts (uint64) of the elements of x in bins, as numpy.histogram's
+        first result.  bins an int: that many equal-width bins over
+        range = (lo, hi), required (lo < hi, finite); bins an array: its
+        num_bins + 1 non-decreasing boundaries (host memory, converted to x's
+        dtype), bin i being [bins[i], bins[i + 1]).  Unlike NumPy the last
+        bin is open too: an element equal to hi (or bins[-1]) is not counted;
+        elements outside the bins and NaN are not either.  A float within
+        rounding of an equal-width edge may fall in NumPy's neighbouring bin
+        (xpar.h states the arithmetic).  out: num_bins uint64 counts (a new
+        array of x's framework when None), all written."""
+        import numpy
+        if isinstance(bins, (int, numpy.integer)) and not isinstance(bins, bool):
+            if range is None:
+                raise _invalid("histogram with a bin count needs range=(lo, hi)")
+            lo, hi = range
+            num_bins, bounds = int(bins), None
+            if num_bins < 1:
+                raise _invalid(f"histogram: {num_bins} bins; at least 1")
+        else:
+            if _framework(bins) == "torch":
+                bins = bins.detach().cpu().numpy()
+            elif _framework(bins) == "cupy":
+                bins = bins.get()
+            xdt = str(x.dtype).replace("torch.", "")
+            bounds = numpy.ascontiguousarray(numpy.asarray(bins), dtype=xdt)
+            if bounds.ndim != 1 or bounds.shape[0] < 2:
+                raise _invalid("histogram: bins must hold at least 2 boundaries")
+            lo = hi = None
+            num_bins = bounds.shape[0] - 1
+        if out is None:
+            out = _empty_counts(x, num_bins)
+        else:
+            _check_writable_kind(out, "out")
+        self._call(stream, self._histogram, x, lo, hi, bounds, out)
+        return out
+
     # -- where data lives ------------------------------------------------
     def map(self, x, kind: str = "to") -> None:
         """Map host array x to the context's device (xpar_map): "to" copies
@@ -897,10 +950,14 @@ def segment_argmax(x, offsets, *, stream=None):
     return default_context().segment_argmax(x, offsets, stream=stream)
 
 
+def histogram(x, bins, range=None, *, out=None, stream=None):  # noqa: A002
+    return default_context().histogram(x, bins, range, out=out, stream=stream)
+
+
 for _f in (sum, sum_wide, min, max, dot, scan, cumsum, cummin, cummax, axpy, add, fill, sort,
            sort_pairs, argsort, select, select_flagged, partition, unique_consecutive,
            run_length_encode, reduce_by_key, argmin, argmax, segment_reduce, segment_scan,
-           segment_argmin, segment_argmax):
+           segment_argmin, segment_argmax, histogram):
     _f.__doc__ = _doc(_f.__name__)
 del _f
 
