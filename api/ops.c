@@ -957,7 +957,9 @@ static xpar_status histogram_entered(xpar_context *ctx, int range, xpar_dtype dt
                 : XPAR_OK);
     }
   }
-  xpar__call c = call_of(XPAR_OP_HISTOGRAM, dtype, n, bytes, samples, NULL, NULL, nowait);
+  /* n = 0: no sample is read, and a samples pointer equal to counts must not
+   * become one operand of 0 bytes (counts would go unclassified). */
+  xpar__call c = call_of(XPAR_OP_HISTOGRAM, dtype, n, bytes, n ? samples : NULL, NULL, NULL, nowait);
   c.out2 = counts;
   c.bytes2 = count_bytes;
   c.dtype2 = XPAR_UINT64;

@@ -18,8 +18,10 @@
  * word; otherwise into the pinned result slot, copied to the caller's host word once the
  * kernel is done (such a call always waits, nowait or not, as select's).
  *
- * Scratch: the status words are the scan's (scan_prepare_tile_status: kept by the
- * context, tagged by epoch; a captured call takes its own from GraphScratch); the
+ * Scratch: the status words (48 bytes: a (heads, open value) pair with its flag) are
+ * this call's, in the last staging slot, zeroed on the stream before the kernel (the
+ * scan's shared arrays hold 8- and 16-byte words only); a captured call takes its own
+ * from GraphScratch; the
  * reproducible starts are the sort's scratch buffer (grown, kept, freed by
  * release_cache; a captured call in reproducible mode is refused before anything is
  * queued).  Out of memory is reported before any launch: nothing is written.
@@ -32,6 +34,10 @@
 namespace xpar_cuda {
 namespace runs {
 namespace {
+
+/* The last staging slot: the call's own arrays use the first ones when they are host
+ * memory (dispatch stages them there), as an operator's scratch does. */
+constexpr int kRunsStatusSlot = XPAR__OPERAND_SLOTS - 1;
 
 const char *op_name(const xpar__runs_spec *s) {
   return s->lengths ? "run_length_encode" : "reduce_by_key";
@@ -52,13 +58,24 @@ xpar_status launch_pass(const xpar__exec *ex, RunsParams &p, const char *name) {
   p.num_tiles = (p.n + tile_items - 1) / tile_items;
   XPAR__RETURN_IF(p.num_tiles > 0x7fffffffu, XPAR_ERR_INVALID_ARGUMENT,
                   "%s: n = %zu needs more tiles than a grid holds", name, p.n);
+  /* The pair's words are wider than the scan's two shared arrays hold: this call's own,
+   * zeroed on the stream before the kernel, epoch 1 (a zero word never matches).  A
+   * captured call's come from the graph's scratch, zeroed at every replay. */
+  constexpr size_t word = TileWord<Pair<typename Op::Type>>::bytes;
   GraphScratch graph_scratch(st);
-  ScanParams sp;
-  memset(&sp, 0, sizeof sp);
-  XPAR__FORWARD(scan_prepare_tile_status(ex, p.num_tiles, TileWord<Pair<typename Op::Type>>::bytes,
-                                         &sp, &graph_scratch, name));
-  p.status = sp.status;
-  p.epoch = sp.epoch;
+  if (ex->captured) {
+    ScanParams sp;
+    memset(&sp, 0, sizeof sp);
+    XPAR__FORWARD(scan_prepare_tile_status(ex, p.num_tiles, word, &sp, &graph_scratch, name));
+    p.status = sp.status;
+  } else {
+    void *words = nullptr;
+    XPAR__FORWARD(xpar__cuda_staging(st, kRunsStatusSlot, p.num_tiles * word, &words));
+    XPAR_CUDA_TRY(cudaMemsetAsync(words, 0, p.num_tiles * word, st->stream),
+                  "%s: clearing the tile status (%zu bytes)", name, p.num_tiles * word);
+    p.status = words;
+  }
+  p.epoch = 1;
   if (p.num_tiles >= 500) {
     p.first_poll_delay_ns = 800;
     p.poll_delay_ns = 400;

@@ -24,6 +24,10 @@ xpar_status scan_prepare_tile_status(const xpar__exec *ex, size_t num_tiles, siz
     p->epoch = 1; /* a zero word never matches */
     return XPAR_OK;
   }
+  /* Only the two word sizes the arrays below hold: a wider word would run past
+   * its array into the other's (callers with wider words keep their own). */
+  XPAR__RETURN_IF(word_bytes != 8 && word_bytes != 16, XPAR_ERR_INTERNAL,
+                  "%s: a %zu-byte tile status word has no shared array", op_name, word_bytes);
   XPAR__FORWARD(xpar__cuda_ensure_control(st));
   /* Per tile: an 8-byte word (4-byte types) and a 16-byte word (8-byte types), in two
    * arrays, so that no word is ever read as the other size.  Both are zeroed together
