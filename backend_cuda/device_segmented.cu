@@ -27,10 +27,17 @@
  *    asks for yet): per_segment_kernel with one thread per segment, grid-stride.  Correct
  *    on every distribution but not balanced: a huge segment is scanned by one thread.
  *
+ *  - reproducible mode, float or double SUM reduce (either tier): repro_segment_kernel,
+ *    one thread per segment (grid-stride; cuda-serial: one thread in all) summing the
+ *    segment in the order of docs/reproducible.md with runs::repro_sum_one_thread, the
+ *    function reduce-by-key's reproducible runs use (the additions cpu_repro.c makes):
+ *    each segment's sum is reproducible xpar_reduce(SUM) of the segment as an array of
+ *    its own.  Not balanced: a segment of m elements is m dependent adds in one thread.
+ *
  * Float sums of a segment that crosses a tile edge are combined in the order the tiles'
  * atomics arrive: run to run they may differ by rounding (the serial tiers and
- * reproducible mode are the ordered ones; reproducible mode refuses segmented float sums
- * in dispatch).  Min / max are exact, except that a segment holding both -0.0 and +0.0
+ * reproducible mode are the ordered ones; dispatch refuses reproducible segmented float
+ * sum scans).  Min / max are exact, except that a segment holding both -0.0 and +0.0
  * may give either zero on this path.
  *
  * Offsets: check_offsets_kernel checks every offset on the device (non-decreasing,
@@ -52,6 +59,7 @@
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "dtype_ops.cuh"
+#include "runs_kernel.cuh" /* runs::repro_sum_one_thread: reproducible mode's sums */
 #include "thread_load.cuh"
 
 namespace xpar_cuda {
@@ -185,6 +193,19 @@ __global__ void per_segment_kernel(SegParams p, Off off) {
       out[g] = best;
       p.index[g] = bi;
     }
+  }
+}
+
+/* Reproducible mode: out[g] = the reproducible sum of segment g (an empty one: +0). */
+template <class T, class Off>
+__global__ void __launch_bounds__(kBlock) repro_segment_kernel(SegParams p, Off off) {
+  if (offsets_bad(p.check)) return;
+  const T *x = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t g = (size_t)blockIdx.x * blockDim.x + threadIdx.x; g < p.m; g += stride) {
+    const size_t lo = off.at(g), hi = off.at(g + 1);
+    out[g] = runs::repro_sum_one_thread<T>(x + lo, hi - lo);
   }
 }
 
@@ -726,6 +747,14 @@ template <class T, class Op, class Off>
 xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &p, Off off) {
   xpar__cuda_state *st = ex->cuda;
   const char *name = seg_name(s);
+  if constexpr (std::is_floating_point<T>::value && std::is_same<Op, SumOp<T>>::value) {
+    if (ex->reproducible && s->kind == XPAR__SEG_REDUCE) {
+      void *args[] = {&p, &off};
+      return xpar__cuda_launch(st, (const void *)repro_segment_kernel<T, Off>, NULL,
+                               ex->serial ? 1u : grid_for(st, s->n_segments),
+                               ex->serial ? 1u : (unsigned)kBlock, 0, args, name);
+    }
+  }
   if (s->kind == XPAR__SEG_SCAN && !ex->serial) {
     const size_t tile = (size_t)kBlock * seg_items<T>();
     const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
