@@ -27,10 +27,10 @@
  * Offsets are checked first (one pass over the n_segments + 1 offsets, before
  * anything is written): non-decreasing, offsets[0] >= 0, the last <= n.
  *
- * Reproducible mode (ex->reproducible, a float or double SUM reduce): each
- * segment's sum is reproducible xpar_reduce(SUM) of the segment's elements as
- * an array of its own, computed by cpu_repro.c itself: the same code, the same
- * bits.  The serial tier sums segment by segment on one thread.  The OpenMP
+ * Reproducible mode (ex->reproducible, a float or double SUM reduce or scan):
+ * each segment's sum (scan) is reproducible xpar_reduce(SUM) (xpar_scan) of
+ * the segment's elements as an array of its own, computed by cpu_repro.c
+ * itself: the same code, the same bits.  The serial tier sums segment by segment on one thread.  The OpenMP
  * tier gives each segment of fewer than XPAR__SEG_REPRO_BIG elements whole to
  * the part (an equal element range) where it starts, one thread each, and then
  * sums the larger ones one after another with the parallel reproducible reduce
@@ -625,10 +625,16 @@ static xpar_status scan_run(const xpar__exec *ex, const seg_ctx *c) {
 
 static const xpar__exec seg_repro_one_thread = {.serial = 1, .num_threads = 1, .reproducible = 1};
 
-/* Segment g's reproducible sum into out[g] (an empty segment: +0). */
+/* Segment g's reproducible sum into out[g] (an empty segment: +0), or its
+ * reproducible scan into out[lo, hi) (an empty segment: nothing). */
 static void repro_segment(const xpar__exec *ex, const xpar__seg_spec *s, size_t g) {
   const size_t es = xpar__dtype_size(s->dtype);
   const size_t lo = seg_off(s, g), hi = seg_off(s, g + 1);
+  if (s->kind == XPAR__SEG_SCAN) {
+    (void)xpar__cpu_repro_scan(ex, s->dtype, s->scan_kind, NULL, (const char *)s->in + lo * es,
+                               (char *)s->out + lo * es, hi - lo);
+    return;
+  }
   (void)xpar__cpu_repro_reduce(ex, XPAR__REPRO_SUM, s->dtype, (const char *)s->in + lo * es,
                                NULL, hi - lo, (char *)s->out + g * es);
 }
@@ -680,7 +686,7 @@ xpar_status xpar__cpu_segmented(const xpar__exec *ex, const xpar__seg_spec *s) {
                   (int)s->op);
   if (s->n_segments == 0) return XPAR_OK;
   XPAR__FORWARD(check_offsets(s));
-  if (ex->reproducible && s->kind == XPAR__SEG_REDUCE && s->op == XPAR_SUM &&
+  if (ex->reproducible && s->kind != XPAR__SEG_ARGREDUCE && s->op == XPAR_SUM &&
       (s->dtype == XPAR_FLOAT || s->dtype == XPAR_DOUBLE))
     return repro_run(ex, s);
   seg_ctx c = {.s = s,

@@ -12,9 +12,10 @@
  *     summation exact; random floats on cuda-serial only, still bit for bit); the output
  *     outside the segments (not written: the 0xA5 fill); bad offsets (decreasing, past
  *     n, negative) refused with nothing written; reproducible mode: the float and double
- *     segmented sums of random floats on every distribution, offsets form and mode
- *     (cuda-serial included) equal to the CPU backend's reproducible serial tier bit for
- *     bit (each segment's reproducible xpar_reduce(SUM));
+ *     segmented sums and sum scans (inclusive, exclusive, in place) of random floats on
+ *     every distribution, offsets form and mode (cuda-serial included) equal to the CPU
+ *     backend's reproducible serial tier bit for bit (each segment's reproducible
+ *     xpar_reduce(SUM) / xpar_scan);
  *  2. timed (--seg-bench) at 2^28 elements, int32 and double, device data, CUDA events,
  *     median, xpar and CUB interleaved: xpar_segmented_reduce (sum) beside CUB's
  *     DeviceSegmentedReduce::Sum for segment sizes all 1, 16, 1,024, 2^20, power-law,
@@ -327,32 +328,33 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                 runs++;
               }
       }
-  /* reproducible mode: float and double segmented sums of random floats, bit for bit the
-   * CPU's reproducible serial tier (one GPU thread per segment) */
+  /* reproducible mode: float and double segmented sums and sum scans of random floats, bit
+   * for bit the CPU's reproducible serial tier (one GPU thread per segment) */
   for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
-    for (int dist = 0; dist < D_COUNT; dist++)
-      for (int form = 0; form < 3; form++)
-        for (size_t total : totals)
-          for (int mode = 0; mode < 3; mode++) {
-            if (quick && total > 1000) continue;
-            if (form == 2 && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES)) continue;
-            if (mode == 2 && total > 100003) continue; /* one GPU thread */
-            if (dist == D_BIG && total < 3000017) continue;
-            if (total > 1000 && (dist == D_ALL_EMPTY || dist == D_NONE)) continue;
-            CheckCase k;
-            k.kind = XPAR__SEG_REDUCE;
-            k.op = XPAR_SUM;
-            k.scan_kind = XPAR_INCLUSIVE;
-            k.dist = dist;
-            k.form = form;
-            k.mode = mode;
-            k.inplace = false;
-            k.exact = false;
-            k.total = total;
-            k.repro = true;
-            fails += check_dispatch(st, t, k, rng);
-            runs++;
-          }
+    for (int kind = 0; kind < 2; kind++)
+      for (int dist = 0; dist < D_COUNT; dist++)
+        for (int form = 0; form < 3; form++)
+          for (size_t total : totals)
+            for (int mode = 0; mode < 3; mode++) {
+              if (quick && total > 1000) continue;
+              if (form == 2 && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES)) continue;
+              if (mode == 2 && total > 100003) continue; /* one GPU thread */
+              if (dist == D_BIG && total < 3000017) continue;
+              if (total > 1000 && (dist == D_ALL_EMPTY || dist == D_NONE)) continue;
+              CheckCase k;
+              k.kind = kind;
+              k.op = XPAR_SUM;
+              k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+              k.dist = dist;
+              k.form = form;
+              k.mode = mode;
+              k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
+              k.exact = false;
+              k.total = total;
+              k.repro = true;
+              fails += check_dispatch(st, t, k, rng);
+              runs++;
+            }
   fails += check_bad_offsets(st);
   printf("SEGCHECK %s: %d cases, %d failed (seed %llu)\n", fails ? "FAIL" : "ok", runs, fails,
          seed);

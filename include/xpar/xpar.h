@@ -1057,9 +1057,9 @@ XPAR_API xpar_status xpar_segmented_reduce_fixed(xpar_context *ctx, xpar_dtype d
  * outside [offsets[0], offsets[n_segments]) is not written).  out has n
  * elements; out == in (in place) is allowed, any other overlap is
  * XPAR_ERR_OVERLAP.  Offsets and refusals as xpar_segmented_reduce.
- * Reproducible mode: a float or double SUM scan is XPAR_ERR_NOT_SUPPORTED
- * (nothing written: the per-segment reproducible scan is not built yet); min,
- * max and integer scans are exact and run.
+ * Reproducible mode: each segment's float or double SUM scan is, bit for bit,
+ * what reproducible xpar_scan gives on that segment's elements as an array of
+ * its own, on every tier; min, max and integer scans are exact anyway.
  */
 XPAR_API xpar_status xpar_segmented_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                          xpar_scan_kind kind, const void *in, void *out,
