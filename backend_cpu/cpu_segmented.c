@@ -26,10 +26,21 @@
  *
  * Offsets are checked first (one pass over the n_segments + 1 offsets, before
  * anything is written): non-decreasing, offsets[0] >= 0, the last <= n.
+ *
+ * Reproducible mode (ex->reproducible, a float or double SUM reduce or scan):
+ * each segment's sum (scan) is reproducible xpar_reduce(SUM) (xpar_scan) of
+ * the segment's elements as an array of its own, computed by cpu_repro.c
+ * itself: the same code, the same bits.  The serial tier sums segment by segment on one thread.  The OpenMP
+ * tier gives each segment of fewer than XPAR__SEG_REPRO_BIG elements whole to
+ * the part (an equal element range) where it starts, one thread each, and then
+ * sums the larger ones one after another with the parallel reproducible reduce
+ * (its bits do not depend on the thread count): no segment is split into
+ * pieces of this file's own, so no split can change the bits.
  */
 #include <math.h>
 
 #include "cpu_internal.h"
+#include "cpu_repro.h"
 
 /* ---- offsets ---------------------------------------------------------------- */
 
@@ -606,6 +617,67 @@ static xpar_status scan_run(const xpar__exec *ex, const seg_ctx *c) {
   return XPAR_OK;
 }
 
+/* ---- reproducible mode ---------------------------------------------------------------- */
+
+/* Segments of at least this many elements are summed by the parallel reproducible
+ * reduce, one after another; shorter ones whole on one thread each. */
+#define XPAR__SEG_REPRO_BIG ((size_t)1 << 16)
+
+static const xpar__exec seg_repro_one_thread = {.serial = 1, .num_threads = 1, .reproducible = 1};
+
+/* Segment g's reproducible sum into out[g] (an empty segment: +0), or its
+ * reproducible scan into out[lo, hi) (an empty segment: nothing). */
+static void repro_segment(const xpar__exec *ex, const xpar__seg_spec *s, size_t g) {
+  const size_t es = xpar__dtype_size(s->dtype);
+  const size_t lo = seg_off(s, g), hi = seg_off(s, g + 1);
+  if (s->kind == XPAR__SEG_SCAN) {
+    (void)xpar__cpu_repro_scan(ex, s->dtype, s->scan_kind, NULL, (const char *)s->in + lo * es,
+                               (char *)s->out + lo * es, hi - lo);
+    return;
+  }
+  (void)xpar__cpu_repro_reduce(ex, XPAR__REPRO_SUM, s->dtype, (const char *)s->in + lo * es,
+                               NULL, hi - lo, (char *)s->out + g * es);
+}
+
+static xpar_status repro_run(const xpar__exec *ex, const xpar__seg_spec *s) {
+  const size_t begin = seg_off(s, 0), end = seg_off(s, s->n_segments);
+  const int team = ex->serial ? 1 : xpar__cpu_team_size(ex, end - begin);
+  if (team <= 1) {
+    for (size_t g = 0; g < s->n_segments; ++g) repro_segment(&seg_repro_one_thread, s, g);
+    return XPAR_OK;
+  }
+  /* part p owns the segments starting in [lo_p, hi_p) (the last: from lo_p on) */
+  size_t first[XPAR__CPU_MAX_THREADS], stop[XPAR__CPU_MAX_THREADS];
+  int big[XPAR__CPU_MAX_THREADS];
+  int used = 1;
+  XPAR__CPU_PRAGMA(omp parallel num_threads(xpar__cpu_region_size(ex)))
+  {
+    const int id = xpar__cpu_thread_num(), parts = xpar__cpu_parts_in_region(team);
+    if (id < parts) {
+      size_t lo, hi;
+      xpar__cpu_split(begin, end, id, parts, &lo, &hi);
+      const size_t g0 = id == 0 ? 0 : first_seg_starting(s, lo);
+      const size_t g1 = id == parts - 1 ? s->n_segments : first_seg_starting(s, hi);
+      first[id] = g0;
+      stop[id] = g1;
+      big[id] = 0;
+      for (size_t g = g0; g < g1; ++g) {
+        if (seg_off(s, g + 1) - seg_off(s, g) >= XPAR__SEG_REPRO_BIG)
+          big[id] = 1;
+        else
+          repro_segment(&seg_repro_one_thread, s, g);
+      }
+    }
+    if (id == 0) used = parts;
+  }
+  for (int p = 0; p < used; ++p) {
+    if (!big[p]) continue;
+    for (size_t g = first[p]; g < stop[p]; ++g)
+      if (seg_off(s, g + 1) - seg_off(s, g) >= XPAR__SEG_REPRO_BIG) repro_segment(ex, s, g);
+  }
+  return XPAR_OK;
+}
+
 /* ---- the entry point ------------------------------------------------------------------ */
 
 xpar_status xpar__cpu_segmented(const xpar__exec *ex, const xpar__seg_spec *s) {
@@ -614,6 +686,9 @@ xpar_status xpar__cpu_segmented(const xpar__exec *ex, const xpar__seg_spec *s) {
                   (int)s->op);
   if (s->n_segments == 0) return XPAR_OK;
   XPAR__FORWARD(check_offsets(s));
+  if (ex->reproducible && s->kind != XPAR__SEG_ARGREDUCE && s->op == XPAR_SUM &&
+      (s->dtype == XPAR_FLOAT || s->dtype == XPAR_DOUBLE))
+    return repro_run(ex, s);
   seg_ctx c = {.s = s,
                .k = &seg_table[s->dtype][s->op],
                .chunk = NULL,

@@ -27,10 +27,18 @@
  *    asks for yet): per_segment_kernel with one thread per segment, grid-stride.  Correct
  *    on every distribution but not balanced: a huge segment is scanned by one thread.
  *
+ *  - reproducible mode, float or double SUM reduce or scan (either tier):
+ *    repro_segment_kernel, one thread per segment (grid-stride; cuda-serial: one thread
+ *    in all) computing the additions of docs/reproducible.md serially: the sum with
+ *    runs::repro_sum_one_thread, the function reduce-by-key's reproducible runs use, the
+ *    scan with repro_scan_one_thread below (both the additions cpu_repro.c makes): each
+ *    segment's sum (scan) is reproducible xpar_reduce(SUM) (xpar_scan) of the segment as
+ *    an array of its own.  Not balanced: a segment of m elements is m dependent adds
+ *    (a scan: about 2m) in one thread.
+ *
  * Float sums of a segment that crosses a tile edge are combined in the order the tiles'
  * atomics arrive: run to run they may differ by rounding (the serial tiers and
- * reproducible mode are the ordered ones; reproducible mode refuses segmented float sums
- * in dispatch).  Min / max are exact, except that a segment holding both -0.0 and +0.0
+ * reproducible mode are the ordered ones).  Min / max are exact, except that a segment holding both -0.0 and +0.0
  * may give either zero on this path.
  *
  * Offsets: check_offsets_kernel checks every offset on the device (non-decreasing,
@@ -52,6 +60,7 @@
 #include "cuda_ops.h"
 #include "cuda_state.cuh"
 #include "dtype_ops.cuh"
+#include "runs_kernel.cuh" /* runs::repro_sum_one_thread: reproducible mode's sums */
 #include "thread_load.cuh"
 
 namespace xpar_cuda {
@@ -185,6 +194,64 @@ __global__ void per_segment_kernel(SegParams p, Off off) {
       out[g] = best;
       p.index[g] = bi;
     }
+  }
+}
+
+/* The reproducible scan of x[0, len) into out (out == x allowed), from +0, one thread,
+ * as docs/reproducible.md states it: block b's carry is +0 folded with the block-total
+ * tree's nodes covering [0, b), largest first -- the entries of a binary-counter stack
+ * of the totals, bottom to top; inside the block, quad q's seed is the carry folded with
+ * the stack of the quad totals U_q = ((x0 + x1) + x2) + x3 the same way, and the quad
+ * runs serially from its seed.  A block's total and a quad's total are read before the
+ * block's (the quad's) outputs are written. */
+template <class A>
+__device__ void repro_scan_one_thread(const A *x, A *out, size_t len, bool exclusive) {
+  runs::ReproStack<A> blocks;
+  blocks.top = 0;
+  for (size_t b0 = 0; b0 < len; b0 += XPAR__REPRO_BLOCK) {
+    const size_t bl = len - b0 < XPAR__REPRO_BLOCK ? len - b0 : XPAR__REPRO_BLOCK;
+    A carry = A(0);
+    for (int i = 0; i < blocks.top; ++i) carry = carry + blocks.v[i];
+    const A total = runs::repro_sum_one_thread<A>(x + b0, bl); /* T_b: one block */
+    runs::ReproStack<A> quads;
+    quads.top = 0;
+    for (size_t q0 = 0; q0 < bl; q0 += XPAR__REPRO_QUAD) {
+      const size_t ql = bl - q0 < XPAR__REPRO_QUAD ? bl - q0 : XPAR__REPRO_QUAD;
+      A v[XPAR__REPRO_QUAD];
+      for (size_t k = 0; k < ql; ++k) v[k] = x[b0 + q0 + k];
+      A acc = carry;
+      for (int i = 0; i < quads.top; ++i) acc = acc + quads.v[i];
+      A u = v[0];
+      for (size_t k = 1; k < ql; ++k) u = u + v[k];
+      for (size_t k = 0; k < ql; ++k) {
+        if (exclusive) {
+          out[b0 + q0 + k] = acc;
+          acc = acc + v[k];
+        } else {
+          acc = acc + v[k];
+          out[b0 + q0 + k] = acc;
+        }
+      }
+      quads.push(u);
+    }
+    blocks.push(total);
+  }
+}
+
+/* Reproducible mode: out[g] = the reproducible sum of segment g (an empty one: +0), or
+ * out[lo, hi) its reproducible scan (an empty one: nothing). */
+template <class T, class Off, int KIND>
+__global__ void __launch_bounds__(kBlock) repro_segment_kernel(SegParams p, Off off) {
+  if (offsets_bad(p.check)) return;
+  const T *x = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t g = (size_t)blockIdx.x * blockDim.x + threadIdx.x; g < p.m; g += stride) {
+    const size_t lo = off.at(g), hi = off.at(g + 1);
+    if (KIND == XPAR__SEG_SCAN)
+      repro_scan_one_thread<T>(x + lo, out + lo, hi - lo, p.exclusive != 0);
+    else
+      out[g] = runs::repro_sum_one_thread<T>(x + lo, hi - lo);
   }
 }
 
@@ -726,6 +793,16 @@ template <class T, class Op, class Off>
 xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &p, Off off) {
   xpar__cuda_state *st = ex->cuda;
   const char *name = seg_name(s);
+  if constexpr (std::is_floating_point<T>::value && std::is_same<Op, SumOp<T>>::value) {
+    if (ex->reproducible && s->kind != XPAR__SEG_ARGREDUCE) {
+      void *args[] = {&p, &off};
+      const void *kernel = s->kind == XPAR__SEG_SCAN
+                               ? (const void *)repro_segment_kernel<T, Off, XPAR__SEG_SCAN>
+                               : (const void *)repro_segment_kernel<T, Off, XPAR__SEG_REDUCE>;
+      return xpar__cuda_launch(st, kernel, NULL, ex->serial ? 1u : grid_for(st, s->n_segments),
+                               ex->serial ? 1u : (unsigned)kBlock, 0, args, name);
+    }
+  }
   if (s->kind == XPAR__SEG_SCAN && !ex->serial) {
     const size_t tile = (size_t)kBlock * seg_items<T>();
     const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;

@@ -473,17 +473,13 @@ static xpar_status run_runs(const xpar__backend *b, const xpar__exec *ex, const 
 }
 
 /* Argmin / argmax or a segmented call as the backend takes it.  Reproducible
- * mode has no per-segment order for float sums yet: refused, nothing written. */
+ * mode: a segmented float or double SUM reduce or scan is each segment's
+ * reproducible sum or scan (the backends compute it, ex->reproducible). */
 static xpar_status run_segmented(const xpar__backend *b, const xpar__exec *ex,
                                  const xpar__call *c, const void *in, const void *offsets,
                                  void *out, void *index) {
   XPAR__RETURN_IF(!b->segmented, XPAR_ERR_NOT_SUPPORTED,
                   "the %s backend has no segmented reduce / scan or argmin", b->name);
-  XPAR__RETURN_IF(ex->reproducible && c->seg_kind != XPAR__SEG_ARGREDUCE && c->red == XPAR_SUM &&
-                      (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE),
-                  XPAR_ERR_NOT_SUPPORTED,
-                  "reproducible mode: segmented float sums and sum scans have no specified "
-                  "order yet (docs/segmented.md); min, max and integer sums are exact");
   const xpar__seg_spec s = {.kind = (xpar__seg_kind)c->seg_kind,
                             .dtype = c->dtype,
                             .op = c->red,

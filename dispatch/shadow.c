@@ -396,13 +396,14 @@ static void seg_bounds(const xpar__call *c, const void *offs, size_t g, size_t *
 }
 
 /* Compare the primary's values (and indices) with the shadow's: bitwise, except
- * float sums and sum scans, each value within 2 gamma_k of the magnitudes it
- * sums (k its segment's terms so far). */
+ * float sums and sum scans outside reproducible mode, each value within
+ * 2 gamma_k of the magnitudes it sums (k its segment's terms so far). */
 static int seg_compare(xpar_context *ctx, const xpar__call *c, const void *xs, const void *offs,
                        const void *prim, const void *outs, const void *prim2,
                        const void *outs2) {
   const xpar_dtype t = c->dtype;
-  const int tol_on = c->seg_kind != XPAR__SEG_ARGREDUCE && c->red == XPAR_SUM && is_float(t);
+  const int tol_on = c->seg_kind != XPAR__SEG_ARGREDUCE && c->red == XPAR_SUM && is_float(t) &&
+                     !ctx->reproducible;
   size_t bad = 0, first = 0;
   long double first_tol = 0;
   for (size_t g = 0; g < c->n_segments; g++) {

@@ -9,6 +9,11 @@
  * (decreasing, negative, past n) are refused on every tier with nothing
  * written.
  *
+ * Reproducible mode (test "reproducible"): every segment's float and double
+ * sum (sum scan) equals, bit for bit, reproducible xpar_reduce(SUM)
+ * (xpar_scan) on cpu-serial of the segment's elements as an array of their
+ * own (so every tier gives the same bits), an empty segment's sum +0.
+ *
  * The oracle is the whole-array reference of tests/common per segment (an
  * empty segment: the identity).  Floats are small integers (every order of
  * summation exact) except in the serial tiers' own case, where random floats
@@ -415,13 +420,143 @@ static void bad_offsets(void **state) {
   xt_buf_free(&in);
 }
 
+/* Reproducible mode: each segment's float / double sum (scan) is reproducible
+ * xpar_reduce(SUM) (xpar_scan) of its elements on cpu-serial, bit for bit, on
+ * every tier; segments of 2^16 elements and more take the OpenMP tier's
+ * parallel path.  Scans: inclusive and exclusive, in place too; the output
+ * outside the segments keeps its poison. */
+static void reproducible(void **state) {
+  xt_tier_state *st = (xt_tier_state *)*state;
+  xpar_context *ctx = xt_tier_open(st);
+  XT_OK(xpar_context_set_reproducible(ctx, 1));
+  xpar_context *ref_ctx = NULL;
+  XT_OK(xpar_context_create(&ref_ctx));
+  XT_OK(xpar_context_set_backend(ref_ctx, XPAR_BACKEND_CPU_SERIAL));
+  XT_OK(xpar_context_set_reproducible(ref_ctx, 1));
+  static const size_t totals[] = {1000, 300007};
+  static const int dists[] = {D_ONES, D_16, D_1024, D_POWER, D_HALF, D_EMPTIES, D_ALL_EMPTY,
+                              D_ONE};
+  int variant = 0;
+  for (int scan = 0; scan < 2; scan++)
+    for (int vi = 0; vi < 2; vi++) {
+      const xpar_dtype d = vi ? XPAR_DOUBLE : XPAR_FLOAT;
+      const size_t es = xt_size(d);
+      for (size_t di = 0; di < sizeof dists / sizeof dists[0]; di++)
+        for (int form = 0; form < O_FORMS; form++)
+          for (size_t ti = 0; ti < sizeof totals / sizeof totals[0]; ti++) {
+            const int dist = dists[di];
+            if (form == O_FIXED && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES))
+              continue;
+            if (totals[ti] > 1000 && dist == D_ALL_EMPTY) continue;
+            if (totals[ti] > xt_tier_max_n(st->tier)) continue;
+            variant++;
+            const xpar_scan_kind kind = variant % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+            const int inplace = scan && variant % 5 == 0;
+            const int nowait = !inplace && variant % 3 == 0;
+            char label[256];
+            snprintf(label, sizeof label, "reproducible/%s/%s/%s/%s/%s/total~%zu%s%s",
+                     scan ? (kind == XPAR_EXCLUSIVE ? "scan-exclusive" : "scan-inclusive")
+                          : "reduce",
+                     xt_tier_name(st->tier), xt_dname(d), dist_names[dist], form_names[form],
+                     totals[ti], nowait ? "/nowait" : "", inplace ? "/in-place" : "");
+            xt_rng rng;
+            xt_rng_for(&rng, label);
+            const size_t cap = totals[ti] + 64;
+            size_t *sizes = (size_t *)malloc(cap * sizeof *sizes);
+            assert_non_null(sizes);
+            const size_t m = make_sizes(&rng, dist, totals[ti], sizes, cap);
+            const size_t fixed_size = form == O_FIXED && m ? sizes[m / 2] : 0;
+            if (form == O_FIXED)
+              for (size_t g = 0; g < m; g++) sizes[g] = fixed_size;
+            /* offsets from `lead` on, with data before and after the segments */
+            const size_t lead = form == O_FIXED ? 0 : 3;
+            size_t n = lead;
+            for (size_t g = 0; g < m; g++) n += sizes[g];
+            n += form == O_FIXED ? 0 : 5;
+            void *offs = malloc((m + 1) * 8);
+            assert_non_null(offs);
+            size_t at = lead;
+            for (size_t g = 0; g <= m; g++) {
+              if (form != O_FIXED) put_offset(form, offs, g, at);
+              if (g < m) at += sizes[g];
+            }
+            xt_buf in, outb;
+            xt_buf_alloc(&in, d, n ? n : 1, 0);
+            xt_fill_random(&rng, d, in.p, n, XT_DATA_RANDOM, 8);
+            const size_t out_n = scan ? n : m;
+            if (!inplace) xt_buf_alloc(&outb, d, out_n ? out_n : 1, 0);
+            xt_buf *o = inplace ? &in : &outb;
+            /* the expected output: the poison (or, in place, the input) where not written */
+            unsigned char *want = (unsigned char *)malloc((out_n + 1) * es);
+            unsigned char *in_orig = (unsigned char *)malloc((n + 1) * es);
+            assert_true(want && in_orig);
+            memcpy(in_orig, in.p, n * es);
+            memcpy(want, o->p, out_n * es);
+            at = lead;
+            for (size_t g = 0; g < m; g++) {
+              if (scan)
+                XT_OK(xpar_scan(ref_ctx, d, XPAR_SUM, kind, in_orig + at * es, want + at * es,
+                                sizes[g]));
+              else
+                XT_OK(xpar_reduce(ref_ctx, d, XPAR_SUM, in_orig + at * es, sizes[g],
+                                  want + g * es));
+              at += sizes[g];
+            }
+            const xpar_dtype od = form == O_INT32 ? XPAR_INT32 : XPAR_INT64;
+            xpar_status s;
+            if (scan && form == O_FIXED)
+              s = nowait ? xpar_segmented_scan_fixed_nowait(ctx, d, XPAR_SUM, kind, in.p, o->p,
+                                                            fixed_size, m)
+                         : xpar_segmented_scan_fixed(ctx, d, XPAR_SUM, kind, in.p, o->p,
+                                                     fixed_size, m);
+            else if (scan)
+              s = nowait ? xpar_segmented_scan_nowait(ctx, d, XPAR_SUM, kind, in.p, o->p, n, offs,
+                                                      od, m)
+                         : xpar_segmented_scan(ctx, d, XPAR_SUM, kind, in.p, o->p, n, offs, od, m);
+            else if (form == O_FIXED)
+              s = nowait ? xpar_segmented_reduce_fixed_nowait(ctx, d, XPAR_SUM, in.p, fixed_size,
+                                                              m, o->p)
+                         : xpar_segmented_reduce_fixed(ctx, d, XPAR_SUM, in.p, fixed_size, m,
+                                                       o->p);
+            else
+              s = nowait ? xpar_segmented_reduce_nowait(ctx, d, XPAR_SUM, in.p, n, offs, od, m,
+                                                        o->p)
+                         : xpar_segmented_reduce(ctx, d, XPAR_SUM, in.p, n, offs, od, m, o->p);
+            xt_check_status(label, "call", s, XPAR_OK);
+            if (nowait) xt_check_status(label, "wait", xpar_wait(ctx), XPAR_OK);
+            xpar_decision dec;
+            XT_OK(xpar_last_decision(ctx, &dec));
+            if (!dec.reproducible) xt_failf(label, "the record does not say reproducible");
+            for (size_t i = 0; i < out_n; i++)
+              if (memcmp((const char *)o->p + i * es, want + i * es, es) != 0) {
+                xt_failf(label, "%s %zu: %.17Lg, expected (reproducible %s) %.17Lg",
+                         scan ? "element" : "segment", i, xt_get(d, o->p, i),
+                         scan ? "scan of its segment" : "reduce", xt_get(d, want, i));
+                break;
+              }
+            if (!out_n && !inplace && !xt_is_poison(d, o->p, 1))
+              xt_failf(label, "output written for no elements");
+            xt_check_guards(label, "out", o);
+            if (!inplace)
+              xt_check_bytes(label, "input after the call", in.p, in_orig, n * es);
+            free(want);
+            free(in_orig);
+            if (!inplace) xt_buf_free(&outb);
+            xt_buf_free(&in);
+            free(offs);
+            free(sizes);
+          }
+    }
+  xpar_context_destroy(ref_ctx);
+}
+
 static void seg_reduce(void **state) { run(state, 0); }
 static void seg_scan(void **state) { run(state, 1); }
 
 int main(int argc, char **argv) {
   xt_init("test_segmented", argc, argv);
   static const char *const names[] = {"segmented_reduce", "segmented_scan", "segmented_arg",
-                                      "bad_offsets"};
-  static const xt_body bodies[] = {seg_reduce, seg_scan, seg_arg, bad_offsets};
+                                      "bad_offsets", "reproducible"};
+  static const xt_body bodies[] = {seg_reduce, seg_scan, seg_arg, bad_offsets, reproducible};
   return xt_run_tier_tests("segmented", names, bodies, sizeof names / sizeof names[0]);
 }

@@ -11,7 +11,11 @@
  *     by tests/test_segmented.c), bit for bit (floats are small integers: every order of
  *     summation exact; random floats on cuda-serial only, still bit for bit); the output
  *     outside the segments (not written: the 0xA5 fill); bad offsets (decreasing, past
- *     n, negative) refused with nothing written;
+ *     n, negative) refused with nothing written; reproducible mode: the float and double
+ *     segmented sums and sum scans (inclusive, exclusive, in place) of random floats on
+ *     every distribution, offsets form and mode (cuda-serial included) equal to the CPU
+ *     backend's reproducible serial tier bit for bit (each segment's reproducible
+ *     xpar_reduce(SUM) / xpar_scan);
  *  2. timed (--seg-bench) at 2^28 elements, int32 and double, device data, CUDA events,
  *     median, xpar and CUB interleaved: xpar_segmented_reduce (sum) beside CUB's
  *     DeviceSegmentedReduce::Sum for segment sizes all 1, 16, 1,024, 2^20, power-law,
@@ -115,6 +119,7 @@ struct CheckCase {
   int mode;       /* 0 synchronous, 1 queued, 2 cuda-serial */
   bool inplace, exact;
   size_t total;
+  bool repro; /* reproducible mode (a float or double SUM reduce) */
 };
 
 template <class T>
@@ -165,6 +170,7 @@ int check_one(xpar__cuda_state *st, xpar_dtype t, const CheckCase &k, std::mt199
   memset(&cex, 0, sizeof cex);
   cex.serial = 1;
   cex.num_threads = 1;
+  cex.reproducible = k.repro;
   GB_XPAR(xpar__cpu_backend.segmented(&cex, &hs));
   /* the device */
   T *din, *dout;
@@ -190,6 +196,7 @@ int check_one(xpar__cuda_state *st, xpar_dtype t, const CheckCase &k, std::mt199
   ex.cuda = st;
   ex.serial = k.mode == 2;
   ex.nowait = k.mode == 1;
+  ex.reproducible = k.repro;
   GB_XPAR(B.segmented(&ex, &ds));
   if (k.mode == 1) GB_XPAR(B.wait(st));
   std::vector<T> got(out_n + 2);
@@ -214,9 +221,9 @@ int check_one(xpar__cuda_state *st, xpar_dtype t, const CheckCase &k, std::mt199
   GB_CUDA(cudaFree(didx));
   if (bad) {
     printf("SEGCHECK FAIL kind=%d op=%d scan_kind=%d %s dist=%s form=%d mode=%d inplace=%d "
-           "exact=%d n=%zu m=%zu: %zu bad, first at %zu\n",
+           "exact=%d repro=%d n=%zu m=%zu: %zu bad, first at %zu\n",
            k.kind, (int)k.op, (int)k.scan_kind, xpar_dtype_name(t), dist_names[k.dist], k.form,
-           k.mode, (int)k.inplace, (int)k.exact, n, m, bad, first);
+           k.mode, (int)k.inplace, (int)k.exact, (int)k.repro, n, m, bad, first);
     return 1;
   }
   return 0;
@@ -316,10 +323,38 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                 /* random floats: bit for bit only where the order is the serial one */
                 k.exact = !(mode == 2 && op == XPAR_SUM && rng() % 2);
                 k.total = total;
+                k.repro = false;
                 fails += check_dispatch(st, t, k, rng);
                 runs++;
               }
       }
+  /* reproducible mode: float and double segmented sums and sum scans of random floats, bit
+   * for bit the CPU's reproducible serial tier (one GPU thread per segment) */
+  for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
+    for (int kind = 0; kind < 2; kind++)
+      for (int dist = 0; dist < D_COUNT; dist++)
+        for (int form = 0; form < 3; form++)
+          for (size_t total : totals)
+            for (int mode = 0; mode < 3; mode++) {
+              if (quick && total > 1000) continue;
+              if (form == 2 && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES)) continue;
+              if (mode == 2 && total > 100003) continue; /* one GPU thread */
+              if (dist == D_BIG && total < 3000017) continue;
+              if (total > 1000 && (dist == D_ALL_EMPTY || dist == D_NONE)) continue;
+              CheckCase k;
+              k.kind = kind;
+              k.op = XPAR_SUM;
+              k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+              k.dist = dist;
+              k.form = form;
+              k.mode = mode;
+              k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
+              k.exact = false;
+              k.total = total;
+              k.repro = true;
+              fails += check_dispatch(st, t, k, rng);
+              runs++;
+            }
   fails += check_bad_offsets(st);
   printf("SEGCHECK %s: %d cases, %d failed (seed %llu)\n", fails ? "FAIL" : "ok", runs, fails,
          seed);

@@ -1030,9 +1030,12 @@ XPAR_API xpar_status xpar_argmax(xpar_context *ctx, xpar_dtype dtype, const void
  * costs one read of the offsets before the reduction (n_segments + 1 values);
  * on the GPU it runs on the device, beside the reduction (a nowait call's bad
  * offsets write nothing and are not reported: the call has returned).
- * Reproducible mode: float sums are XPAR_ERR_NOT_SUPPORTED (a per-segment
- * order is not specified yet); min, max and integer sums are exact anyway.
- * out must not overlap in or offsets (XPAR_ERR_OVERLAP).
+ * Reproducible mode (xpar_context_set_reproducible): each segment's float or
+ * double SUM is, bit for bit, what reproducible xpar_reduce(SUM) gives on that
+ * segment's elements as an array of its own (docs/reproducible.md), an empty
+ * segment +0, on every tier, thread count and launch shape; min, max and
+ * integer sums are exact anyway.  out must not overlap in or offsets
+ * (XPAR_ERR_OVERLAP).
  */
 XPAR_API xpar_status xpar_segmented_reduce(xpar_context *ctx, xpar_dtype dtype,
                                            xpar_reduction op, const void *in, size_t n,
@@ -1053,8 +1056,10 @@ XPAR_API xpar_status xpar_segmented_reduce_fixed(xpar_context *ctx, xpar_dtype d
  * into the same positions of out (out[i] for every i inside a segment; out
  * outside [offsets[0], offsets[n_segments]) is not written).  out has n
  * elements; out == in (in place) is allowed, any other overlap is
- * XPAR_ERR_OVERLAP.  Offsets, refusals and reproducible mode as
- * xpar_segmented_reduce.
+ * XPAR_ERR_OVERLAP.  Offsets and refusals as xpar_segmented_reduce.
+ * Reproducible mode: each segment's float or double SUM scan is, bit for bit,
+ * what reproducible xpar_scan gives on that segment's elements as an array of
+ * its own, on every tier; min, max and integer scans are exact anyway.
  */
 XPAR_API xpar_status xpar_segmented_scan(xpar_context *ctx, xpar_dtype dtype, xpar_reduction op,
                                          xpar_scan_kind kind, const void *in, void *out,
