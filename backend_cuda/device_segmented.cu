@@ -826,7 +826,10 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
                              (unsigned)tiles, kBlock, 0, args, name);
   }
   if (ex->serial || s->kind != XPAR__SEG_REDUCE) {
-    if (s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1) {
+    /* the whole-array argmin / argmax (no offsets: xpar_argmin's one segment [0, n)); a
+     * per-segment call with one segment of offsets takes the per-segment kernel, which
+     * reads its bounds, its empty case and the offsets' verdict */
+    if (s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1 && !s->offsets) {
       constexpr bool MAX = std::is_same<Op, MaxOp<T>>::value;
       const unsigned grid =
           grid_for(st, (s->n + (size_t)arg_unroll<T>() - 1) / (size_t)arg_unroll<T>());
@@ -912,7 +915,8 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
   xpar__cuda_state *st = ex->cuda;
   const char *name = seg_name(s);
   const bool check = s->offsets != NULL;
-  const bool arg_grid = s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1;
+  const bool arg_grid =
+      s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1 && !s->offsets;
   /* scratch: the check word, the ticket, argmin's partials */
   const size_t parts = arg_grid ? (size_t)grid_for(st, s->n) : 0;
   /* the balanced reduce and scan: the tiles' bounds (2 x 8 bytes per edge); the scan
