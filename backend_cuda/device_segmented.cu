@@ -23,9 +23,12 @@
  *    first (seg_bounds_kernel, one thread per tile edge, which also finds every tile's
  *    first segment once).  One huge segment among tiny ones costs one atomic per tile,
  *    not a serial loop;
- *  - segmented scan (and argmin / argmax of several segments, which no public entry
- *    asks for yet): per_segment_kernel with one thread per segment, grid-stride.  Correct
- *    on every distribution but not balanced: a huge segment is scanned by one thread.
+ *  - segmented scan: tiled (tile tails, one block scanning the carries across tiles,
+ *    then a block-wide segmented scan per tile), balanced by elements;
+ *  - argmin / argmax per segment (xpar_segmented_argmin / _argmax, any number of
+ *    segments, one included): per_segment_kernel with one thread per segment,
+ *    grid-stride.  Correct on every distribution but not balanced: a huge segment is
+ *    searched by one thread.  The whole-array argmin / argmax (no offsets) is arg_kernel.
  *
  *  - reproducible mode, float or double SUM reduce or scan (either tier):
  *    repro_segment_kernel, one thread per segment (grid-stride; cuda-serial: one thread
