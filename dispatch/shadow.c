@@ -379,6 +379,55 @@ static xpar_status run_shadow_gpu(xpar_context *ctx, xpar_tier tier, const xpar_
   return s;
 }
 
+/* The shadow call sc on `tier`: 1 when it ran and its outputs may be compared; 0 when
+ * it did not (the GPU not usable, or the shadow's own failure, which is not the
+ * application's), with the reason in ctx->shadow_detail and d marked NOT_RUN. */
+static int run_shadow(xpar_context *ctx, xpar_tier tier, const xpar__call *sc, const void *x,
+                      const void *y, void *out, void *out2, void *result,
+                      xpar__decision_raw *d) {
+  ctx->shadow_detail[0] = '\0';
+  const char *why_not = NULL;
+  xpar_status ss = XPAR_OK;
+  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
+    if (ctx->offload == XPAR_OFFLOAD_DISABLED)
+      why_not = "offload disabled";
+    else if (!xpar__gpu_usable(ctx, &why_not))
+      why_not = why_not ? why_not : "the GPU is not usable";
+    else
+      why_not = NULL;
+    if (!why_not) ss = run_shadow_gpu(ctx, tier, sc, x, y, out, out2, result);
+  } else {
+    ss = run_shadow_cpu(ctx, tier, sc, x, y, out, out2, result);
+  }
+  if (ss != XPAR_OK) {
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s: %s", xpar__status_name(ss),
+             xpar__error_detail());
+    xpar__clear_error();
+  } else if (why_not) {
+    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s", why_not);
+  } else {
+    return 1;
+  }
+  d->shadow_state = XPAR__SHADOW_NOT_RUN;
+  return 0;
+}
+
+/* The comparison's verdict in d; a mismatch is printed, and with shadow_fail it is
+ * the call's status (the outputs keep the primary's result). */
+static xpar_status record_verdict(xpar_context *ctx, const xpar__call *c, xpar_tier tier,
+                                  xpar__decision_raw *d, int same) {
+  d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;
+  if (same) return XPAR_OK;
+  fprintf(stderr, "xpar: shadow mismatch: %s %s n=%zu on %s, shadow %s: %s\n",
+          xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n, xpar__tier_name(d->tier),
+          xpar__tier_name(tier), ctx->shadow_detail);
+  if (!ctx->shadow_fail) return XPAR_OK;
+  return xpar__fail(XPAR_ERR_SHADOW_MISMATCH,
+                    "%s %s n=%zu on %s, shadow %s: %s (the outputs hold the primary's result)",
+                    xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n,
+                    xpar__tier_name(d->tier), xpar__tier_name(tier), ctx->shadow_detail);
+}
+
 /* ---- argmin / argmax and the segmented ops ------------------------------------------------- */
 
 /* Segment g's bounds, from the host copy of the offsets (or fixed segments). */
@@ -509,43 +558,9 @@ static xpar_status shadow_segmented(xpar_context *ctx, const xpar__call *c) {
   if (st != XPAR_OK) goto done;
   xpar__call sc = *c;
   sc.nowait = 0;
-  ctx->shadow_detail[0] = '\0';
-  const char *why_not = NULL;
-  xpar_status ss;
-  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
-    if (ctx->offload == XPAR_OFFLOAD_DISABLED) why_not = "offload disabled";
-    else if (!xpar__gpu_usable(ctx, &why_not)) {
-      if (!why_not) why_not = "the GPU is not usable";
-    } else
-      why_not = NULL;
-    ss = why_not ? XPAR_OK : run_shadow_gpu(ctx, tier, &sc, xs, ys, outs, outs2, NULL);
-  } else {
-    ss = run_shadow_cpu(ctx, tier, &sc, xs, ys, outs, outs2, NULL);
-  }
-  if (ss != XPAR_OK) {
-    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s: %s", xpar__status_name(ss),
-             xpar__error_detail());
-    xpar__clear_error();
-    d->shadow_state = XPAR__SHADOW_NOT_RUN;
-  } else if (why_not) {
-    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s", why_not);
-    d->shadow_state = XPAR__SHADOW_NOT_RUN;
-  } else {
-    const int same =
-        !c->n_segments || seg_compare(ctx, c, xs, ys, prim, outs, prim2, outs2);
-    d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;
-    if (!same) {
-      fprintf(stderr, "xpar: shadow mismatch: %s %s n=%zu on %s, shadow %s: %s\n",
-              xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n, xpar__tier_name(d->tier),
-              xpar__tier_name(tier), ctx->shadow_detail);
-      if (ctx->shadow_fail)
-        st = xpar__fail(XPAR_ERR_SHADOW_MISMATCH,
-                        "%s %s n=%zu on %s, shadow %s: %s (the outputs hold the primary's "
-                        "result)",
-                        xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n,
-                        xpar__tier_name(d->tier), xpar__tier_name(tier), ctx->shadow_detail);
-    }
-  }
+  if (run_shadow(ctx, tier, &sc, xs, ys, outs, outs2, NULL, d))
+    st = record_verdict(ctx, c, tier, d,
+                        !c->n_segments || seg_compare(ctx, c, xs, ys, prim, outs, prim2, outs2));
   if (verbose) xpar__decision_log(d);
 done:
   free(xs);
@@ -667,31 +682,8 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
   if (has_scalar) sc.scalar = scalar_in.bytes;
   if (c->op == XPAR_OP_AXPY && bytes) memcpy(outs, ys, bytes);
   const void *sy = c->op == XPAR_OP_AXPY ? NULL : ys;
-  ctx->shadow_detail[0] = '\0';
-  const char *why_not = NULL;
-  xpar_status ss;
-  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
-    if (ctx->offload == XPAR_OFFLOAD_DISABLED) why_not = "offload disabled";
-    else if (!xpar__gpu_usable(ctx, &why_not)) {
-      if (!why_not) why_not = "the GPU is not usable";
-    } else
-      why_not = NULL;
-    ss = why_not ? XPAR_OK
-                 : run_shadow_gpu(ctx, tier, &sc, xs, sy, outs, outs2,
-                                  has_result ? &shadow_result : NULL);
-  } else {
-    ss = run_shadow_cpu(ctx, tier, &sc, xs, sy, outs, outs2, has_result ? &shadow_result : NULL);
-  }
-  if (ss != XPAR_OK) {
-    /* The shadow's own failure is not the application's: note it, keep OK. */
-    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s: %s", xpar__status_name(ss),
-             xpar__error_detail());
-    xpar__clear_error();
-    d->shadow_state = XPAR__SHADOW_NOT_RUN;
-  } else if (why_not) {
-    snprintf(ctx->shadow_detail, sizeof ctx->shadow_detail, "%s", why_not);
-    d->shadow_state = XPAR__SHADOW_NOT_RUN;
-  } else {
+  if (run_shadow(ctx, tier, &sc, xs, sy, outs, outs2, has_result ? &shadow_result : NULL,
+                 d)) {
     shadow_compare k = {.t = has_result ? rt : c->dtype,
                         .count = has_result ? 1 : c->n,
                         .bitwise = !order_dependent(c) || ctx->reproducible,
@@ -733,18 +725,7 @@ xpar_status xpar__dispatch_shadowed(xpar_context *ctx, const xpar__call *c) {
       shadow_compare kv = {.t = c->dtype2, .count = out2_count, .bitwise = 1, .c = c};
       same = compare(ctx, &kv, prim2, outs2);
     }
-    d->shadow_state = same ? XPAR__SHADOW_MATCH : XPAR__SHADOW_MISMATCH;
-    if (!same) {
-      fprintf(stderr, "xpar: shadow mismatch: %s %s n=%zu on %s, shadow %s: %s\n",
-              xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n, xpar__tier_name(d->tier),
-              xpar__tier_name(tier), ctx->shadow_detail);
-      if (ctx->shadow_fail)
-        st = xpar__fail(XPAR_ERR_SHADOW_MISMATCH,
-                        "%s %s n=%zu on %s, shadow %s: %s (the outputs hold the primary's "
-                        "result)",
-                        xpar__op_name(c->op), xpar__dtype_name(c->dtype), c->n,
-                        xpar__tier_name(d->tier), xpar__tier_name(tier), ctx->shadow_detail);
-    }
+    st = record_verdict(ctx, c, tier, d, same);
   }
   if (verbose) xpar__decision_log(d);
 
