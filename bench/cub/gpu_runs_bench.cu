@@ -495,11 +495,6 @@ __global__ void fill_runs(K *keys, V *vals, size_t n, unsigned mean, uint32_t sa
   }
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 struct Ctx {
   xpar__cuda_state *st;
   xpar__exec ex;

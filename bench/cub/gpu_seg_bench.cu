@@ -363,11 +363,6 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
 
 /* ---- timings -------------------------------------------------------------------------- */
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 struct Timer {
   cudaEvent_t a, b;
   Timer() {

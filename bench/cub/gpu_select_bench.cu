@@ -370,11 +370,6 @@ __global__ void compare_prefix(const T *x, const T *c, size_t k, unsigned long l
     if (x[j] != c[j]) atomicAdd(bad, 1ull);
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 struct Ctx {
   xpar__cuda_state *st;
   xpar__exec ex;

@@ -269,11 +269,6 @@ __global__ void stamp_one(unsigned long long *w, unsigned long long v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(w), "l"(v) : "memory");
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 struct Ctx {
   xpar__cuda_state *st;
   xpar__exec ex; /* queued, on the legacy stream (as CUB and the events) */

@@ -80,11 +80,6 @@ template <class F> double median_event_us(cudaStream_t s, F &&run, int warmup, i
   return t[t.size() / 2];
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 /* CUB and xpar, interleaved call by call: wall clock (us) and events (ms) of each. */
 struct Pair {
   double cub_wall, xpar_wall, cub_ev, xpar_ev;

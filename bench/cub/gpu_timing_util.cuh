@@ -1,6 +1,6 @@
 /*
- * xpar-gpu-bench: timing helpers shared by gpu_timing.cu and scan_sweep.cu (random
- * inputs, CUDA-event medians).
+ * xpar-gpu-bench: timing helpers shared by its benches (random inputs, medians,
+ * CUDA-event medians).
  */
 #ifndef XPAR_BENCH_CUB_GPU_TIMING_UTIL_CUH
 #define XPAR_BENCH_CUB_GPU_TIMING_UTIL_CUH
@@ -37,6 +37,12 @@ __global__ void fill_unit_doubles(double *p, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     p[i] = (double)(((uint32_t)i * 2654435761u) >> 8) * (1.0 / 16777216.0);
+}
+
+/* The median of timings (the upper one of an even count). */
+inline double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 template <class F> double median_ms(F &&run, int warmup, int reps) {
