@@ -14,6 +14,16 @@
 
 xpar_status xpar__ctx_busy(void);
 
+/** 1 when v is a power of two (an alignment). */
+static inline int xpar__power_of_two(size_t v) { return v && !(v & (v - 1)); }
+
+/** An application object's array (an operator's, a predicate's): n elements of
+ *  `size` bytes aligned to `align`, their bytes in *bytes; the refusal names the
+ *  object as "<kind> <name>" (api/launch.c). */
+xpar_status xpar__check_app_array(const char *kind, const char *name, const char *what,
+                                  const void *p, size_t n, size_t size, size_t align,
+                                  size_t *bytes);
+
 /** The refusal of an array argument that xpar__check_array found wrong:
  *  the same three checks, each with its own status and detail (api/api.c). */
 xpar_status xpar__check_array_refused(const char *name, const void *p, size_t n, size_t bytes,

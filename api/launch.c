@@ -209,7 +209,6 @@ XPAR_API xpar_status xpar_context_get_kernel_threshold(xpar_context *ctx,
 
 /* ---- operators (XPAR_OPERATOR): reduce and scan ------------------------------- */
 
-static int power_of_two(size_t v) { return v && !(v & (v - 1)); }
 
 static xpar_status check_operator(const xpar_operator *op, int scan) {
   XPAR__RETURN_IF(!op, XPAR_ERR_NULL_POINTER, "operator is NULL");
@@ -227,10 +226,10 @@ static xpar_status check_operator(const xpar_operator *op, int scan) {
   XPAR__RETURN_IF(op->in_size == 0, XPAR_ERR_INVALID_ARGUMENT,
                   "operator %s: input element of 0 bytes; an input element has at least 1 byte",
                   op->name);
-  XPAR__RETURN_IF(!power_of_two(op->acc_align), XPAR_ERR_INVALID_ARGUMENT,
+  XPAR__RETURN_IF(!xpar__power_of_two(op->acc_align), XPAR_ERR_INVALID_ARGUMENT,
                   "operator %s: accumulator alignment %zu; an alignment is a power of two",
                   op->name, op->acc_align);
-  XPAR__RETURN_IF(!power_of_two(op->in_align), XPAR_ERR_INVALID_ARGUMENT,
+  XPAR__RETURN_IF(!xpar__power_of_two(op->in_align), XPAR_ERR_INVALID_ARGUMENT,
                   "operator %s: input alignment %zu; an alignment is a power of two", op->name,
                   op->in_align);
   const int has_cpu = scan ? op->cpu_scan != NULL : op->cpu_reduce != NULL;
@@ -241,20 +240,23 @@ static xpar_status check_operator(const xpar_operator *op, int scan) {
   return XPAR_OK;
 }
 
-/* An operator's array: n elements of `size` bytes aligned to `align` (n = 0: any pointer). */
-static xpar_status check_op_array(const xpar_operator *op, const char *what, const void *p,
-                                  size_t n, size_t size, size_t align, size_t *bytes) {
+/* An application object's array (an operator's, a predicate's): n elements of `size`
+ * bytes aligned to `align` (n = 0: any pointer); the refusal names the object as
+ * "<kind> <name>". */
+xpar_status xpar__check_app_array(const char *kind, const char *name, const char *what,
+                                  const void *p, size_t n, size_t size, size_t align,
+                                  size_t *bytes) {
   XPAR__RETURN_IF(n > SIZE_MAX / size, XPAR_ERR_SIZE_OVERFLOW,
-                  "operator %s: n * %zu bytes of %s overflows size_t (n = %zu)", op->name, size,
+                  "%s %s: n * %zu bytes of %s overflows size_t (n = %zu)", kind, name, size,
                   what, n);
   *bytes = n * size;
-  XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "operator %s: %s is NULL (n = %zu)",
-                  op->name, what, n);
+  XPAR__RETURN_IF(n > 0 && !p, XPAR_ERR_NULL_POINTER, "%s %s: %s is NULL (n = %zu)", kind,
+                  name, what, n);
   if (n == 0) return XPAR_OK; /* no element is read or written (xpar.h) */
   XPAR__RETURN_IF((uintptr_t)p & (align - 1), XPAR_ERR_INVALID_ARGUMENT,
-                  "operator %s: %s (%p) is not aligned to %zu bytes", op->name, what, p, align);
+                  "%s %s: %s (%p) is not aligned to %zu bytes", kind, name, what, p, align);
   XPAR__RETURN_IF(p && (uintptr_t)p > UINTPTR_MAX - *bytes, XPAR_ERR_SIZE_OVERFLOW,
-                  "operator %s: %s + %zu bytes overflows the address space", op->name, what,
+                  "%s %s: %s + %zu bytes overflows the address space", kind, name, what,
                   *bytes);
   return XPAR_OK;
 }
@@ -269,9 +271,11 @@ static xpar_status operator_entered(xpar_context *ctx, const xpar_operator *op, 
     st = xpar__fail(XPAR_ERR_INVALID_ENUM, "operator %s: unknown scan kind %d", op->name,
                     (int)kind);
   if (st == XPAR_OK)
-    st = check_op_array(op, "in", in, n, op->in_size, op->in_align, &kc.bytes[0]);
+    st = xpar__check_app_array("operator", op->name, "in", in, n, op->in_size, op->in_align,
+                               &kc.bytes[0]);
   if (st == XPAR_OK && scan)
-    st = check_op_array(op, "out", out, n, op->acc_size, op->acc_align, &kc.bytes[1]);
+    st = xpar__check_app_array("operator", op->name, "out", out, n, op->acc_size,
+                               op->acc_align, &kc.bytes[1]);
   if (st == XPAR_OK && !scan && !result)
     st = xpar__fail(XPAR_ERR_NULL_POINTER, "operator %s: result is NULL", op->name);
   if (st == XPAR_OK && !scan && ((uintptr_t)result & (op->acc_align - 1)))

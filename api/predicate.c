@@ -10,8 +10,6 @@
 
 #include "api.h"
 
-static int power_of_two(size_t v) { return v && !(v & (v - 1)); }
-
 static xpar_status check_predicate(const xpar_predicate_op *p) {
   XPAR__RETURN_IF(!p, XPAR_ERR_NULL_POINTER, "predicate is NULL");
   XPAR__RETURN_IF(p->abi != XPAR_KERNEL_ABI, XPAR_ERR_INVALID_ARGUMENT,
@@ -22,30 +20,11 @@ static xpar_status check_predicate(const xpar_predicate_op *p) {
                   (const void *)p);
   XPAR__RETURN_IF(p->in_size == 0, XPAR_ERR_INVALID_ARGUMENT,
                   "predicate %s: element of 0 bytes; an element has at least 1 byte", p->name);
-  XPAR__RETURN_IF(!power_of_two(p->in_align), XPAR_ERR_INVALID_ARGUMENT,
+  XPAR__RETURN_IF(!xpar__power_of_two(p->in_align), XPAR_ERR_INVALID_ARGUMENT,
                   "predicate %s: element alignment %zu; an alignment is a power of two",
                   p->name, p->in_align);
   XPAR__RETURN_IF(!(p->cpu_count && p->cpu_scatter) && !p->gpu_flags, XPAR_ERR_NOT_SUPPORTED,
                   "predicate %s has neither a CPU nor a GPU test", p->name);
-  return XPAR_OK;
-}
-
-/* A predicate's array: n elements of in_size bytes aligned to in_align (n = 0: any pointer). */
-static xpar_status check_pred_array(const xpar_predicate_op *p, const char *what, const void *a,
-                                    size_t n, size_t *bytes) {
-  XPAR__RETURN_IF(n > SIZE_MAX / p->in_size, XPAR_ERR_SIZE_OVERFLOW,
-                  "predicate %s: n * %zu bytes of %s overflows size_t (n = %zu)", p->name,
-                  p->in_size, what, n);
-  *bytes = n * p->in_size;
-  XPAR__RETURN_IF(n > 0 && !a, XPAR_ERR_NULL_POINTER, "predicate %s: %s is NULL (n = %zu)",
-                  p->name, what, n);
-  if (n == 0) return XPAR_OK;
-  XPAR__RETURN_IF((uintptr_t)a & (p->in_align - 1), XPAR_ERR_INVALID_ARGUMENT,
-                  "predicate %s: %s (%p) is not aligned to %zu bytes", p->name, what, a,
-                  p->in_align);
-  XPAR__RETURN_IF((uintptr_t)a > UINTPTR_MAX - *bytes, XPAR_ERR_SIZE_OVERFLOW,
-                  "predicate %s: %s + %zu bytes overflows the address space", p->name, what,
-                  *bytes);
   return XPAR_OK;
 }
 
@@ -61,8 +40,10 @@ static xpar_status predicate_entered(xpar_context *ctx, const xpar_predicate_op 
   memset(&kc, 0, sizeof kc);
   const char *what = partition ? "partition" : "select";
   xpar_status st = check_predicate(pred);
-  if (st == XPAR_OK) st = check_pred_array(pred, "in", in, n, &kc.bytes[0]);
-  if (st == XPAR_OK) st = check_pred_array(pred, "out", out, n, &kc.bytes[1]);
+  if (st == XPAR_OK) st = xpar__check_app_array("predicate", pred->name, "in", in, n, pred->in_size,
+                                                    pred->in_align, &kc.bytes[0]);
+  if (st == XPAR_OK) st = xpar__check_app_array("predicate", pred->name, "out", out, n, pred->in_size,
+                                                    pred->in_align, &kc.bytes[1]);
   if (st == XPAR_OK && !count)
     st = xpar__fail(XPAR_ERR_NULL_POINTER, "%s with predicate %s: count is NULL", what,
                     pred->name);
