@@ -447,7 +447,7 @@ XPAR_API xpar_status xpar_context_get_threshold(const xpar_context *ctx, xpar_op
 typedef enum xpar_split_memory {
   XPAR_SPLIT_PINNED = 0,   /**< every array pinned (or registered) host memory */
   XPAR_SPLIT_PAGEABLE = 1, /**< some array pageable host memory                */
-  XPAR_SPLIT_MEMORY_COUNT_
+  XPAR_SPLIT_MEMORY_COUNT_ /**< the number of kinds                           */
 } xpar_split_memory;
 
 /**
