@@ -323,11 +323,6 @@ static const xpar__provenance estimated_split = {
     .date = "2026-12-07",
     .run = "xpar-bench calibrate --split"};
 
-int xpar__op_splits(xpar_op op) {
-  return op == XPAR_OP_REDUCE || op == XPAR_OP_SCAN || op == XPAR_OP_AXPY ||
-         op == XPAR_OP_ADD || op == XPAR_OP_FILL || op == XPAR_OP_DOT;
-}
-
 void xpar__split_default(xpar_context *ctx) {
   static const float share[XPAR_SPLIT_MEMORY_COUNT_] = {[XPAR_SPLIT_PINNED] = 1.0f / 3,
                                                         [XPAR_SPLIT_PAGEABLE] = 1.0f / 5};
