@@ -1,5 +1,5 @@
 /*
- * xpar-devbench split: the split tier (cpu+cuda) against the two single tiers
+ * xpar-bench split: the split tier (cpu+cuda) against the two single tiers
  * on host data, and the share and `from` it should have (xpar.h,
  * xpar_context_set_split).  Per memory kind (pinned, pageable) x op x dtype x
  * n it times, interleaved over rounds (median per alternative):
@@ -17,10 +17,13 @@
  * is checked once against the openmp tier's (inputs are small integers: every
  * summation order is exact, so the check is bit equality).
  *
- * The last lines are the settings to use (`split <op> <dtype> <memory> <from>
- * <share>`): the share from the largest n, `from` the smallest n of the
- * sweep from which the split beats both tiers by 5 % at every larger n
- * (never otherwise).
+ * The last lines are the settings to use, as profile lines (`split <op>
+ * <dtype> <memory> <from|never> <share>`, docs/profile.md): the share from the
+ * largest n, `from` the smallest n of the sweep from which the split beats
+ * both tiers by 5 % at every larger n (never otherwise).  --save writes them
+ * into the profile (--save FILE, else $XPAR_PROFILE, else the default path),
+ * keeping what that profile already holds: the split's calibration
+ * (xpar-bench calibrate measures the thresholds, this the split).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,14 +37,16 @@
 
 typedef struct split_opts {
   const char *ops, *dtypes, *memories, *shares;
+  int save;
+  const char *save_path;
   int min_exp, max_exp, rounds, threads;
 } split_opts;
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xpar-devbench split [--ops reduce,dot,axpy,scan] [--dtypes int32,float,double]\n"
+          "usage: xpar-bench split [--ops reduce,dot,axpy,add,fill,scan] [--dtypes int32,float,double]\n"
           "         [--memory pinned,pageable] [--min-exp 24] [--max-exp 28] [--rounds 7]\n"
-          "         [--shares 0.2,0.35,0.5] [--threads T]\n");
+          "         [--shares 0.2,0.35,0.5] [--threads T] [--save [FILE]]\n");
 }
 
 enum { ALT_OPENMP, ALT_CUDA, ALT_SPLIT, ALT_FIXED0 };
@@ -109,6 +114,8 @@ static xpar_status run_call(xpar_context *ctx, split_case *c) {
     case XPAR_OP_REDUCE: return xpar_reduce(ctx, c->t, XPAR_SUM, c->x, c->n, c->result);
     case XPAR_OP_DOT: return xpar_dot(ctx, c->t, c->x, c->y, c->n, c->result);
     case XPAR_OP_AXPY: return xpar_axpy(ctx, c->t, alpha, c->x, c->y, c->n);
+    case XPAR_OP_ADD: return xpar_add(ctx, c->t, c->x, c->y, c->out, c->n);
+    case XPAR_OP_FILL: return xpar_fill(ctx, c->t, alpha, c->out, c->n);
     case XPAR_OP_SCAN:
       return xpar_scan(ctx, c->t, XPAR_SUM, XPAR_INCLUSIVE, c->x, c->out, c->n);
     default: return XPAR_ERR_INVALID_ARGUMENT;
@@ -122,7 +129,7 @@ static const void *output_of(const split_case *c, size_t *bytes) {
     return c->result;
   }
   *bytes = c->bytes;
-  return c->op == XPAR_OP_AXPY ? c->y : c->out;
+  return c->op == XPAR_OP_AXPY ? c->y : c->out; /* scan, add, fill: out */
 }
 
 static double timed_call(xpar_context *ctx, split_case *c, xpar_status *st) {
@@ -138,16 +145,24 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int bench_cmd_split(int argc, char **argv) {
-  split_opts o = {"reduce,dot,axpy,scan", "int32,float,double", "pinned,pageable",
-                  "0.2,0.35,0.5", 24, 28, 7, 0};
+  split_opts o = {"reduce,dot,axpy,add,fill,scan", "int32,float,double", "pinned,pageable",
+                  "0.2,0.35,0.5", 0, NULL, 24, 28, 7, 0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage(stdout);
       return 0;
     }
+    if (strcmp(a, "--save") == 0) {
+      o.save = 1;
+      if (v && v[0] != '-') {
+        o.save_path = v;
+        i++;
+      }
+      continue;
+    }
     if (!v) {
-      fprintf(stderr, "xpar-devbench split: %s needs a value\n", a);
+      fprintf(stderr, "xpar-bench split: %s needs a value\n", a);
       usage(stderr);
       return 2;
     }
@@ -160,7 +175,7 @@ int bench_cmd_split(int argc, char **argv) {
     else if (strcmp(a, "--rounds") == 0) o.rounds = atoi(v);
     else if (strcmp(a, "--threads") == 0) o.threads = atoi(v);
     else {
-      fprintf(stderr, "xpar-devbench split: unknown option %s\n", a);
+      fprintf(stderr, "xpar-bench split: unknown option %s\n", a);
       usage(stderr);
       return 2;
     }
@@ -168,7 +183,7 @@ int bench_cmd_split(int argc, char **argv) {
   }
   if (o.min_exp < 14 || o.max_exp > 31 || o.min_exp > o.max_exp || o.rounds < 1 ||
       o.rounds > 99) {
-    fprintf(stderr, "xpar-devbench split: --min-exp 14..31 <= --max-exp, --rounds 1..99\n");
+    fprintf(stderr, "xpar-bench split: --min-exp 14..31 <= --max-exp, --rounds 1..99\n");
     return 2;
   }
   double shares[MAX_SHARES];
@@ -176,7 +191,7 @@ int bench_cmd_split(int argc, char **argv) {
   for (const char *s = o.shares; s && *s && nshares < MAX_SHARES;) {
     shares[nshares] = strtod(s, NULL);
     if (!(shares[nshares] > 0 && shares[nshares] < 1)) {
-      fprintf(stderr, "xpar-devbench split: --shares: each in (0, 1)\n");
+      fprintf(stderr, "xpar-bench split: --shares: each in (0, 1)\n");
       return 2;
     }
     nshares++;
@@ -186,10 +201,11 @@ int bench_cmd_split(int argc, char **argv) {
   xpar_device_info dev;
   xpar_device_query(&dev);
   if (!dev.usable) {
-    fprintf(stderr, "xpar-devbench split: no usable GPU (%s)\n", dev.reason);
+    fprintf(stderr, "xpar-bench split: no usable GPU (%s)\n", dev.reason);
     return 1;
   }
-  static const xpar_op ops[] = {XPAR_OP_REDUCE, XPAR_OP_DOT, XPAR_OP_AXPY, XPAR_OP_SCAN};
+  static const xpar_op ops[] = {XPAR_OP_REDUCE, XPAR_OP_DOT, XPAR_OP_AXPY,
+                                XPAR_OP_ADD,    XPAR_OP_FILL, XPAR_OP_SCAN};
   static const xpar_dtype dts[] = {XPAR_INT32, XPAR_FLOAT, XPAR_DOUBLE};
   xpar_context *ctx[3];
   const xpar_backend backends[3] = {XPAR_BACKEND_CPU, XPAR_BACKEND_CUDA, XPAR_BACKEND_CPU_CUDA};
@@ -198,7 +214,7 @@ int bench_cmd_split(int argc, char **argv) {
         xpar_context_set_backend(ctx[k], backends[k]) != XPAR_OK ||
         xpar_context_set_adapt(ctx[k], 0) != XPAR_OK ||
         (o.threads > 0 && xpar_context_set_num_threads(ctx[k], o.threads) != XPAR_OK)) {
-      fprintf(stderr, "xpar-devbench split: context: %s\n", xpar_last_error_detail());
+      fprintf(stderr, "xpar-bench split: context: %s\n", xpar_last_error_detail());
       return 1;
     }
     for (int op = 0; op < XPAR_OP_COUNT_; op++)
@@ -208,13 +224,22 @@ int bench_cmd_split(int argc, char **argv) {
   printf("# xpar-devbench split on %s; %d rounds, median; times in ms; bound = both tiers' "
          "rates at once\n",
          dev.name, o.rounds);
-  char settings[4096] = "";
+  char settings[8192] = "";
+  /* The measured settings, for --save. */
+  struct {
+    xpar_op op;
+    xpar_dtype t;
+    xpar_split_memory m;
+    size_t from;
+    double share;
+  } measured[2 * 6 * 3];
+  int nmeasured = 0;
   size_t used = 0;
   for (int mi = 0; mi < 2; mi++) {
     const int pinned = mi == 0;
     const char *mname = pinned ? "pinned" : "pageable";
     if (!bench_list_has(o.memories, mname)) continue;
-    for (size_t oi = 0; oi < 4; oi++) {
+    for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
       if (!bench_list_has(o.ops, xpar_op_name(ops[oi]))) continue;
       for (size_t ti = 0; ti < 3; ti++) {
         if (!bench_list_has(o.dtypes, xpar_dtype_name(dts[ti]))) continue;
@@ -223,18 +248,21 @@ int bench_cmd_split(int argc, char **argv) {
         const size_t esz = xpar_dtype_size(t);
         const size_t nmax = (size_t)1 << o.max_exp;
         split_case c = {.op = op, .t = t};
-        c.x = host_alloc(pinned, nmax * esz);
-        c.y = op == XPAR_OP_DOT || op == XPAR_OP_AXPY ? host_alloc(pinned, nmax * esz) : NULL;
-        c.out = op == XPAR_OP_SCAN ? host_alloc(pinned, nmax * esz) : NULL;
+        c.x = op == XPAR_OP_FILL ? NULL : host_alloc(pinned, nmax * esz);
+        const int has_y = op == XPAR_OP_DOT || op == XPAR_OP_AXPY || op == XPAR_OP_ADD;
+        const int has_out = op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+        c.x = op == XPAR_OP_FILL ? NULL : c.x;
+        c.y = has_y ? host_alloc(pinned, nmax * esz) : NULL;
+        c.out = has_out ? host_alloc(pinned, nmax * esz) : NULL;
         c.y0 = op == XPAR_OP_AXPY ? malloc(nmax * esz) : NULL;
         void *check = malloc(nmax * esz);
-        if (!c.x || (op != XPAR_OP_REDUCE && op != XPAR_OP_SCAN && !c.y) ||
-            (op == XPAR_OP_SCAN && !c.out) || (op == XPAR_OP_AXPY && !c.y0) || !check) {
-          fprintf(stderr, "xpar-devbench split: cannot allocate %zu bytes of %s memory\n",
+        if ((op != XPAR_OP_FILL && !c.x) || (has_y && !c.y) || (has_out && !c.out) ||
+            (op == XPAR_OP_AXPY && !c.y0) || !check) {
+          fprintf(stderr, "xpar-bench split: cannot allocate %zu bytes of %s memory\n",
                   nmax * esz, mname);
           return 1;
         }
-        fill_small_ints(t, c.x, nmax, 1);
+        if (c.x) fill_small_ints(t, c.x, nmax, 1);
         if (c.y) fill_small_ints(t, c.y, nmax, 2);
         if (c.y0) memcpy(c.y0, c.y, nmax * esz);
         printf("\n## %s %s %s\n%-6s %9s %9s %9s %9s %7s %9s %6s %6s", xpar_op_name(op),
@@ -262,7 +290,7 @@ int bench_cmd_split(int argc, char **argv) {
             const void *out = output_of(&c, &ob);
             if (a == 0) memcpy(check, out, ob);
             else if (memcmp(check, out, ob) != 0)
-              fprintf(stderr, "xpar-devbench split: %s %s n=2^%d: cuda differs from openmp\n",
+              fprintf(stderr, "xpar-bench split: %s %s n=2^%d: cuda differs from openmp\n",
                       xpar_op_name(op), xpar_dtype_name(t), e);
             for (int r = 0; r < o.rounds && st == XPAR_OK; r++)
               samples[a][r] = timed_call(ctx[a], &c, &st);
@@ -270,7 +298,7 @@ int bench_cmd_split(int argc, char **argv) {
             med[a] = samples[a][o.rounds / 2];
           }
           if (st != XPAR_OK) {
-            fprintf(stderr, "xpar-devbench split: %s\n", xpar_last_error_detail());
+            fprintf(stderr, "xpar-bench split: %s\n", xpar_last_error_detail());
             return 1;
           }
           const double share = med[0] / (med[0] + med[1]);
@@ -283,7 +311,7 @@ int bench_cmd_split(int argc, char **argv) {
             size_t ob;
             const void *out = output_of(&c, &ob);
             if (st == XPAR_OK && memcmp(check, out, ob) != 0)
-              fprintf(stderr, "xpar-devbench split: %s %s n=2^%d share %.2f: differs\n",
+              fprintf(stderr, "xpar-bench split: %s %s n=2^%d share %.2f: differs\n",
                       xpar_op_name(op), xpar_dtype_name(t), e, s);
             for (int r = 0; r < o.rounds && st == XPAR_OK; r++)
               samples[a][r] = timed_call(ctx[2], &c, &st);
@@ -291,7 +319,7 @@ int bench_cmd_split(int argc, char **argv) {
             med[a] = samples[a][o.rounds / 2];
           }
           if (st != XPAR_OK) {
-            fprintf(stderr, "xpar-devbench split: %s\n", xpar_last_error_detail());
+            fprintf(stderr, "xpar-bench split: %s\n", xpar_last_error_detail());
             return 1;
           }
           const double best = med[0] < med[1] ? med[0] : med[1];
@@ -316,7 +344,16 @@ int bench_cmd_split(int argc, char **argv) {
         const int w = snprintf(settings + used, sizeof settings - used, "split %s %s %s %s %.3f\n",
                                xpar_op_name(op), xpar_dtype_name(t), mname, fromtxt, last_share);
         if (w > 0 && used + (size_t)w < sizeof settings) used += (size_t)w;
-        host_free(pinned, c.x);
+        if (nmeasured < (int)(sizeof measured / sizeof *measured) && last_share > 0.0 &&
+            last_share < 1.0) {
+          measured[nmeasured].op = op;
+          measured[nmeasured].t = t;
+          measured[nmeasured].m = pinned ? XPAR_SPLIT_PINNED : XPAR_SPLIT_PAGEABLE;
+          measured[nmeasured].from = from;
+          measured[nmeasured].share = last_share;
+          nmeasured++;
+        }
+        if (c.x) host_free(pinned, c.x);
         if (c.y) host_free(pinned, c.y);
         if (c.out) host_free(pinned, c.out);
         free(c.y0);
@@ -324,8 +361,42 @@ int bench_cmd_split(int argc, char **argv) {
       }
     }
   }
-  printf("\n# the settings (xpar_context_set_split): split <op> <dtype> <memory> <from> <share>\n%s",
+  printf("\n# the settings (profile lines, xpar_context_set_split): split <op> <dtype> "
+         "<memory> <from|never> <share>\n%s",
          settings);
   for (int k = 0; k < 3; k++) xpar_context_destroy(ctx[k]);
+  if (!o.save) return 0;
+  /* Into the profile: what it holds is loaded first and written back with the
+   * split's settings (xpar_profile_save writes API and profile values). */
+  char path[1024];
+  const char *env_profile = getenv("XPAR_PROFILE");
+  if (o.save_path)
+    snprintf(path, sizeof path, "%s", o.save_path);
+  else if (env_profile && env_profile[0])
+    snprintf(path, sizeof path, "%s", env_profile);
+  else if (xpar_profile_default_path(path, sizeof path) != XPAR_OK) {
+    fprintf(stderr, "xpar-bench split: no default profile path (%s); use --save FILE\n",
+            xpar_last_error_detail());
+    return 1;
+  }
+  xpar_context *save = NULL;
+  int applied = 0;
+  xpar_status st = xpar_context_create(&save);
+  FILE *exists = st == XPAR_OK ? fopen(path, "r") : NULL;
+  if (exists) {
+    fclose(exists);
+    st = xpar_profile_load(save, path, &applied);
+  }
+  for (int i = 0; st == XPAR_OK && i < nmeasured; i++)
+    st = xpar_context_set_split(save, measured[i].op, measured[i].t, measured[i].m,
+                                measured[i].from, measured[i].share);
+  if (st == XPAR_OK) st = xpar_profile_save(save, path);
+  if (save) xpar_context_destroy(save);
+  if (st != XPAR_OK) {
+    fprintf(stderr, "xpar-bench split: saving %s: %s (%s)\n", path, xpar_status_name(st),
+            xpar_last_error_detail());
+    return 1;
+  }
+  printf("# written into the profile %s\n", path);
   return 0;
 }

@@ -14,8 +14,6 @@ static const bench_command commands[] = {
      "probe OpenMP stall episodes: per-call p50/p99/max by team size, wait, CUDA threads"},
     {"kernel", bench_cmd_kernel,
      "an application kernel's thresholds (xpar_kernel_calibrate) on the shipped kernels"},
-    {"split", bench_cmd_split,
-     "the split tier (cpu+cuda) against openmp and cuda on host data; its share and from"},
     {"load", bench_cmd_load,
      "other work for the benches: cpu (a busy process per core) or gpu (a GPU kept busy)"},
 };
