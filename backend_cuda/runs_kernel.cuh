@@ -90,6 +90,17 @@ template <class V> struct Pair {
   V open;
 };
 
+/* The open aggregate of an empty pair: for a float sum -0.0, IEEE addition's exact
+ * identity (-0.0 + x == x for every x, +0.0 included), where +0.0 + -0.0 is +0.0 and
+ * would turn a run of -0.0 into +0.0 wherever a pair meets an empty one (a warp's
+ * first lane, a tile's first thread, the look-back's start).  Every run has an
+ * element, so the empty value is never a run's result. */
+template <class Op> __host__ __device__ __forceinline__ typename Op::Type empty_open() {
+  if constexpr (std::is_same<Op, SumOp<float>>::value) return -0.0f;
+  else if constexpr (std::is_same<Op, SumOp<double>>::value) return -0.0;
+  else return Op::identity();
+}
+
 /* The pair operator: x before y. */
 template <class Op> struct PairOp {
   using V = typename Op::Type;
@@ -97,7 +108,7 @@ template <class Op> struct PairOp {
   static __host__ __device__ __forceinline__ Type identity() {
     Type t;
     t.heads = 0;
-    t.open = Op::identity();
+    t.open = empty_open<Op>();
     return t;
   }
   static __device__ __forceinline__ Type apply(Type x, Type y) {

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 #include <vector>
 
@@ -298,7 +299,16 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                            XPAR_DOUBLE};
   const size_t totals[] = {1000, 100003, 3000017};
   int fails = 0, runs = 0;
-  for (xpar_dtype t : ts)
+  const auto t_start = std::chrono::steady_clock::now();
+  auto progress = [&](const char *what) {
+    /* a line per dtype, flushed: a run cut short by its time limit still says how far
+     * it got and what failed so far */
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    printf("SEGCHECK progress: %s done, %d cases, %d failed, %.1f s\n", what, runs, fails, secs);
+    fflush(stdout);
+  };
+  for (xpar_dtype t : ts) {
     for (int kind = 0; kind < 3; kind++)
       for (int op = 0; op < 3; op++) {
         if (kind == XPAR__SEG_ARGREDUCE && op == XPAR_SUM) continue;
@@ -328,6 +338,8 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                 runs++;
               }
       }
+    progress(xpar_dtype_name(t));
+  }
   /* reproducible mode: float and double segmented sums and sum scans of random floats, bit
    * for bit the CPU's reproducible serial tier (one GPU thread per segment) */
   for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
