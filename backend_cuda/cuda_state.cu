@@ -4,8 +4,8 @@
  * process-wide latch for context-corrupting errors).
  */
 #include <atomic>
-#include <pthread.h>
 #include <chrono>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -639,8 +639,8 @@ extern "C" xpar_status xpar__cuda_state_create(int device, void *stream,
   xpar__cuda_state *st = (xpar__cuda_state *)calloc(1, sizeof *st);
   if (!st) return xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "allocating the CUDA state");
   st->device = device;
-  /* select_device made the device's primary context current (retained, and initialised
-   * by the runtime calls above): xpar__cuda_begin compares against it. */
+  /* select_device made the device's primary context current (retained for the process,
+   * created if it was not yet): xpar__cuda_begin compares against it. */
   st->primary_context = current_driver_context();
   st->multiprocessors = sms;
   int l2 = 0;
