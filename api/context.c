@@ -84,6 +84,47 @@ XPAR_API xpar_status xpar_context_get_threshold(const xpar_context *ctx, xpar_op
   return XPAR_OK;
 }
 
+static xpar_status check_split_key(xpar_op op, xpar_dtype dtype, xpar_split_memory memory) {
+  XPAR__RETURN_IF((unsigned)op >= XPAR_OP_COUNT_, XPAR_ERR_INVALID_ENUM, "unknown op %d", (int)op);
+  XPAR__RETURN_IF(!xpar__dtype_valid(dtype), XPAR_ERR_INVALID_ENUM, "unknown dtype %d",
+                  (int)dtype);
+  XPAR__RETURN_IF((unsigned)memory >= XPAR_SPLIT_MEMORY_COUNT_, XPAR_ERR_INVALID_ENUM,
+                  "unknown split memory %d", (int)memory);
+  XPAR__RETURN_IF(!xpar__op_splits(op), XPAR_ERR_INVALID_ARGUMENT,
+                  "%s has no split (the split covers reduce, scan, axpy, add, fill and dot)",
+                  xpar__op_name(op));
+  return XPAR_OK;
+}
+
+static xpar_status set_split_entered(xpar_context *ctx, xpar_op op, xpar_dtype dtype,
+                                     xpar_split_memory memory, size_t from, double gpu_share) {
+  XPAR__FORWARD(check_split_key(op, dtype, memory));
+  XPAR__RETURN_IF(!(gpu_share > 0.0 && gpu_share < 1.0), XPAR_ERR_INVALID_ARGUMENT,
+                  "gpu_share is %g; expected 0 < gpu_share < 1", gpu_share);
+  ctx->split_from[op][dtype][memory] = from;
+  ctx->split_share[op][dtype][memory] = (float)gpu_share;
+  ctx->split_from_source[op][dtype][memory] = XPAR__SRC_API;
+  ctx->split_share_source[op][dtype][memory] = XPAR__SRC_API;
+  return XPAR_OK;
+}
+
+XPAR_API xpar_status xpar_context_set_split(xpar_context *ctx, xpar_op op, xpar_dtype dtype,
+                                            xpar_split_memory memory, size_t from,
+                                            double gpu_share) {
+  XPAR__THROUGH_CONTEXT(ctx, set_split_entered(ctx, op, dtype, memory, from, gpu_share));
+}
+
+XPAR_API xpar_status xpar_context_get_split(const xpar_context *ctx, xpar_op op,
+                                            xpar_dtype dtype, xpar_split_memory memory,
+                                            size_t *from, double *gpu_share) {
+  /* Either output may be NULL, not both. */
+  XPAR__FORWARD(xpar__read_door(ctx, from ? (void *)from : (void *)gpu_share, "from and gpu_share"));
+  XPAR__FORWARD(check_split_key(op, dtype, memory));
+  if (from) *from = ctx->split_from[op][dtype][memory];
+  if (gpu_share) *gpu_share = ctx->split_share[op][dtype][memory];
+  return XPAR_OK;
+}
+
 static xpar_status set_num_threads_entered(xpar_context *ctx, int num_threads) {
   XPAR__RETURN_IF(num_threads < 0, XPAR_ERR_INVALID_ARGUMENT,
                   "num_threads is %d; expected >= 0", num_threads);

@@ -26,4 +26,5 @@ const xpar__backend xpar__cpu_backend = {
     .op_select = xpar__cpu_op_select,
     .repro_reduce = xpar__cpu_repro_reduce,
     .repro_scan = xpar__cpu_repro_scan,
+    .host_copy = xpar__cpu_host_copy,
 };

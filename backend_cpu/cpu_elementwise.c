@@ -172,3 +172,24 @@ xpar_status xpar__cpu_fill(const xpar__exec *ex, xpar_dtype t, const void *value
   xpar__cpu_parallel_for(ex, n, ew_table[t].fill, &a);
   return XPAR_OK;
 }
+
+/* ---- host_copy: the split tier's pass through pinned staging ------------------------ */
+
+typedef struct copy_args {
+  unsigned char *dst;
+  const unsigned char *src;
+} copy_args;
+
+static void copy_range(const void *args, size_t lo, size_t hi) {
+  const copy_args *a = args;
+  memcpy(a->dst + lo, a->src + lo, hi - lo);
+}
+
+xpar_status xpar__cpu_host_copy(const xpar__exec *ex, void *dst, const void *src, size_t bytes) {
+  if (bytes == 0) return XPAR_OK;
+  const copy_args a = {dst, src};
+  /* Split in bytes: each thread copies one contiguous range, as the elementwise
+   * ops do (a copy is an elementwise op of 1-byte elements). */
+  xpar__cpu_parallel_for(ex, bytes, copy_range, &a);
+  return XPAR_OK;
+}

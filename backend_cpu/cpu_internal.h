@@ -268,6 +268,7 @@ xpar_status xpar__cpu_add(const xpar__exec *ex, xpar_dtype t, const void *x, con
                           size_t n);
 xpar_status xpar__cpu_fill(const xpar__exec *ex, xpar_dtype t, const void *value, void *out,
                            size_t n);
+xpar_status xpar__cpu_host_copy(const xpar__exec *ex, void *dst, const void *src, size_t bytes);
 xpar_status xpar__cpu_launch(const xpar__exec *ex, const struct xpar_kernel *k, size_t n,
                              const struct xpar_kernel_args *args);
 xpar_status xpar__cpu_op_reduce(const xpar__exec *ex, const struct xpar_operator *op, size_t n,

@@ -1003,8 +1003,8 @@ static xpar_status copy_pinned_by_kernel(xpar__cuda_state *st, void *dst, const 
 extern "C" xpar_status xpar__cuda_copy(struct xpar__cuda_state *st, void *dst, const void *src,
                                        size_t bytes, xpar__copy_dir dir) {
   static const char *const names[] = {"host to device", "device to host", "device to device",
-                                       "host to device"};
-  const char *name = (unsigned)dir < 4 ? names[dir] : "?";
+                                       "host to device", "device to host"};
+  const char *name = (unsigned)dir < 5 ? names[dir] : "?";
   if (!st) {
     /* No state yet (a context that never ran on the GPU, e.g. forced to the
      * CPU, moving device data): a plain synchronous copy, no stream. */

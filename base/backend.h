@@ -191,7 +191,10 @@ typedef enum xpar__copy_dir {
    * back to device memory): complete when the copy is queued, so the driver
    * may read it at once; the caller waits (wait) before it reuses the source,
    * so the copy neither classifies nor waits for it */
-  XPAR__HOST_TO_DEVICE_WRITTEN = 3
+  XPAR__HOST_TO_DEVICE_WRITTEN = 3,
+  /* into pinned host memory, queued in stream order: the caller waits (wait)
+   * before it reads the destination (the split tier's outputs) */
+  XPAR__DEVICE_TO_HOST_QUEUED = 4
 } xpar__copy_dir;
 
 typedef struct xpar__backend {
@@ -262,6 +265,12 @@ typedef struct xpar__backend {
                               const void *x, const void *y, size_t n, void *result);
   xpar_status (*repro_scan)(const xpar__exec *ex, xpar_dtype t, xpar_scan_kind kind,
                             const xpar__scalar *init, const void *in, void *out, size_t n);
+
+  /* ---- host memory (the CPU backend's; NULL for the CUDA backend) ---- */
+  /** Copy bytes between two host buffers that do not overlap, with the
+   *  OpenMP tier's team (one thread when ex->serial or num_threads is 1):
+   *  the split tier's pass of pageable data through pinned staging. */
+  xpar_status (*host_copy)(const xpar__exec *ex, void *dst, const void *src, size_t bytes);
 
   /* ---- device management (NULL for the CPU backend) ---- */
   /** Process-wide probe of `device` (-1 = the default device): fills out

@@ -308,6 +308,7 @@ int bench_cmd_overhead(int argc, char **argv);
 int bench_cmd_regret(int argc, char **argv);
 int bench_cmd_stalls(int argc, char **argv);
 int bench_cmd_load(int argc, char **argv);
+int bench_cmd_split(int argc, char **argv);
 
 /* ---- load (bench_load.c): other work on the machine ------------------------ */
 typedef struct bench_load bench_load;

@@ -55,6 +55,7 @@ typedef struct cal_opts {
   int threads;
   int omp_lo, omp_hi, gpu_lo, gpu_hi;
   int no_gpu;
+  int split; /* --split: then the split tier's settings (bench_split.c) */
   double time_limit_s;
   uint64_t seed;
   bench_timing_cfg timing;
@@ -408,6 +409,8 @@ static void usage(FILE *f) {
           "  --omp-range A:B  serial->OpenMP sweep 2^A..2^B (default 4:20)\n"
           "  --gpu-range A:B  CPU->GPU sweep 2^A..2^B (default 10:28; capped by memory)\n"
           "  --no-gpu         calibrate the OpenMP thresholds only\n"
+          "  --split          then measure the split tier (cpu+cuda) on host data and\n"
+          "                   write its settings too (xpar-bench split --save FILE)\n"
           "  --min-time-ms M  adaptive reps per point run at least M ms (default 10)\n"
           "  --threads T      OpenMP threads (default: the runtime's)\n"
           "  --time-limit S   stop starting new op x dtype pairs after S seconds; the\n"
@@ -471,6 +474,10 @@ int bench_cmd_calibrate(int argc, char **argv) {
     }
     if (strcmp(a, "--no-gpu") == 0) {
       s.o.no_gpu = 1;
+      continue;
+    }
+    if (strcmp(a, "--split") == 0) {
+      s.o.split = 1;
       continue;
     }
     const char *val = i + 1 < argc ? argv[++i] : NULL;
@@ -646,6 +653,11 @@ int bench_cmd_calibrate(int argc, char **argv) {
   if (ok) {
     printf("# profile written: %s (%.0f s)\n", path, bench_now_s() - t_all);
     ok = round_trip(&s, path);
+  }
+  if (ok && s.o.split && s.gpu_ok) {
+    /* The split's settings into the same profile (it keeps what is there). */
+    char *split_argv[] = {"--save", path};
+    ok = bench_cmd_split(2, split_argv) == 0;
   }
 
   xpar_context *all[] = {s.serial, s.openmp, s.cpu, s.gpu, s.gpu_map};

@@ -12,6 +12,8 @@
  *   plain-serial  a plain serial loop (bench_ops.c)
  *   plain-omp     a plain `#pragma omp parallel for` (reduction), the two-pass scan
  *   cub           CUB, with the copies an application needs (cub/bench_regret_cub.cu)
+ *   split         xpar, XPAR_BACKEND_CPU_CUDA (pinned and pageable data only; with
+ *                 --alts, not by default)
  *
  * Ops: every built-in op in its sum form -- reduce, inclusive scan, axpy, add,
  * fill, dot -- each on the arrays it reads and writes (axpy updates y in
@@ -70,12 +72,14 @@
 enum { R_DEVICE, R_PINNED, R_PAGEABLE, R_MAPPED, R_COUNT };
 static const char *const res_names[R_COUNT] = {"device", "pinned", "pageable", "mapped"};
 
-enum { A_AUTO, A_SERIAL, A_ONE, A_OPENMP, A_CUDA, A_PSERIAL, A_POMP, A_CUB, A_COUNT };
-static const char *const alt_names[A_COUNT] = {"auto", "serial", "one-thread", "openmp", "cuda",
-                                               "plain-serial", "plain-omp", "cub"};
-/* The xpar tiers of bench_tiers.c that the first five alternatives are. */
-static const char *const alt_tier[A_COUNT] = {"auto",   "serial", "one-thread", "openmp",
-                                              "cuda",   NULL,     NULL,         NULL};
+enum { A_AUTO, A_SERIAL, A_ONE, A_OPENMP, A_CUDA, A_PSERIAL, A_POMP, A_CUB, A_SPLIT, A_COUNT };
+static const char *const alt_names[A_COUNT] = {"auto",         "serial",    "one-thread",
+                                               "openmp",       "cuda",      "plain-serial",
+                                               "plain-omp",    "cub",       "split"};
+/* The xpar tiers of bench_tiers.c that the first five alternatives and the
+ * split (cpu+cuda, host residencies only) are. */
+static const char *const alt_tier[A_COUNT] = {"auto", "serial", "one-thread", "openmp", "cuda",
+                                              NULL,   NULL,     NULL,         "cpu+cuda"};
 
 #define RG_TARGET_RATIO 1.10
 #define RG_TARGET_ABS_S 0.3e-6
@@ -222,7 +226,8 @@ static int call_once(void *arg) {
     case A_SERIAL:
     case A_ONE:
     case A_OPENMP:
-    case A_CUDA: {
+    case A_CUDA:
+    case A_SPLIT: {
       xpar_status st = k->op->run(k->s->runs[k->alt].ctx, c);
       if (st != XPAR_OK) {
         snprintf(k->why, sizeof k->why, "%s (%s)", xpar_status_name(st),
@@ -588,6 +593,8 @@ static void measure_point(rg_state *s, rg_series *sr, rg_arrays *ar, int e, cons
     k->sx = ar->sx, k->sy = ar->sy, k->sout = ar->sout;
     int usable = s->avail[a];
     if (a == A_POMP && !sr->op->baseline) usable = 0;
+    /* The split takes host memory only (elsewhere it runs as cuda). */
+    if (a == A_SPLIT && sr->res != R_PINNED && sr->res != R_PAGEABLE) usable = 0;
     if (!usable) {
       p->a[a].st = P_NA;
       continue;
@@ -1234,7 +1241,7 @@ int bench_cmd_regret(int argc, char **argv) {
 #endif
   for (int a = 0; a < A_COUNT; ++a) {
     if (!bench_list_has(s.o.alts, alt_names[a]) && a != A_AUTO) continue;
-    if ((a == A_CUDA || a == A_CUB) && !s.gpu) continue;
+    if ((a == A_CUDA || a == A_CUB || a == A_SPLIT) && !s.gpu) continue;
 #if !defined(BENCH_HAVE_CUB)
     if (a == A_CUB) continue;
 #endif

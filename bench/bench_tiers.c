@@ -20,6 +20,9 @@ static const bench_tier tiers[] = {
      * order is not; the regret bench's alternative, not a sweep column by default */
     {"one-thread", BENCH_TIER_XPAR, XPAR_BACKEND_CPU, 0, 0, 0, 1},
     {"plain", BENCH_TIER_BASELINE, XPAR_BACKEND_CPU, 0, 0, 1, 0},
+    /* the split tier: both sides at once on host data (its settings from the
+     * profile); a sweep column with --tiers only */
+    {"cpu+cuda", BENCH_TIER_XPAR, XPAR_BACKEND_CPU_CUDA, 0, 1, 0, 0},
 };
 
 int bench_tier_count(void) { return (int)(sizeof tiers / sizeof tiers[0]); }

@@ -16,6 +16,7 @@ xpar_status xpar__context_new(xpar_context **out) {
   ctx->adapt = 1;
   ctx->settings_generation = 1;
   xpar__thresholds_default(ctx->thresholds);
+  xpar__split_default(ctx);
   /* Threshold precedence, lowest first: defaults, profile, environment, API. */
   xpar_status st = xpar__env_apply_policy(ctx);
   if (st == XPAR_OK) st = xpar__profile_load_default(ctx);
@@ -121,6 +122,7 @@ void xpar__context_last_decision(const xpar_context *ctx, xpar_decision *out) {
   out->reproducible = d->reproducible;
   out->shadow_tier = d->shadow_state == XPAR__SHADOW_OFF ? XPAR_TIER_NONE : d->shadow_tier;
   out->shadow_mismatch = d->shadow_state == XPAR__SHADOW_MISMATCH;
+  out->split_gpu_share = d->tier == XPAR_TIER_CPU_CUDA ? d->split_gpu_share : 0.0;
   if (d->tier == XPAR_TIER_NONE)
     snprintf(out->reason, sizeof out->reason, "%s",
              ctx->calls_run ? "the last call failed before running"

@@ -196,6 +196,30 @@ static size_t format_within(const xpar__decision_raw *d, char *buf, size_t size,
       append_quote(&o, kernel, cap[QUOTE_KERNEL]);
       append(&o, " has no CPU variant");
       break;
+    case XPAR__GPU_SPLIT:
+    case XPAR__GPU_SPLIT_FORCED:
+      if (d->gpu_rule == XPAR__GPU_SPLIT) {
+        fmt_count(thr, sizeof thr, d->split_from);
+        append(&o, "n=%zu at or above split threshold %s (%s) for %s host data", d->n, thr,
+               source_names[d->split_from_source],
+               d->split_memory == XPAR_SPLIT_PINNED ? "pinned" : "pageable");
+      } else {
+        append(&o, "backend cpu+cuda, %s host data",
+               d->split_memory == XPAR_SPLIT_PINNED ? "pinned" : "pageable");
+      }
+      if (d->split_gpu_share == 0.0)
+        append(&o, ": too small to split, the CPU ran it all");
+      else if (d->split_tree)
+        append(&o, ": the GPU ran %.1f%% (the reproducible block tree's right half)",
+               100.0 * d->split_gpu_share);
+      else
+        append(&o, ": the GPU ran %.1f%% (share %.3g, %s)", 100.0 * d->split_gpu_share,
+               (double)d->split_share_set, source_names[d->split_share_source]);
+      break;
+    case XPAR__GPU_SPLIT_NOT_COVERED:
+      append(&o, "backend cpu+cuda, a call the split does not cover (its operation, or data "
+                 "not in host memory): ran on the GPU");
+      break;
   }
   fmt_count(thr, sizeof thr, d->openmp_threshold);
   const char *sep = o.used ? "; " : "";
@@ -229,6 +253,13 @@ static size_t format_within(const xpar__decision_raw *d, char *buf, size_t size,
   }
   /* Where the built-in defaults it quoted were measured, last. */
   if (lim->provenance) append_provenance(&o, d);
+  if (lim->provenance && (d->gpu_rule == XPAR__GPU_SPLIT || d->gpu_rule == XPAR__GPU_SPLIT_FORCED) &&
+      ((d->gpu_rule == XPAR__GPU_SPLIT && d->split_from_source == XPAR__SRC_DEFAULT) ||
+       (!d->split_tree && d->split_gpu_share > 0.0 && d->split_share_source == XPAR__SRC_DEFAULT))) {
+    char g[128];
+    origin(xpar__split_default_from(d->op, d->dtype, d->split_memory), g, sizeof g);
+    append(&o, "; split default (%s)", g);
+  }
   return o.used;
 }
 

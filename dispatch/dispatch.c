@@ -10,6 +10,7 @@
 
 #include "dispatch.h"
 #include "policy.h"
+#include "split.h"
 #include "trace.h"
 
 enum { ROLE_READ = 1, ROLE_WRITE = 2 };
@@ -65,8 +66,18 @@ static const unsigned char *call_sources(const xpar_context *ctx, const xpar__ca
   return c->kernel ? c->kernel->entry->sources : ctx->threshold_source[c->op][c->dtype];
 }
 
-static size_t host_gpu_threshold(const xpar_context *ctx, const xpar__call *c) {
-  return xpar__host_gpu_threshold(call_thresholds(ctx, c));
+/* Below this n, AUTO runs a call on host data on the CPU whatever kind of host
+ * memory it is: the GPU thresholds for host data and, for the ops the split
+ * covers, the split's `from`. */
+static inline size_t host_limit(const xpar_context *ctx, const xpar__call *c,
+                                const size_t *thresholds) {
+  size_t t = xpar__host_gpu_threshold(thresholds);
+  if (!c->kernel && xpar__op_splits(c->op)) {
+    const size_t *from = ctx->split_from[c->op][c->dtype];
+    if (from[XPAR_SPLIT_PINNED] < t) t = from[XPAR_SPLIT_PINNED];
+    if (from[XPAR_SPLIT_PAGEABLE] < t) t = from[XPAR_SPLIT_PAGEABLE];
+  }
+  return t;
 }
 
 /* A kernel's arrays, each with its own size and role (scalars travel by
@@ -134,8 +145,9 @@ static xpar_status build_plan(xpar_context *ctx, const xpar__call *c, plan *p) {
   /* Only AUTO's choice between the CPU and the GPU depends on whether host
    * memory is pinned (forced tiers and mandatory offload go where they are
    * told; the copy routines check pinning themselves). */
-  p->exact = ctx->backend == XPAR_BACKEND_AUTO && ctx->offload == XPAR_OFFLOAD_DEFAULT &&
-             c->n >= host_gpu_threshold(ctx, c);
+  p->exact = (ctx->backend == XPAR_BACKEND_AUTO && ctx->offload == XPAR_OFFLOAD_DEFAULT &&
+              c->n >= host_limit(ctx, c, call_thresholds(ctx, c))) ||
+             ctx->backend == XPAR_BACKEND_CPU_CUDA; /* the split stages pageable arrays */
   if (c->kernel) {
     XPAR__FORWARD(add_kernel_operands(ctx, c->kernel, p));
     /* An operator's reduce: its accumulator result. */
@@ -214,6 +226,8 @@ static xpar__exec cpu_exec(xpar_context *ctx, xpar_tier tier) {
   return ex;
 }
 
+static int is_host_memory(xpar__loc loc);
+
 /* ---- policy: the facts for xpar__decide (policy.h) ------------------------- */
 
 static int context_gpu_usable(void *ctx, const char **why_not) {
@@ -256,7 +270,8 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
                     "%s %s has no GPU variant in this build (its source was not compiled "
                     "by nvcc), and offload is mandatory",
                     what, k->name);
-    XPAR__RETURN_IF(ctx->backend == XPAR_BACKEND_CUDA || ctx->backend == XPAR_BACKEND_CUDA_SERIAL,
+    XPAR__RETURN_IF(ctx->backend == XPAR_BACKEND_CUDA || ctx->backend == XPAR_BACKEND_CUDA_SERIAL ||
+                        ctx->backend == XPAR_BACKEND_CPU_CUDA,
                     XPAR_ERR_NOT_SUPPORTED,
                     "%s %s has no GPU variant in this build (its source was not compiled "
                     "by nvcc), and the backend is %s",
@@ -293,9 +308,17 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
    * is a hint where the page cache gave it, exact where the runtime was
    * asked (as the fast path records it). */
   f.host_kind_exact = 1;
+  /* The split takes calls whose every array and result are host memory. */
+  f.all_host = !p->host_result_map &&
+               (!p->has_result_operand || is_host_memory(p->result.where.loc));
+  if (!c->kernel && xpar__op_splits(c->op)) {
+    f.split_from = ctx->split_from[c->op][c->dtype];
+    f.split_from_source = ctx->split_from_source[c->op][c->dtype];
+  }
   for (int i = 0; i < p->count; i++) {
     const xpar__operand *w = &p->ops[i].where;
     f.host_kind_exact &= !w->kind_hinted;
+    f.all_host &= is_host_memory(w->loc) || !w->bytes;
     f.device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
     f.pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
     f.pinned |= w->loc == XPAR__LOC_HOST_PINNED;
@@ -398,143 +421,6 @@ static void adapt_after(xpar_context *ctx, xpar__adapt_site *s, xpar_tier tier,
 
 /* ---- running on a backend ------------------------------------------------- */
 
-/* Reproducible mode covers the float sums whose rounding depends on the
- * order: sum, wide sum, dot and sum scans of float and double. */
-static int repro_applies(const xpar__exec *ex, const xpar__call *c) {
-  return ex->reproducible && (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE) &&
-         (c->op == XPAR_OP_DOT || (c->red == XPAR_SUM && (c->op == XPAR_OP_REDUCE ||
-                                                          c->op == XPAR_OP_SCAN)));
-}
-
-static xpar_status run_repro(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                             const void *x, const void *y, void *out, void *result) {
-  XPAR__RETURN_IF(!b->repro_reduce || !b->repro_scan, XPAR_ERR_NOT_SUPPORTED,
-                  "the %s backend has no reproducible mode", b->name);
-  if (c->op == XPAR_OP_SCAN)
-    return b->repro_scan(ex, c->dtype, c->kind, c->has_init ? &c->init : NULL, x, out, c->n);
-  xpar__repro_kind k = c->op == XPAR_OP_DOT ? XPAR__REPRO_DOT
-                       : c->wide            ? XPAR__REPRO_WIDE
-                                            : XPAR__REPRO_SUM;
-  return b->repro_reduce(ex, k, c->dtype, x, y, c->n, result);
-}
-
-/* A sort as the backend takes it: the call's fields and the pointers the
- * running side reaches. */
-static xpar_status run_sort(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                            const void *keys_in, const void *values_in, void *keys_out,
-                            void *values_out) {
-  XPAR__RETURN_IF(!b->sort, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no sort", b->name);
-  const xpar__sort_spec s = {.key_dtype = c->dtype,
-                             .value_dtype = c->dtype2,
-                             .descending = c->sort_descending,
-                             .values_are_indices = c->sort_indices,
-                             .keys_in = keys_in,
-                             .keys_out = keys_out,
-                             .values_in = values_in,
-                             .values_out = values_out,
-                             .n = c->n};
-  return b->sort(ex, &s);
-}
-
-/* A compaction call as the backend takes it; the count is the call's result. */
-static xpar_status run_select(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                              const void *in, const void *flags, void *out, void *count) {
-  XPAR__RETURN_IF(!b->select, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no compaction",
-                  b->name);
-  const xpar__select_spec s = {.kind = (xpar__select_kind)c->select_kind,
-                               .dtype = c->dtype,
-                               .pred = c->pred,
-                               .value = c->pred_value,
-                               .hi = c->pred_hi,
-                               .in = in,
-                               .flags = (const unsigned char *)flags,
-                               .out = out,
-                               .n = c->n,
-                               .count = (uint64_t *)count};
-  return b->select(ex, &s);
-}
-
-/* A runs call as the backend takes it; the number of runs is the call's result. */
-static xpar_status run_runs(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                            const void *keys_in, const void *values_in, void *keys_out,
-                            void *values_out, void *count) {
-  XPAR__RETURN_IF(!b->runs, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no runs", b->name);
-  const xpar__runs_spec s = {.key_dtype = c->dtype,
-                             .value_dtype = c->dtype2,
-                             .op = c->red,
-                             .lengths = c->runs_lengths,
-                             .keys_in = keys_in,
-                             .values_in = c->runs_lengths ? NULL : values_in,
-                             .keys_out = keys_out,
-                             .values_out = values_out,
-                             .n = c->n,
-                             .count = (uint64_t *)count};
-  return b->runs(ex, &s);
-}
-
-/* Argmin / argmax or a segmented call as the backend takes it.  Reproducible
- * mode: a segmented float or double SUM reduce or scan is each segment's
- * reproducible sum or scan (the backends compute it, ex->reproducible). */
-static xpar_status run_segmented(const xpar__backend *b, const xpar__exec *ex,
-                                 const xpar__call *c, const void *in, const void *offsets,
-                                 void *out, void *index) {
-  XPAR__RETURN_IF(!b->segmented, XPAR_ERR_NOT_SUPPORTED,
-                  "the %s backend has no segmented reduce / scan or argmin", b->name);
-  const xpar__seg_spec s = {.kind = (xpar__seg_kind)c->seg_kind,
-                            .dtype = c->dtype,
-                            .op = c->red,
-                            .scan_kind = c->kind,
-                            .in = in,
-                            .n = c->n,
-                            .offsets = offsets,
-                            .offset_dtype = c->offset_dtype,
-                            .segment_size = c->segment_size,
-                            .n_segments = c->n_segments,
-                            .out = out,
-                            .index = (int64_t *)index,
-                            .report = !c->nowait};
-  return b->segmented(ex, &s);
-}
-
-/* A histogram as the backend takes it: the samples and counts the running side
- * reaches, the boundaries (host memory) and even parameters from the call. */
-static xpar_status run_histogram(const xpar__backend *b, const xpar__exec *ex,
-                                 const xpar__call *c, const void *samples, void *counts) {
-  XPAR__RETURN_IF(!b->histogram, XPAR_ERR_NOT_SUPPORTED, "the %s backend has no histogram",
-                  b->name);
-  const xpar__histogram_spec s = {.dtype = c->dtype,
-                                  .samples = samples,
-                                  .n = c->n,
-                                  .num_bins = c->hist_bins,
-                                  .boundaries = c->hist_bounds,
-                                  .even = &c->hist_even,
-                                  .counts = (uint64_t *)counts};
-  return b->histogram(ex, &s);
-}
-
-xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
-                         const void *x, const void *y, void *out, void *out2, void *result) {
-  if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
-  switch (c->op) {
-    case XPAR_OP_REDUCE:
-      return c->wide ? b->reduce_sum_wide(ex, c->dtype, x, c->n, result)
-                     : b->reduce(ex, c->dtype, c->red, x, c->n, result);
-    case XPAR_OP_SCAN:
-      return b->scan(ex, c->dtype, c->red, c->kind, c->has_init ? &c->init : NULL, x, out, c->n);
-    case XPAR_OP_AXPY: return b->axpy(ex, c->dtype, c->scalar, x, out, c->n);
-    case XPAR_OP_ADD: return b->add(ex, c->dtype, x, y, out, c->n);
-    case XPAR_OP_FILL: return b->fill(ex, c->dtype, c->scalar, out, c->n);
-    case XPAR_OP_DOT: return b->dot(ex, c->dtype, x, y, c->n, result);
-    case XPAR_OP_SORT: return run_sort(b, ex, c, x, y, out, out2);
-    case XPAR_OP_SELECT: return run_select(b, ex, c, x, y, out, result);
-    case XPAR_OP_RUNS: return run_runs(b, ex, c, x, y, out, out2, result);
-    case XPAR_OP_ARGREDUCE:
-    case XPAR_OP_SEGMENTED: return run_segmented(b, ex, c, x, y, out, out2);
-    case XPAR_OP_HISTOGRAM: return run_histogram(b, ex, c, x, out2);
-    default: return xpar__fail(XPAR_ERR_INTERNAL, "unknown op %d", (int)c->op);
-  }
-}
-
 /* The pointer each side uses for each call argument, resolved from the plan. */
 static const void *resolved(const plan *p, void *const *ptrs, const void *arg) {
   for (int i = 0; i < p->count; i++)
@@ -573,27 +459,6 @@ static xpar_status run_kernel(const xpar__backend *b, const xpar__exec *ex, cons
  * lives"),
  * else malloc.  Grown when needed, kept until the context is destroyed or
  * its memory released (xpar__host_staging_free). */
-static xpar_status host_staging(xpar_context *ctx, int slot, size_t bytes, void **out) {
-  if (ctx->host_staging_bytes[slot] < bytes) {
-    const xpar__backend *g = xpar__gpu_backend();
-    xpar__host_staging_free(ctx, slot);
-    void *p = NULL;
-    struct xpar__cuda_state *st = NULL;
-    if (g && g->host_alloc && xpar__gpu_state(ctx, &st) == XPAR_OK &&
-        g->host_alloc(st, bytes, &p) == XPAR_OK) {
-      ctx->host_staging_pinned[slot] = 1;
-    } else {
-      xpar__clear_error(); /* no pinned memory to be had: pageable serves */
-      p = malloc(bytes);
-      XPAR__RETURN_IF(!p, XPAR_ERR_OUT_OF_MEMORY,
-                      "host staging for a device operand (%zu bytes)", bytes);
-    }
-    ctx->host_staging[slot] = p;
-    ctx->host_staging_bytes[slot] = bytes;
-  }
-  *out = ctx->host_staging[slot];
-  return XPAR_OK;
-}
 
 static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan *p,
                               xpar_tier tier, xpar__decision_raw *d) {
@@ -624,7 +489,7 @@ static xpar_status run_on_cpu(xpar_context *ctx, const xpar__call *c, const plan
       if (needs_contents(o)) XPAR__FORWARD(xpar__mapping_sync_host(ctx, w->map, &d->bytes_to_host));
     } else if (w->loc == XPAR__LOC_DEVICE) {
       /* Never dereference device memory on the host: work on a copy. */
-      XPAR__FORWARD(host_staging(ctx, i, w->bytes, &ptrs[i]));
+      XPAR__FORWARD(xpar__host_staging(ctx, i, w->bytes, &ptrs[i]));
       if (o->role & ROLE_READ) {
         XPAR__FORWARD(g->copy(ctx->cuda, ptrs[i], w->ptr, w->bytes, XPAR__DEVICE_TO_HOST));
         d->bytes_to_host += w->bytes;
@@ -813,6 +678,24 @@ static xpar_status run_on_gpu(xpar_context *ctx, const xpar__call *c, const plan
    * work of it to wait for (and could not wait during the capture). */
   if (returns_early && !captured) ctx->gpu_pending = 1;
   return XPAR_OK;
+}
+
+/* The split tier on the call's own arrays: which are pinned, from the plan. */
+static xpar_status run_split_call(xpar_context *ctx, const xpar__call *c, const plan *p,
+                                  xpar__decision_raw *d) {
+  XPAR__FORWARD(xpar__gpu_drain(ctx));
+  unsigned pinned = 0;
+  int pageable = 0;
+  const void *arrays[3] = {c->x, c->y, c->out};
+  for (int i = 0; i < p->count; i++) {
+    const xpar__operand *w = &p->ops[i].where;
+    pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
+    for (int a = 0; a < 3; a++)
+      if (arrays[a] && w->ptr == arrays[a] && w->loc == XPAR__LOC_HOST_PINNED) pinned |= 1u << a;
+  }
+  const int recover = ctx->backend == XPAR_BACKEND_AUTO && ctx->offload == XPAR_OFFLOAD_DEFAULT;
+  return xpar__run_split(ctx, c, c->x, c->y, c->out, c->result, pinned,
+                         pageable ? XPAR_SPLIT_PAGEABLE : XPAR_SPLIT_PINNED, recover, d);
 }
 
 /* Every operand reachable from the host without a GPU (for the OOM fallback). */
@@ -1027,7 +910,8 @@ static xpar_status run_fast(xpar_context *ctx, const xpar__call *c, xpar_tier ti
 XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpar_status *st) {
   const xpar_backend b = ctx->backend;
   const xpar_offload off = ctx->offload;
-  if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL)
+  if (off == XPAR_OFFLOAD_MANDATORY || b == XPAR_BACKEND_CUDA || b == XPAR_BACKEND_CUDA_SERIAL ||
+      b == XPAR_BACKEND_CPU_CUDA)
     return 0;
   const size_t *thresholds = ctx->thresholds[c->op][c->dtype];
   const unsigned long page_generation = ctx->page_cache.generation;
@@ -1039,7 +923,7 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
   unsigned pinned = 0; /* bit i: array i is pinned host memory */
   if (c->n && ctx->n_maps) {
     const int asks = off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL);
-    if (asks && b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
+    if (asks && b == XPAR_BACKEND_AUTO && c->n >= host_limit(ctx, c, thresholds)) return 0;
     if (!fast_mapped_facts(ctx, c, asks, &f, maps, &pinned)) return 0;
   } else if (c->n) {
     /* The facts the general path would classify: without a usable GPU (or
@@ -1048,7 +932,7 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
      * enough only below both GPU thresholds for host data (plan.exact
      * otherwise). */
     if (off != XPAR_OFFLOAD_DISABLED && xpar__gpu_usable(ctx, NULL)) {
-      if (b == XPAR_BACKEND_AUTO && c->n >= xpar__host_gpu_threshold(thresholds)) return 0;
+      if (b == XPAR_BACKEND_AUTO && c->n >= host_limit(ctx, c, thresholds)) return 0;
       /* Written out, not a loop over i: the 128-element add's path, where
        * the loop cost ~40 of ~730 instructions (callgrind). */
       if (!((!c->x || fast_host_operand(ctx, c->x, 1u, &f, &pinned)) &&
@@ -1085,7 +969,7 @@ XPAR__OUT_OF_LINE int host_fast_path(xpar_context *ctx, const xpar__call *c, xpa
   d->reproducible = ctx->reproducible;
   xpar_tier tier = XPAR_TIER_NONE;
   if (xpar__decide(&f, d, &tier) != XPAR_OK || tier == XPAR_TIER_CUDA ||
-      tier == XPAR_TIER_CUDA_SERIAL)
+      tier == XPAR_TIER_CUDA_SERIAL || tier == XPAR_TIER_CPU_CUDA)
     return 0;
   /* Only an OpenMP choice may move on the CPU: the serial tier's calls pay
    * this one comparison. */
@@ -1213,7 +1097,27 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
     }
   }
 
-  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
+  if (tier == XPAR_TIER_CPU_CUDA) {
+    xpar__trace_push(c, tier);
+    st = run_split_call(ctx, c, &p, d);
+    xpar__trace_pop();
+    if (st == XPAR_ERR_DEVICE_OUT_OF_MEMORY && ctx->backend == XPAR_BACKEND_AUTO &&
+        ctx->offload == XPAR_OFFLOAD_DEFAULT) {
+      /* Out of GPU memory before anything was written: the CPU tier. */
+      snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
+      xpar__clear_error();
+      xpar__policy_facts f;
+      call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
+      f.gpu_failed = ctx->fallback_why;
+      XPAR__FORWARD(xpar__decide(&f, d, &tier));
+      d->split_gpu_share = 0.0;
+      site = NULL;
+      st = run_on_cpu(ctx, c, &p, tier, d);
+    } else if (st == XPAR_OK && d->gpu_rule == XPAR__GPU_FAILED_FALLBACK) {
+      tier = XPAR_TIER_CPU_OPENMP; /* the GPU failed; the CPU ran its part too */
+      site = NULL;
+    }
+  } else if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
     xpar__trace_push(c, tier);
     st = run_on_gpu(ctx, c, &p, tier, d);
     xpar__trace_pop();

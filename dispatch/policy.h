@@ -25,9 +25,15 @@ typedef struct xpar__policy_facts {
   int host;        /* some operand is host memory (pinned or pageable)      */
   int host_kind_exact; /* pinned/pageable was asked of the runtime, not a
                           cached hint (page_cache.h)                         */
+  int all_host;    /* every array and the result are pinned or pageable host
+                      memory, none empty (the general path sets it)          */
   /* This op and dtype's thresholds and where each came from (xpar__source). */
   const size_t *thresholds;
   const unsigned char *sources;
+  /* The split tier's settings of this op and dtype, by xpar_split_memory
+   * (state.h); NULL: the call has no split (its op, or a kernel). */
+  const size_t *split_from;
+  const unsigned char *split_from_source;
   /* Set when the call already failed on the GPU for a reason AUTO may work
    * around (out of GPU memory), with every operand reachable from the host:
    * the text of that failure.  NULL otherwise. */
@@ -73,6 +79,17 @@ static inline xpar_tier xpar__policy_gpu_tier(const xpar__policy_facts *f) {
   return f->backend == XPAR_BACKEND_CUDA_SERIAL ? XPAR_TIER_CUDA_SERIAL : XPAR_TIER_CUDA;
 }
 
+/* Whether the split tier can take the call: an op it covers, every array in
+ * host memory, n > 0. */
+static inline int xpar__policy_can_split(const xpar__policy_facts *f) {
+  return f->split_from && f->all_host && f->n > 0;
+}
+
+/* The host memory of a call the split may take: pageable if any array is. */
+static inline xpar_split_memory xpar__policy_split_memory(const xpar__policy_facts *f) {
+  return f->pageable ? XPAR_SPLIT_PAGEABLE : XPAR_SPLIT_PINNED;
+}
+
 /* xpar__decide: decide where a call runs.  Fills the raw record's rules,
  * thresholds and sources (not op/dtype/n/bytes) and *tier; XPAR_ERR_NO_DEVICE
  * (with its detail) when offload is mandatory and the GPU is not usable. */
@@ -92,7 +109,9 @@ static inline xpar_status xpar__decide(const xpar__policy_facts *f, xpar__decisi
       return xpar__fail(XPAR_ERR_NO_DEVICE, "offload is mandatory but the GPU is not usable: %s",
                         why ? why : "unknown");
     d->gpu_rule = XPAR__GPU_MANDATORY;
-    *tier = xpar__policy_gpu_tier(f);
+    *tier = f->backend == XPAR_BACKEND_CPU_CUDA && xpar__policy_can_split(f)
+                ? XPAR_TIER_CPU_CUDA
+                : xpar__policy_gpu_tier(f);
     return XPAR_OK;
   }
   switch (f->backend) {
@@ -103,9 +122,15 @@ static inline xpar_status xpar__decide(const xpar__policy_facts *f, xpar__decisi
       return XPAR_OK;
     case XPAR_BACKEND_CUDA:
     case XPAR_BACKEND_CUDA_SERIAL:
+    case XPAR_BACKEND_CPU_CUDA:
       if (f->gpu_usable(f->gpu_usable_arg, &why)) {
         d->gpu_rule = XPAR__GPU_FORCED;
         *tier = xpar__policy_gpu_tier(f);
+        if (f->backend == XPAR_BACKEND_CPU_CUDA) {
+          const int splits = xpar__policy_can_split(f);
+          d->gpu_rule = splits ? XPAR__GPU_SPLIT_FORCED : XPAR__GPU_SPLIT_NOT_COVERED;
+          if (splits) *tier = XPAR_TIER_CPU_CUDA;
+        }
       } else {
         d->gpu_rule = XPAR__GPU_FORCED_UNUSABLE;
         d->why = why;
@@ -154,6 +179,19 @@ static inline xpar_status xpar__decide(const xpar__policy_facts *f, xpar__decisi
   }
   d->gpu_threshold = f->thresholds[d->gpu_kind];
   d->gpu_source = (xpar__source)f->sources[d->gpu_kind];
+  if (xpar__policy_can_split(f)) {
+    /* Host data the split covers: both sides from its `from` on, where the
+     * GPU is usable (else the GPU threshold's rule below says why not). */
+    const xpar_split_memory m = xpar__policy_split_memory(f);
+    if (f->n >= f->split_from[m] && f->gpu_usable(f->gpu_usable_arg, NULL)) {
+      d->gpu_rule = XPAR__GPU_SPLIT;
+      d->split_memory = m;
+      d->split_from = f->split_from[m];
+      d->split_from_source = (xpar__source)f->split_from_source[m];
+      *tier = XPAR_TIER_CPU_CUDA;
+      return XPAR_OK;
+    }
+  }
   if (f->n < d->gpu_threshold) {
     d->gpu_rule = XPAR__GPU_BELOW;
     *tier = xpar__policy_cpu_tier(f, d);
@@ -182,7 +220,7 @@ typedef struct xpar__adapt_alt {
 } xpar__adapt_alt;
 
 /* The next best tier to `chosen`, xpar__decide's choice from f (d its record):
- * OpenMP -> one thread; the GPU by the thresholds -> the CPU tier they give
+ * OpenMP -> one thread; the GPU or the split by the thresholds -> the CPU tier they give
  * (data valid only on the device is copied, as for a tiny call).  None for a
  * forced backend, mandatory offload (the GPU or nothing), a queued call (the
  * copies would make it synchronous), the serial tier, or a GPU choice that
@@ -198,8 +236,9 @@ static inline xpar__adapt_alt xpar__adapt_alternative(const xpar__policy_facts *
     return a;
   if (chosen == XPAR_TIER_CPU_OPENMP) {
     a.tier = XPAR_TIER_CPU_SERIAL;
-  } else if (chosen == XPAR_TIER_CUDA &&
-             (d->gpu_rule == XPAR__GPU_AT_OR_ABOVE || d->gpu_rule == XPAR__GPU_DEVICE_ONLY)) {
+  } else if ((chosen == XPAR_TIER_CUDA &&
+              (d->gpu_rule == XPAR__GPU_AT_OR_ABOVE || d->gpu_rule == XPAR__GPU_DEVICE_ONLY)) ||
+             (chosen == XPAR_TIER_CPU_CUDA && d->gpu_rule == XPAR__GPU_SPLIT)) {
     xpar__decision_raw cpu = *d;
     a.tier = xpar__policy_cpu_tier(f, &cpu);
     a.cpu_rule = cpu.cpu_rule;

@@ -116,6 +116,43 @@ static xpar_status parse_kernel_line(const char *path, int lineno, const char *n
   return XPAR_OK;
 }
 
+/* The split tier's lines, "split <op> <dtype> <memory> <from|never> <share>"
+ * (xpar_context_set_split). */
+typedef struct profile_split {
+  size_t from[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_SPLIT_MEMORY_COUNT_];
+  float share[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_SPLIT_MEMORY_COUNT_];
+  unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_SPLIT_MEMORY_COUNT_];
+} profile_split;
+
+static const char *const split_memory_names[XPAR_SPLIT_MEMORY_COUNT_] = {"pinned", "pageable"};
+
+static xpar_status parse_split_line(const char *path, int lineno, char **w, profile_split *sp) {
+  const int o = xpar__op_index(w[1]), t = xpar__dtype_index(w[2]);
+  int m = 0;
+  while (m < XPAR_SPLIT_MEMORY_COUNT_ && strcmp(w[3], split_memory_names[m]) != 0) m++;
+  XPAR__RETURN_IF(o < 0 || !xpar__op_splits((xpar_op)o), XPAR_ERR_PROFILE,
+                  "%s:%d: \"%.40s\" has no split (reduce, scan, axpy, add, fill, dot)", path,
+                  lineno, w[1]);
+  XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%.40s\"", path, lineno, w[2]);
+  XPAR__RETURN_IF(m == XPAR_SPLIT_MEMORY_COUNT_, XPAR_ERR_PROFILE,
+                  "%s:%d: unknown split memory \"%.40s\" (pinned or pageable)", path, lineno,
+                  w[3]);
+  size_t from;
+  XPAR__RETURN_IF(xpar__parse_count(w[4], &from) != 0, XPAR_ERR_PROFILE,
+                  "%s:%d: \"%.40s\" is not an element count or \"never\"", path, lineno, w[4]);
+  char *end;
+  errno = 0;
+  const double share = strtod(w[5], &end);
+  XPAR__RETURN_IF(errno || *end || end == w[5] || !(share > 0.0 && share < 1.0), XPAR_ERR_PROFILE,
+                  "%s:%d: share \"%.40s\" is not a number between 0 and 1", path, lineno, w[5]);
+  XPAR__RETURN_IF(sp->have[o][t][m], XPAR_ERR_PROFILE, "%s:%d: split %s %s %s given twice", path,
+                  lineno, w[1], w[2], w[3]);
+  sp->from[o][t][m] = from;
+  sp->share[o][t][m] = (float)share;
+  sp->have[o][t][m] = 1;
+  return XPAR_OK;
+}
+
 /* What the lines so far have given. */
 typedef struct parse_state {
   const char *path;
@@ -125,6 +162,7 @@ typedef struct parse_state {
   unsigned char (*have)[XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   xpar__profile_kernel **kernels;
   size_t *n_kernels;
+  struct profile_split *split;
 } parse_state;
 
 /* Up to `max` words of `line` (split on blanks, in place); the count found, which is
@@ -180,10 +218,14 @@ static xpar_status parse_line(parse_state *ps, int lineno, char *line) {
   }
   char shown[64];
   snprintf(shown, sizeof shown, "%s", line);
-  char *w[4];
-  XPAR__RETURN_IF(split_words(line, w, 4) != 4, XPAR_ERR_PROFILE,
-                  "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\" or \"kernel "
-                  "<name> <threshold> <count|never>\", found \"%s\"",
+  char *w[6];
+  const int words = split_words(line, w, 6);
+  if (words == 6 && strcmp(w[0], "split") == 0)
+    return parse_split_line(path, lineno, w, ps->split);
+  XPAR__RETURN_IF(words != 4, XPAR_ERR_PROFILE,
+                  "%s:%d: expected \"<op> <dtype> <threshold> <count|never>\", \"kernel "
+                  "<name> <threshold> <count|never>\" or \"split <op> <dtype> <memory> "
+                  "<count|never> <share>\", found \"%s\"",
                   path, lineno, shown);
   if (strcmp(w[0], "kernel") == 0)
     return parse_kernel_line(path, lineno, w[1], w[2], w[3], ps->kernels, ps->n_kernels);
@@ -208,8 +250,8 @@ static xpar_status parse_line(parse_state *ps, int lineno, char *line) {
 static xpar_status parse(const char *path, FILE *f, machine_id *key,
                          size_t prof[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_],
                          unsigned char have[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_],
-                         xpar__profile_kernel **kernels, size_t *n_kernels) {
-  parse_state ps = {path, 0, 0, 0, 0, key, prof, have, kernels, n_kernels};
+                         xpar__profile_kernel **kernels, size_t *n_kernels, profile_split *split) {
+  parse_state ps = {path, 0, 0, 0, 0, key, prof, have, kernels, n_kernels, split};
   char *line = NULL;
   size_t cap = 0;
   int lineno = 0;
@@ -277,12 +319,17 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int over_env
   xpar__profile_kernel *kernels = NULL;
   size_t n_kernels = 0;
   *applied = 0;
+  profile_split *split = calloc(1, sizeof *split);
+  XPAR__RETURN_IF(!split, XPAR_ERR_OUT_OF_MEMORY, "profile split table (%zu bytes)",
+                  sizeof *split);
   FILE *f = fopen(path, "r");
+  if (!f) free(split);
   XPAR__RETURN_IF(!f, XPAR_ERR_PROFILE, "%s: cannot open: %s", path, strerror(errno));
-  xpar_status st = parse(path, f, &key, values, have, &kernels, &n_kernels);
+  xpar_status st = parse(path, f, &key, values, have, &kernels, &n_kernels, split);
   fclose(f);
   if (st != XPAR_OK) {
     xpar__profile_kernels_free(kernels, n_kernels);
+    free(split);
     return st;
   }
   /* A "gpu: none" profile was measured on the CPU alone (no usable GPU, or
@@ -298,6 +345,7 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int over_env
               "%s; this one: %s, %ld cores, GPU %s)\n",
               path, key.cpu, key.cores, key.gpu, here.cpu, here.cores, here.gpu);
     xpar__profile_kernels_free(kernels, n_kernels);
+    free(split);
     return XPAR_OK;
   }
   for (int o = 0; o < XPAR_OP_COUNT_; o++)
@@ -307,6 +355,16 @@ xpar_status xpar__profile_load(xpar_context *ctx, const char *path, int over_env
           ctx->thresholds[o][t][k] = values[o][t][k];
           ctx->threshold_source[o][t][k] = XPAR__SRC_PROFILE;
         }
+  for (int o = 0; o < XPAR_OP_COUNT_; o++)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+      for (int m = 0; m < XPAR_SPLIT_MEMORY_COUNT_; m++)
+        if (split->have[o][t][m]) {
+          ctx->split_from[o][t][m] = split->from[o][t][m];
+          ctx->split_share[o][t][m] = split->share[o][t][m];
+          ctx->split_from_source[o][t][m] = XPAR__SRC_PROFILE;
+          ctx->split_share_source[o][t][m] = XPAR__SRC_PROFILE;
+        }
+  free(split);
   /* The kernels': applied now to those the context has met (replacing their values, as
    * for the built-in ops), and kept by name for kernels it meets later -- a profile
    * loaded after creation then over the environment, as it would have been had the
@@ -438,6 +496,36 @@ static void save_kernels(const xpar_context *ctx, FILE *f) {
   }
 }
 
+/* The split tier's settings set through the API or a profile, each with the
+ * built-in values it overrides and where they came from as a comment. */
+static void save_split(const xpar_context *ctx, FILE *f) {
+  int lines = 0;
+  for (int o = 0; o < XPAR_OP_COUNT_; o++)
+    for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+      for (int m = 0; m < XPAR_SPLIT_MEMORY_COUNT_; m++) {
+        const unsigned char a = ctx->split_from_source[o][t][m];
+        const unsigned char b = ctx->split_share_source[o][t][m];
+        if (a != XPAR__SRC_PROFILE && a != XPAR__SRC_API && b != XPAR__SRC_PROFILE &&
+            b != XPAR__SRC_API)
+          continue;
+        if (!lines++)
+          fprintf(f, "# split <op> <dtype> <memory> <from|never> <share>: the split tier "
+                     "(cpu+cuda) on host data from n >= from, the GPU taking share of it\n");
+        char from[256];
+        xpar__provenance_format(
+            xpar__split_default_from((xpar_op)o, (xpar_dtype)t, (xpar_split_memory)m), from,
+            sizeof from);
+        fprintf(f, "# built-in default never, share estimated, %s\n", from);
+        fprintf(f, "split %s %s %s ", xpar__op_name((xpar_op)o), xpar__dtype_name((xpar_dtype)t),
+                split_memory_names[m]);
+        if (ctx->split_from[o][t][m] == XPAR_NEVER)
+          fprintf(f, "never");
+        else
+          fprintf(f, "%zu", ctx->split_from[o][t][m]);
+        fprintf(f, " %.4g\n", (double)ctx->split_share[o][t][m]);
+      }
+}
+
 /* A kernel's name as one word of a profile line: not empty, no blank (words are split
  * on them) and no ':' (a key line).  XPAR_KERNEL and XPAR_OPERATOR names are C
  * identifiers; only an object built by hand can miss. */
@@ -502,6 +590,7 @@ xpar_status xpar__profile_save(xpar_context *ctx, const char *path) {
                 xpar__threshold_key((xpar_threshold)k));
         print_count(f, v);
       }
+  save_split(ctx, f);
   save_kernels(ctx, f);
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) {

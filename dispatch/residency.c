@@ -272,3 +272,27 @@ void xpar__host_staging_free(xpar_context *ctx, int slot) {
   ctx->host_staging_bytes[slot] = 0;
   ctx->host_staging_pinned[slot] = 0;
 }
+
+/* A host staging buffer of the context (split.h): pinned where the GPU backend
+ * can allocate it, else malloc'd; kept and grown per slot. */
+xpar_status xpar__host_staging(xpar_context *ctx, int slot, size_t bytes, void **out) {
+  if (ctx->host_staging_bytes[slot] < bytes) {
+    const xpar__backend *g = xpar__gpu_backend();
+    xpar__host_staging_free(ctx, slot);
+    void *p = NULL;
+    struct xpar__cuda_state *st = NULL;
+    if (g && g->host_alloc && xpar__gpu_state(ctx, &st) == XPAR_OK &&
+        g->host_alloc(st, bytes, &p) == XPAR_OK) {
+      ctx->host_staging_pinned[slot] = 1;
+    } else {
+      xpar__clear_error(); /* no pinned memory to be had: pageable serves */
+      p = malloc(bytes);
+      XPAR__RETURN_IF(!p, XPAR_ERR_OUT_OF_MEMORY,
+                      "host staging for a device operand (%zu bytes)", bytes);
+    }
+    ctx->host_staging[slot] = p;
+    ctx->host_staging_bytes[slot] = bytes;
+  }
+  *out = ctx->host_staging[slot];
+  return XPAR_OK;
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "shadow.h"
+#include "split.h"
 #include "base/sort_key.h"
 
 /* ---- test-only fault injection -------------------------------------------- */
@@ -388,14 +389,24 @@ static int run_shadow(xpar_context *ctx, xpar_tier tier, const xpar__call *sc, c
   ctx->shadow_detail[0] = '\0';
   const char *why_not = NULL;
   xpar_status ss = XPAR_OK;
-  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
+  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL || tier == XPAR_TIER_CPU_CUDA) {
     if (ctx->offload == XPAR_OFFLOAD_DISABLED)
       why_not = "offload disabled";
     else if (!xpar__gpu_usable(ctx, &why_not))
       why_not = why_not ? why_not : "the GPU is not usable";
+    else if (tier == XPAR_TIER_CPU_CUDA && (sc->kernel || !xpar__op_splits(sc->op)))
+      why_not = "the split does not cover this operation";
     else
       why_not = NULL;
-    if (!why_not) ss = run_shadow_gpu(ctx, tier, sc, x, y, out, out2, result);
+    if (!why_not && tier == XPAR_TIER_CPU_CUDA) {
+      /* The shadow's copies are pageable host memory; its record is its own. */
+      xpar__decision_raw sd;
+      memset(&sd, 0, sizeof sd);
+      ss = sc->n ? xpar__run_split(ctx, sc, x, y, out, result, 0, XPAR_SPLIT_PAGEABLE, 0, &sd)
+                 : run_shadow_cpu(ctx, XPAR_TIER_CPU_OPENMP, sc, x, y, out, out2, result);
+    } else if (!why_not) {
+      ss = run_shadow_gpu(ctx, tier, sc, x, y, out, out2, result);
+    }
   } else {
     ss = run_shadow_cpu(ctx, tier, sc, x, y, out, out2, result);
   }

@@ -38,7 +38,11 @@ typedef enum xpar__gpu_rule {
   XPAR__GPU_DISABLED,           /* offload disabled                          */
   XPAR__GPU_FAILED_FALLBACK,    /* tried the GPU, it failed (e.g. OOM): CPU  */
   XPAR__GPU_NO_GPU_VARIANT,     /* a kernel built without CUDA: CPU          */
-  XPAR__GPU_NO_CPU_VARIANT      /* a kernel without a CPU variant: GPU       */
+  XPAR__GPU_NO_CPU_VARIANT,     /* a kernel without a CPU variant: GPU       */
+  XPAR__GPU_SPLIT,              /* AUTO: n at or above the split's `from`    */
+  XPAR__GPU_SPLIT_FORCED,       /* backend cpu+cuda, a call the split covers */
+  XPAR__GPU_SPLIT_NOT_COVERED   /* backend cpu+cuda, a call it does not cover
+                                   (op, kernel or data on the device): GPU   */
 } xpar__gpu_rule;
 
 typedef enum xpar__cpu_rule {
@@ -101,6 +105,13 @@ typedef struct xpar__decision_raw {
   xpar__adapt_note adapt_note;
   xpar_tier adapt_static, adapt_alt;
   float adapt_static_ns, adapt_alt_ns;
+  /* The split tier (split.c): the settings quoted and the share the GPU ran. */
+  xpar_split_memory split_memory;
+  size_t split_from;
+  float split_share_set;  /* the setting (0: not quoted) */
+  xpar__source split_from_source, split_share_source;
+  double split_gpu_share; /* what ran: the GPU's elements over n */
+  int split_tree;         /* reproducible mode: split where the block tree halves */
 } xpar__decision_raw;
 
 /* The host fast path's memory of one op's last call on the CPU (dispatch.c,
@@ -170,6 +181,12 @@ struct xpar_context {
   unsigned launch_grid, launch_block;
   size_t thresholds[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
   unsigned char threshold_source[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_THRESHOLD_COUNT_];
+  /* The split tier's settings (xpar_context_set_split) and where each came
+   * from (xpar__source): ops without a split keep XPAR_NEVER. */
+  size_t split_from[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_SPLIT_MEMORY_COUNT_];
+  float split_share[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_SPLIT_MEMORY_COUNT_];
+  unsigned char split_from_source[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_SPLIT_MEMORY_COUNT_];
+  unsigned char split_share_source[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_][XPAR_SPLIT_MEMORY_COUNT_];
 
   /* GPU: probed lazily, on the first call that needs to know. */
   int gpu_known;           /* 0 = not probed yet */
@@ -268,6 +285,14 @@ const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtyp
                                                      xpar_threshold k, size_t *value);
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
+/** Whether op has a split (reduce, scan, axpy, add, fill, dot): the first six
+ *  ops of XPAR_OP_MAP.  Inline: the host fast path asks it on every call. */
+static inline int xpar__op_splits(xpar_op op) { return (unsigned)op <= XPAR_OP_DOT; }
+/** The split's built-in settings for every op, dtype and memory (thresholds.c). */
+void xpar__split_default(xpar_context *ctx);
+/** Where a built-in split setting was measured. */
+const xpar__provenance *xpar__split_default_from(xpar_op op, xpar_dtype dtype,
+                                                 xpar_split_memory m);
 
 /* ---- kernel.c: kernels' thresholds per context ------------------------------ */
 /** The context's entry for `k`, made (defaults, then the environment) on
@@ -356,6 +381,9 @@ xpar_status xpar__mapping_remove(xpar_context *ctx, void *host, xpar_unmap_kind 
 xpar_status xpar__mapping_device_ptr(xpar_context *ctx, const void *host, void **out);
 /** Free host staging slot `slot` (pinned or malloc'd); empty afterwards. */
 void xpar__host_staging_free(xpar_context *ctx, int slot);
+/** Host staging buffer `slot` of the context, at least `bytes` (residency.c):
+ *  pinned where the GPU backend can allocate it, else malloc'd; kept and grown. */
+xpar_status xpar__host_staging(xpar_context *ctx, int slot, size_t bytes, void **out);
 
 /* ---- profile.c ------------------------------------------------------------ */
 /** Load the profile named by XPAR_PROFILE or at the default path, if any. */

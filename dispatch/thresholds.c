@@ -310,3 +310,34 @@ int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size) {
 }
 
 
+
+/* ---- the split tier (xpar_context_set_split): its built-in settings ------------ */
+
+/* Before the split's first calibration: AUTO never splits (`from` never), and
+ * the GPU's share is estimated from byte rates, not measured: host memory read
+ * by 16 threads at about twice the rate the PCIe link copies pinned memory
+ * (share 1/3); pageable memory goes through the context's pinned staging
+ * first, a second pass over the GPU's part in host memory (share 1/5). */
+static const xpar__provenance estimated_split = {
+    .machine = "estimate, not measured",
+    .date = "2026-12-07",
+    .run = "xpar-bench calibrate --split"};
+
+void xpar__split_default(xpar_context *ctx) {
+  static const float share[XPAR_SPLIT_MEMORY_COUNT_] = {[XPAR_SPLIT_PINNED] = 1.0f / 3,
+                                                        [XPAR_SPLIT_PAGEABLE] = 1.0f / 5};
+  for (int op = 0; op < XPAR_OP_COUNT_; op++)
+    for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++)
+      for (int m = 0; m < XPAR_SPLIT_MEMORY_COUNT_; m++) {
+        ctx->split_from[op][dt][m] = NEVER;
+        ctx->split_share[op][dt][m] = xpar__op_splits((xpar_op)op) ? share[m] : 0.0f;
+        ctx->split_from_source[op][dt][m] = XPAR__SRC_DEFAULT;
+        ctx->split_share_source[op][dt][m] = XPAR__SRC_DEFAULT;
+      }
+}
+
+const xpar__provenance *xpar__split_default_from(xpar_op op, xpar_dtype dtype,
+                                                 xpar_split_memory m) {
+  (void)op, (void)dtype, (void)m;
+  return &estimated_split;
+}

@@ -130,6 +130,41 @@ static size_t kernel_threshold(xpar_context *ctx, const xpar_kernel *k, xpar_thr
  * (replaced), one it meets only after loading, one it never meets (written back by its
  * own save); the environment overrides the profile of creation, xpar_profile_load()
  * the environment. */
+/* The split tier's settings survive a save and a load, quoted "(profile)". */
+static void split_round_trip(void **state) {
+  (void)state;
+  xpar_context *a, *b;
+  assert_int_equal(xpar_context_create(&a), XPAR_OK);
+  assert_int_equal(xpar_context_set_split(a, XPAR_OP_DOT, XPAR_FLOAT, XPAR_SPLIT_PINNED,
+                                          (size_t)1 << 26, 0.375),
+                   XPAR_OK);
+  assert_int_equal(xpar_context_set_split(a, XPAR_OP_SCAN, XPAR_INT32, XPAR_SPLIT_PAGEABLE,
+                                          XPAR_NEVER, 0.125),
+                   XPAR_OK);
+  const char *path = path_in_dir("split.txt");
+  assert_int_equal(xpar_profile_save(a, path), XPAR_OK);
+  setenv("XPAR_PROFILE", path, 1);
+  assert_int_equal(xpar_context_create(&b), XPAR_OK);
+  unsetenv("XPAR_PROFILE");
+  size_t from;
+  double share;
+  assert_int_equal(
+      xpar_context_get_split(b, XPAR_OP_DOT, XPAR_FLOAT, XPAR_SPLIT_PINNED, &from, &share),
+      XPAR_OK);
+  assert_true(from == (size_t)1 << 26 && share == 0.375);
+  assert_int_equal(
+      xpar_context_get_split(b, XPAR_OP_SCAN, XPAR_INT32, XPAR_SPLIT_PAGEABLE, &from, &share),
+      XPAR_OK);
+  assert_true(from == XPAR_NEVER && share == 0.125);
+  /* Not named: the built-in values. */
+  assert_int_equal(
+      xpar_context_get_split(b, XPAR_OP_DOT, XPAR_FLOAT, XPAR_SPLIT_PAGEABLE, &from, &share),
+      XPAR_OK);
+  assert_true(from == XPAR_NEVER);
+  xpar_context_destroy(a);
+  xpar_context_destroy(b);
+}
+
 static void kernel_round_trip(void **state) {
   (void)state;
   xpar_context *a, *b;
@@ -307,6 +342,18 @@ static void corrupt(void **state) {
       {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nkernel saxpy gpu 1\nkernel saxpy gpu 1\n",
        ":6: kernel saxpy gpu given twice"},
       {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nkernel saxpy gpu\n", ":5: expected"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nsplit sort int32 pinned 1 0.5\n",
+       ":5: \"sort\" has no split"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nsplit dot int32 mapped 1 0.5\n",
+       ":5: unknown split memory"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nsplit dot int32 pinned 1 1.0\n",
+       ":5: share \"1.0\""},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nsplit dot int32 pinned x 0.5\n",
+       ":5: \"x\" is not"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nsplit dot int32 pinned 1 0.5\n"
+       "split dot int32 pinned 2 0.5\n",
+       ":6: split dot int32 pinned given twice"},
+      {"xpar-profile 1\ncpu: x\ncores: 2\ngpu: none\nsplit dot int32 pinned 1\n", ":5: expected"},
   };
   const char *path = path_in_dir("corrupt.txt");
   setenv("XPAR_PROFILE", path, 1);
@@ -609,6 +656,7 @@ int main(void) {
       cmocka_unit_test(calibrate_into_xpar_profile),
       cmocka_unit_test(round_trip),
       cmocka_unit_test(kernel_round_trip),
+      cmocka_unit_test(split_round_trip),
       cmocka_unit_test(kernel_long_name),
       cmocka_unit_test(other_machine),
       cmocka_unit_test(corrupt),

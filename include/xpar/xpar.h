@@ -239,16 +239,21 @@ typedef enum xpar_op {
  *   CPU_SERIAL   CPU, one thread, strict element order
  *   CUDA         GPU
  *   CUDA_SERIAL  GPU kernels with grid = block = 1
+ *   CPU_CUDA     the CPU and the GPU split each call on host data (the split
+ *                tier, xpar_context_set_split): reduce, the wide sum, dot,
+ *                axpy, add, fill and scan; other operations, and calls with
+ *                data on the device, run as under CUDA
  *  @endcode
- *  Without a usable GPU (or with offload disabled) CUDA and CUDA_SERIAL run on
- *  the CPU (CPU, resp. CPU_SERIAL) and the decision record says why, unless
- *  offload is MANDATORY: then XPAR_ERR_NO_DEVICE. */
+ *  Without a usable GPU (or with offload disabled) CUDA, CUDA_SERIAL and
+ *  CPU_CUDA run on the CPU (CPU, resp. CPU_SERIAL) and the decision record
+ *  says why, unless offload is MANDATORY: then XPAR_ERR_NO_DEVICE. */
 #define XPAR_BACKEND_MAP(X)    \
   X(AUTO, "auto")              \
   X(CPU, "cpu")                \
   X(CPU_SERIAL, "serial")      \
   X(CUDA, "cuda")              \
-  X(CUDA_SERIAL, "cuda-serial")
+  X(CUDA_SERIAL, "cuda-serial") \
+  X(CPU_CUDA, "cpu+cuda")
 
 /** A backend policy; one value per row of XPAR_BACKEND_MAP, prefixed
  *  XPAR_BACKEND_. */
@@ -285,14 +290,18 @@ typedef enum xpar_offload {
  * The tier that actually ran a call.  CPU_SERIAL is one thread with no
  * parallel region; it follows strict element order (bit-exact with
  * CUDA_SERIAL) when the backend is XPAR_BACKEND_CPU_SERIAL, and otherwise uses
- * the vectorised one-thread kernels of the OpenMP tier.  X(ENUM suffix, name).
+ * the vectorised one-thread kernels of the OpenMP tier.  CPU_CUDA is the
+ * split tier: the OpenMP tier ran the first part of the range and the GPU the
+ * rest at once (xpar_decision.split_gpu_share says how much).  X(ENUM suffix,
+ * name).
  */
 #define XPAR_TIER_MAP(X)          \
   X(NONE, "none") /* no call yet, or the last call failed before running */ \
   X(CPU_SERIAL, "cpu-serial")     \
   X(CPU_OPENMP, "cpu-openmp")     \
   X(CUDA, "cuda")                 \
-  X(CUDA_SERIAL, "cuda-serial")
+  X(CUDA_SERIAL, "cuda-serial")   \
+  X(CPU_CUDA, "cpu+cuda")
 
 /** A tier; one value per row of XPAR_TIER_MAP, prefixed XPAR_TIER_. */
 typedef enum xpar_tier {
@@ -372,7 +381,7 @@ typedef struct xpar_context xpar_context;
 /**
  * Create a context.  Reads the environment once, here:
  * @code{.unparsed}
- *   XPAR_BACKEND   auto | cpu | serial | cuda | cuda-serial
+ *   XPAR_BACKEND   auto | cpu | serial | cuda | cuda-serial | cpu+cuda
  *   XPAR_OFFLOAD   default | disabled | mandatory
  *   XPAR_DEVICE    CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
  *   XPAR_VERBOSE   0 | 1   (1: log every decision to stderr)
@@ -433,6 +442,49 @@ XPAR_API xpar_status xpar_context_set_threshold(xpar_context *ctx, xpar_op op, x
 XPAR_API xpar_status xpar_context_get_threshold(const xpar_context *ctx, xpar_op op,
                                                 xpar_dtype dtype, xpar_threshold which,
                                                 size_t *out);
+
+/** Host memory a split call's arrays live in (xpar_context_set_split). */
+typedef enum xpar_split_memory {
+  XPAR_SPLIT_PINNED = 0,   /**< every array pinned (or registered) host memory */
+  XPAR_SPLIT_PAGEABLE = 1, /**< some array pageable host memory                */
+  XPAR_SPLIT_MEMORY_COUNT_ /**< the number of kinds                           */
+} xpar_split_memory;
+
+/**
+ * The split tier (XPAR_BACKEND_CPU_CUDA, and AUTO where it pays): one call on
+ * host data runs on both sides at once.  Elements [0, m) go to the OpenMP
+ * tier, [m, n) to the GPU, which copies its part over PCIe (pageable data
+ * through the context's pinned staging), computes it and copies its outputs
+ * back while the CPU threads compute theirs; the partial results are
+ * combined (a scan's GPU part starts from the CPU part's total).
+ *
+ * For each op, dtype and host memory kind the context keeps two values:
+ *  - `from`: AUTO splits a call on host data with n >= from (XPAR_NEVER:
+ *    never; the built-in value until xpar-bench calibrate measures it);
+ *  - `gpu_share` (0 < share < 1): the GPU's share of the elements, from the
+ *    two sides' measured rates on that memory (r_gpu / (r_cpu + r_gpu)); m
+ *    is n * (1 - share) rounded to 8,192 elements.
+ * The split covers reduce, the wide sum, dot, axpy, add, fill and scan; the
+ * other ops refuse XPAR_ERR_INVALID_ARGUMENT here (they have no split).
+ *
+ * Results are what a single tier gives: integers and min/max exact, float
+ * sums within the documented bound, in reproducible mode the same bits as
+ * every tier (the split then falls where the specification's block tree
+ * halves, docs/reproducible.md: the share is ignored).
+ * Out of GPU memory before anything is written: AUTO runs the call on the
+ * CPU, forced CPU_CUDA fails with nothing written.  A GPU failure found when
+ * the GPU part is waited for: AUTO computes the GPU part on the CPU (the
+ * output is complete); forced CPU_CUDA returns the error, and the CPU part of
+ * an output may already be written.
+ */
+XPAR_API xpar_status xpar_context_set_split(xpar_context *ctx, xpar_op op, xpar_dtype dtype,
+                                            xpar_split_memory memory, size_t from,
+                                            double gpu_share);
+/** A split setting of ctx (xpar_context_set_split); either output may be
+ *  NULL, not both. */
+XPAR_API xpar_status xpar_context_get_split(const xpar_context *ctx, xpar_op op,
+                                            xpar_dtype dtype, xpar_split_memory memory,
+                                            size_t *from, double *gpu_share);
 
 /** OpenMP threads for this context's OpenMP tier; 0 = the runtime's default
  *  (OMP_NUM_THREADS or the core count).  Any count >= 0 is accepted; a
@@ -766,6 +818,8 @@ typedef struct xpar_decision {
                                 name (static storage of its object; dtype is
                                 then the first array argument's, INT32 for
                                 an operator); else NULL                       */
+  double split_gpu_share;    /**< tier CPU_CUDA: the share of the n elements
+                                the GPU ran (the last ones); else 0          */
 } xpar_decision;
 
 /** The decision record of the context's last call. */

@@ -564,6 +564,7 @@ nb::dict last_decision(Context &c) {
   r["shadow_tier"] = d.shadow_tier == XPAR_TIER_NONE ? nb::object(nb::none()) : nb::object(nb::str(xpar_tier_name(d.shadow_tier)));
   r["shadow_mismatch"] = (bool)d.shadow_mismatch;
   r["kernel"] = d.kernel ? nb::object(nb::str(d.kernel)) : nb::object(nb::none());
+  r["split_gpu_share"] = d.split_gpu_share;
   return r;
 }
 
@@ -643,6 +644,16 @@ NB_MODULE(_xpar, m) {
       .def("_get_threshold", [](Context &c, int op, int dt, int kind) {
         size_t v; check(xpar_context_get_threshold(c.get(), (xpar_op)op, (xpar_dtype)dt, (xpar_threshold)kind, &v));
         return (uint64_t)v;
+      })
+      .def("_set_split", [](Context &c, int op, int dt, int m, uint64_t from, double share) {
+        check(xpar_context_set_split(c.get(), (xpar_op)op, (xpar_dtype)dt, (xpar_split_memory)m,
+                                     (size_t)from, share));
+      })
+      .def("_get_split", [](Context &c, int op, int dt, int m) {
+        size_t from; double share;
+        check(xpar_context_get_split(c.get(), (xpar_op)op, (xpar_dtype)dt, (xpar_split_memory)m,
+                                     &from, &share));
+        return nb::make_tuple((uint64_t)from, share);
       })
       .def("_set_num_threads", [](Context &c, int t) { check(xpar_context_set_num_threads(c.get(), t)); })
       .def("_set_verbose", [](Context &c, bool v) { check(xpar_context_set_verbose(c.get(), v ? 1 : 0)); })

@@ -97,12 +97,13 @@ def _invalid(detail: str):
 # ----------------------------------------------------------------- names --
 
 _BACKENDS = {"auto": 0, "cpu": 1, "openmp": 1, "cpu-openmp": 1, "serial": 2,
-             "cpu-serial": 2, "cuda": 3, "cuda-serial": 4}
-_BACKEND_NAMES = ["auto", "cpu", "serial", "cuda", "cuda-serial"]
+             "cpu-serial": 2, "cuda": 3, "cuda-serial": 4, "cpu+cuda": 5}
+_BACKEND_NAMES = ["auto", "cpu", "serial", "cuda", "cuda-serial", "cpu+cuda"]
 _OFFLOADS = {"default": 0, "disabled": 1, "mandatory": 2}
 _OFFLOAD_NAMES = ["default", "disabled", "mandatory"]
 _TIERS = {None: 0, "off": 0, "none": 0, "cpu-serial": 1, "cpu-openmp": 2, "cuda": 3,
-          "cuda-serial": 4}
+          "cuda-serial": 4, "cpu+cuda": 5}
+_SPLIT_MEMORY = {"pinned": 0, "pageable": 1}
 _OPS = {"reduce": 0, "scan": 1, "axpy": 2, "add": 3, "fill": 4, "dot": 5, "sort": 6,
         "select": 7, "runs": 8, "argreduce": 9, "segmented": 10, "histogram": 11}
 _PREDICATES = {"<": 0, "<=": 1, "==": 2, "!=": 3, ">=": 4, ">": 5, "in_range": 6}
@@ -253,7 +254,7 @@ class Decision:
     op: str                 #: "reduce", "scan", "axpy", "add", "fill", "dot", "sort" or "kernel"
     dtype: str              #: "int32", "int64", "uint32", "uint64", "float", "double"
     n: int                  #: the element count
-    tier: str               #: "none", "cpu-serial", "cpu-openmp", "cuda", "cuda-serial"
+    tier: str               #: "none", "cpu-serial", "cpu-openmp", "cuda", "cuda-serial", "cpu+cuda"
     bytes_to_device: int    #: bytes the call copied to the device
     bytes_to_host: int      #: bytes the call copied to the host
     reason: str             #: why, quoting each threshold and where it came from
@@ -261,6 +262,7 @@ class Decision:
     shadow_tier: Optional[str]  #: shadow mode's tier, None when off
     shadow_mismatch: bool   #: the shadow tier's result differed
     kernel: Optional[str]   #: an application kernel's name (op "kernel"); else None
+    split_gpu_share: float = 0.0  #: tier "cpu+cuda": the GPU's share of the elements
 
     @property
     def bytes_moved(self) -> int:
@@ -355,7 +357,7 @@ class Context(_xpar.Context):
     # -- policy ----------------------------------------------------------
     @property
     def backend(self) -> str:
-        """The backend policy: "auto", "cpu", "serial", "cuda", "cuda-serial"."""
+        """The backend policy: "auto", "cpu", "serial", "cuda", "cuda-serial", "cpu+cuda"."""
         return self._get_backend()
 
     @backend.setter
@@ -430,6 +432,25 @@ class Context(_xpar.Context):
             raise _invalid(f"threshold {value} is negative")
         self._set_threshold(_name_of(_OPS, op, "op"), _dtype_code(dtype),
                             _name_of(_KINDS, kind, "threshold kind"), int(value))
+
+    def set_split(self, op: str, dtype, memory: str, from_n, gpu_share: float) -> None:
+        """The split tier's settings (xpar_context_set_split) for op ("reduce",
+        "scan", "axpy", "add", "fill", "dot"), dtype and memory ("pinned",
+        "pageable"): AUTO splits a call on that host memory from n >= from_n
+        (None or "never": never), the GPU taking gpu_share (0 < share < 1) of
+        the elements."""
+        if from_n is None or (isinstance(from_n, str) and from_n.lower() == "never"):
+            from_n = NEVER
+        if int(from_n) < 0:
+            raise _invalid(f"from_n {from_n} is negative")
+        self._set_split(_name_of(_OPS, op, "op"), _dtype_code(dtype),
+                        _name_of(_SPLIT_MEMORY, memory, "split memory"), int(from_n),
+                        float(gpu_share))
+
+    def get_split(self, op: str, dtype, memory: str):
+        """The split tier's settings: (from_n, gpu_share)."""
+        return self._get_split(_name_of(_OPS, op, "op"), _dtype_code(dtype),
+                               _name_of(_SPLIT_MEMORY, memory, "split memory"))
 
     def get_threshold(self, op: str, dtype, kind: str) -> int:
         """One crossover threshold, whatever set it (xpar.NEVER: never)."""

@@ -1,0 +1,285 @@
+/*
+ * The split tier (cpu+cuda): the OpenMP tier runs elements [0, m) of a call on
+ * host data while the GPU runs [m, n).  Everything the GPU does is queued
+ * first -- its inputs' copies, its kernel, its outputs' copies back into
+ * pinned memory -- so that the copies over PCIe run while the CPU threads
+ * compute their part; then the CPU part runs, the GPU part is waited for, and
+ * the partial results are combined.
+ *
+ * Pageable arrays go through the context's pinned host staging: the CPU team
+ * copies the GPU's part of an input there (in chunks, each chunk's copy to
+ * the device queued behind it) and copies the GPU's part of an output back
+ * after the wait.  That pass costs host memory bandwidth the CPU part also
+ * needs; the split's `share` for pageable memory is measured apart.
+ *
+ * A scan's GPU part starts from the CPU part's total: the CPU reduces its part
+ * first (one more read of it, while the GPU's input copies run), the GPU scan
+ * is queued with that carry, then the CPU scans its own part.
+ *
+ * Reproducible mode (docs/reproducible.md): a float sum is the aligned
+ * pairwise tree over 8,192-element block totals, padded to a power of two P
+ * blocks.  Split where the tree's root halves (m = P/2 blocks), the left half
+ * is the reproducible sum of [0, m) and the right one of [m, n) as an array of
+ * its own (its padding nodes equal their left halves): the root is their sum,
+ * one addition.  A scan's carry into block b >= P/2 begins with the left
+ * half's total, so the right part is the reproducible scan of [m, n) from
+ * init + that total.  The share is not used then.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "split.h"
+
+/* The split falls on multiples of this many elements (the reproducible block:
+ * whole blocks on each side; every part stays as aligned as the array). */
+#define SPLIT_GRAIN ((size_t)XPAR__REPRO_BLOCK)
+/* Pageable inputs are staged in chunks of this many bytes: each chunk's copy
+ * to the device runs while the next one is staged. */
+#define STAGE_CHUNK ((size_t)32 << 20)
+/* Host and device staging slots: x, y, out as dispatch's operands; the result. */
+enum { SLOT_X = 0, SLOT_Y = 1, SLOT_OUT = 2, SLOT_RESULT = 3 };
+
+static int repro_covers(const xpar_context *ctx, const xpar__call *c) {
+  return ctx->reproducible && (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE) &&
+         (c->op == XPAR_OP_DOT ||
+          (c->red == XPAR_SUM && (c->op == XPAR_OP_REDUCE || c->op == XPAR_OP_SCAN)));
+}
+
+/* The CPU part's first element count m (the GPU runs [m, n)); m == n: the call
+ * is too small to split and runs on the CPU alone. */
+static size_t cpu_elements(const xpar_context *ctx, const xpar__call *c, double share,
+                           int *tree) {
+  const size_t n = c->n;
+  *tree = repro_covers(ctx, c);
+  if (*tree) {
+    const size_t blocks = (n + SPLIT_GRAIN - 1) / SPLIT_GRAIN;
+    if (blocks < 2) return n;
+    size_t half = 1; /* P / 2: the largest power of two below `blocks` */
+    while (half * 2 < blocks) half *= 2;
+    return half * SPLIT_GRAIN;
+  }
+  if (n <= SPLIT_GRAIN) return n;
+  size_t gpu = (size_t)((double)n * share / (double)SPLIT_GRAIN + 0.5) * SPLIT_GRAIN;
+  if (gpu == 0) return n;
+  if (gpu > n - SPLIT_GRAIN) gpu = n - SPLIT_GRAIN; /* the CPU keeps a block at least */
+  return n - gpu;
+}
+
+/* a op b for a reduce's partial results (and a scan's carry), in dtype t;
+ * integer sums wrap, as every tier's do. */
+#define SPLIT_COMBINE_(field, sum)                                                         \
+  r->field = red == XPAR_SUM   ? (sum)                                                    \
+             : red == XPAR_MIN ? (b->field < a->field ? b->field : a->field)              \
+                               : (b->field > a->field ? b->field : a->field)
+static void combine(xpar_dtype t, xpar_reduction red, const xpar__scalar *a,
+                    const xpar__scalar *b, xpar__scalar *r) {
+  switch (t) {
+    case XPAR_INT32: SPLIT_COMBINE_(i32, (int32_t)((uint32_t)a->i32 + (uint32_t)b->i32)); break;
+    case XPAR_UINT32: SPLIT_COMBINE_(u32, a->u32 + b->u32); break;
+    case XPAR_INT64: SPLIT_COMBINE_(i64, (int64_t)((uint64_t)a->i64 + (uint64_t)b->i64)); break;
+    case XPAR_UINT64: SPLIT_COMBINE_(u64, a->u64 + b->u64); break;
+    case XPAR_FLOAT: SPLIT_COMBINE_(f32, a->f32 + b->f32); break;
+    default: SPLIT_COMBINE_(f64, a->f64 + b->f64); break;
+  }
+}
+#undef SPLIT_COMBINE_
+
+/* c restricted to `count` elements (the arrays are passed beside it). */
+static xpar__call part_of(const xpar__call *c, size_t count) {
+  xpar__call p = *c;
+  const size_t esz = xpar__dtype_size(c->dtype);
+  p.n = count;
+  p.bytes = count * esz;
+  p.bytes2 = count * esz;
+  return p;
+}
+
+static const void *at(const void *p, size_t bytes) {
+  return p ? (const unsigned char *)p + bytes : NULL;
+}
+
+/* The GPU's view of its part: device staging per array (aliases share one),
+ * and, for pageable arrays, the pinned host staging between. */
+typedef struct gpu_part {
+  const void *host[3]; /* x, y, out at the split point; NULL: absent */
+  int pinned[3];
+  int reads[3], writes[3];
+  int alias_of[3];     /* the first array with the same pointer, else itself */
+  void *dev[3];
+  void *stage[3];      /* pinned host staging (pageable arrays) */
+  void *dev_result, *host_result;
+} gpu_part;
+
+static xpar_status gpu_allocate(xpar_context *ctx, struct xpar__cuda_state *st, gpu_part *g,
+                                size_t bytes, size_t result_bytes) {
+  const xpar__backend *b = xpar__gpu_backend();
+  for (int i = 0; i < 3; i++) {
+    if (!g->host[i] || g->alias_of[i] != i) continue;
+    XPAR__FORWARD(b->staging(st, i, bytes, &g->dev[i]));
+    if (!g->pinned[i]) XPAR__FORWARD(xpar__host_staging(ctx, i, bytes, &g->stage[i]));
+  }
+  for (int i = 0; i < 3; i++)
+    if (g->host[i] && g->alias_of[i] != i) {
+      g->dev[i] = g->dev[g->alias_of[i]];
+      g->stage[i] = g->stage[g->alias_of[i]];
+    }
+  if (result_bytes) {
+    XPAR__FORWARD(b->staging(st, SLOT_RESULT, sizeof(xpar__scalar), &g->dev_result));
+    XPAR__FORWARD(xpar__host_staging(ctx, SLOT_RESULT, sizeof(xpar__scalar), &g->host_result));
+  }
+  return XPAR_OK;
+}
+
+/* Queue the GPU part's inputs: pinned ones copied as they are, pageable ones
+ * staged by the CPU team a chunk at a time. */
+static xpar_status gpu_inputs(const xpar__exec *cpu, struct xpar__cuda_state *st,
+                              const gpu_part *g, size_t bytes, xpar__decision_raw *d) {
+  const xpar__backend *b = xpar__gpu_backend();
+  for (int i = 0; i < 3; i++) {
+    if (!g->host[i] || g->alias_of[i] != i || !g->reads[i]) continue;
+    if (g->pinned[i]) {
+      XPAR__FORWARD(b->copy(st, g->dev[i], g->host[i], bytes, XPAR__HOST_TO_DEVICE));
+    } else {
+      for (size_t at_byte = 0; at_byte < bytes; at_byte += STAGE_CHUNK) {
+        const size_t len = bytes - at_byte < STAGE_CHUNK ? bytes - at_byte : STAGE_CHUNK;
+        unsigned char *stage = (unsigned char *)g->stage[i] + at_byte;
+        XPAR__FORWARD(xpar__cpu_backend.host_copy(cpu, stage, at(g->host[i], at_byte), len));
+        XPAR__FORWARD(b->copy(st, (unsigned char *)g->dev[i] + at_byte, stage, len,
+                              XPAR__HOST_TO_DEVICE_WRITTEN));
+      }
+    }
+    d->bytes_to_device += bytes;
+  }
+  return XPAR_OK;
+}
+
+/* Queue the copies of the GPU part's output (and result) back to the host. */
+static xpar_status gpu_outputs(struct xpar__cuda_state *st, const gpu_part *g, size_t bytes,
+                               size_t result_bytes, xpar__decision_raw *d) {
+  const xpar__backend *b = xpar__gpu_backend();
+  const int o = SLOT_OUT;
+  if (g->host[o] && g->writes[o]) {
+    void *dst = g->pinned[o] ? (void *)g->host[o] : g->stage[o];
+    XPAR__FORWARD(b->copy(st, dst, g->dev[o], bytes, XPAR__DEVICE_TO_HOST_QUEUED));
+    d->bytes_to_host += bytes;
+  }
+  if (result_bytes) {
+    XPAR__FORWARD(b->copy(st, g->host_result, g->dev_result, result_bytes,
+                          XPAR__DEVICE_TO_HOST_QUEUED));
+    d->bytes_to_host += result_bytes;
+  }
+  return XPAR_OK;
+}
+
+xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *x,
+                            const void *y, void *out, void *result, unsigned pinned,
+                            xpar_split_memory memory, int recover, xpar__decision_raw *d) {
+  const xpar__backend *cpu = &xpar__cpu_backend;
+  const xpar__exec cx = {.num_threads = ctx->num_threads,
+                         .reproducible = ctx->reproducible,
+                         .host_scratch = &ctx->host_scratch};
+  const size_t esz = xpar__dtype_size(c->dtype);
+  const size_t result_bytes = c->result ? xpar__dtype_size(c->result_dtype) : 0;
+  const double share = ctx->split_share[c->op][c->dtype][memory];
+  int tree = 0;
+  const size_t m = cpu_elements(ctx, c, share, &tree);
+  d->split_memory = memory;
+  d->split_share_set = (float)share;
+  d->split_share_source = (xpar__source)ctx->split_share_source[c->op][c->dtype][memory];
+  d->split_tree = tree;
+  d->split_gpu_share = 0.0;
+  if (m == c->n) /* too small to split: the CPU part is the whole call */
+    return xpar__run_op(cpu, &cx, c, x, y, out, NULL, result);
+
+  const size_t ng = c->n - m, gbytes = ng * esz, off = m * esz;
+  const xpar__call cpu_call = part_of(c, m);
+  xpar__call gpu_call = part_of(c, ng);
+  const xpar__backend *gb = xpar__gpu_backend();
+  struct xpar__cuda_state *st;
+  XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+
+  /* The arrays at the split point: x read; y read (add, dot); out written, and
+   * read too by axpy (its y) -- c's pointers say which are the same array. */
+  gpu_part g;
+  memset(&g, 0, sizeof g);
+  const void *arrays[3] = {x, y, out};
+  const void *call_arrays[3] = {c->x, c->y, c->out};
+  for (int i = 0; i < 3; i++) {
+    g.host[i] = call_arrays[i] ? at(arrays[i], off) : NULL;
+    g.pinned[i] = (pinned >> i) & 1u;
+    g.alias_of[i] = i;
+    for (int j = 0; j < i; j++)
+      if (call_arrays[i] && call_arrays[j] == call_arrays[i]) {
+        g.alias_of[i] = j;
+        break;
+      }
+  }
+  g.reads[SLOT_X] = 1;
+  g.reads[SLOT_Y] = 1;
+  g.writes[SLOT_OUT] = 1;
+  g.reads[SLOT_OUT] = c->op == XPAR_OP_AXPY;
+  for (int i = 0; i < 3; i++) /* an alias reads what any of its names reads */
+    if (g.host[i] && g.alias_of[i] != i) g.reads[g.alias_of[i]] |= g.reads[i];
+
+  /* Everything allocated before anything is written. */
+  XPAR__FORWARD(gpu_allocate(ctx, st, &g, gbytes, result_bytes));
+  XPAR__FORWARD(gpu_inputs(&cx, st, &g, gbytes, d));
+
+  /* A scan's carry into the GPU part: init op the CPU part's total. */
+  if (c->op == XPAR_OP_SCAN) {
+    xpar__scalar total;
+    xpar__call head = cpu_call;
+    head.op = XPAR_OP_REDUCE;
+    head.wide = 0;
+    head.result_dtype = c->dtype;
+    head.result = &total;
+    XPAR__FORWARD(xpar__run_op(cpu, &cx, &head, x, NULL, NULL, NULL, &total));
+    if (c->has_init)
+      combine(c->dtype, c->red, &c->init, &total, &gpu_call.init);
+    else
+      gpu_call.init = total;
+    gpu_call.has_init = 1;
+  }
+  const xpar__exec gx = {.cuda = st,
+                         .grid = ctx->launch_grid,
+                         .block = ctx->launch_block,
+                         .nowait = 1,
+                         .result_on_device = 1,
+                         .reproducible = ctx->reproducible};
+  XPAR__FORWARD(xpar__run_op(gb, &gx, &gpu_call, g.dev[SLOT_X], g.dev[SLOT_Y], g.dev[SLOT_OUT],
+                             NULL, g.dev_result));
+  XPAR__FORWARD(gpu_outputs(st, &g, gbytes, result_bytes, d));
+
+  /* The CPU part, while the GPU's copies run. */
+  xpar__scalar cpu_result;
+  XPAR__FORWARD(xpar__run_op(cpu, &cx, &cpu_call, x, y, out, NULL, &cpu_result));
+
+  xpar__scalar gpu_result;
+  xpar_status ws = gb->wait(st);
+  if (ws != XPAR_OK && recover) {
+    /* The GPU failed after the CPU part ran: its part on the CPU, from the
+     * host arrays its copies never wrote back. */
+    snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
+    xpar__clear_error();
+    d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
+    d->why = ctx->fallback_why;
+    XPAR__FORWARD(xpar__run_op(cpu, &cx, &gpu_call, g.host[SLOT_X], g.host[SLOT_Y],
+                               (void *)g.host[SLOT_OUT], NULL, &gpu_result));
+    d->split_gpu_share = 0.0;
+  } else {
+    XPAR__FORWARD(ws);
+    if (g.host[SLOT_OUT] && !g.pinned[SLOT_OUT])
+      XPAR__FORWARD(cpu->host_copy(&cx, (void *)g.host[SLOT_OUT], g.stage[SLOT_OUT], gbytes));
+    if (result_bytes) memcpy(&gpu_result, g.host_result, result_bytes);
+    d->split_gpu_share = (double)ng / (double)c->n;
+  }
+  if (result_bytes) {
+    xpar__scalar r;
+    /* Sums of partial sums; the wide sum's partials are of its wide dtype. */
+    combine(c->result_dtype, c->op == XPAR_OP_DOT || c->wide ? XPAR_SUM : c->red, &cpu_result,
+            &gpu_result, &r);
+    memcpy(result, &r, result_bytes);
+  }
+  return XPAR_OK;
+}
