@@ -72,7 +72,7 @@ int xpar__cuda_device_of(const void *p);
 int xpar__cuda_device_can_access(struct xpar__cuda_state *st, const void *p);
 void xpar__cuda_restore_caller(void);
 xpar_status xpar__cuda_host_alloc(struct xpar__cuda_state *st, size_t bytes, void **out);
-void xpar__cuda_host_free(void *p);
+void xpar__cuda_host_free(struct xpar__cuda_state *st, void *p);
 xpar_status xpar__cuda_alloc(struct xpar__cuda_state *st, size_t bytes, void **out);
 void xpar__cuda_free(struct xpar__cuda_state *st, void *p);
 xpar_status xpar__cuda_staging(struct xpar__cuda_state *st, int slot, size_t bytes, void **out);

@@ -5,6 +5,7 @@
  */
 #include <atomic>
 #include <chrono>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -309,10 +310,20 @@ extern "C" int xpar__cuda_capturing(struct xpar__cuda_state *st) {
  * its next cudaMalloc goes there, as after a cuBLAS or CUB call, and NCCL and RMM put the
  * device back likewise -- so the first switch in a public call remembers the context the
  * thread had, and the door puts it back when the call leaves (api/api.h; base's
- * xpar__callers_switched lets the door skip that while no thread switched).  A call on a
+ * xpar__callers_switched lets the door skip that while no thread switched).
+ *
+ * The switch goes through the driver alone: each device's primary context is retained
+ * once per process (cuDevicePrimaryCtxRetain, below) and made current with
+ * cuCtxSetCurrent, never with cudaSetDevice.  cudaSetDevice would also set the runtime's
+ * own per-thread device, which putting the caller's context back does not undo: a thread
+ * that had no context would be left with xpar's device as its runtime device, and its
+ * next cudaMalloc would bind that device's primary context instead of the one it chose
+ * (or device 0).  The runtime calls xpar makes after the switch (launches, copies,
+ * allocations) work in the current driver context, which is a primary one.  A call on a
  * thread that already has the primary context current switches nothing and costs one
- * ~8 ns driver query, as before; one that switches pays cudaSetDevice (~100-140 ns) and
- * cuCtxSetCurrent on the way out, each call. */
+ * ~8 ns driver query; one that switches pays cuCtxSetCurrent there and back.  Only where
+ * the driver's entry points are missing (an old driver) does cudaSetDevice serve, as
+ * before. */
 namespace {
 thread_local CUcontext tl_caller_context; /* what to put back */
 thread_local bool tl_caller_saved;        /* this thread switched in the current call */
@@ -328,6 +339,49 @@ PFN_cuCtxSetCurrent_v4000 driver_set_current() {
       (PFN_cuCtxSetCurrent_v4000)driver_symbol("cuCtxSetCurrent");
   return fn;
 }
+
+/* The primary contexts xpar retained, by device ordinal: each retained once for the
+ * life of the process (never released: the runtime holds its own reference too, and a
+ * context in use by another thread's call must not go), under g_primary_lock. */
+constexpr int kPrimaryDevices = 64;
+std::atomic<CUcontext> g_primary[kPrimaryDevices];
+pthread_mutex_t g_primary_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* device's primary context, retained on first use; NULL (and the driver's error in
+ * *err) where the driver cannot give it or the ordinal is past the table. */
+CUcontext primary_context_of(int device, CUresult *err) {
+  *err = CUDA_SUCCESS;
+  if (device < 0 || device >= kPrimaryDevices) return NULL;
+  CUcontext ctx = g_primary[device].load(std::memory_order_acquire);
+  if (ctx) return ctx;
+  static const PFN_cuDeviceGet_v2000 device_get =
+      (PFN_cuDeviceGet_v2000)driver_symbol("cuDeviceGet");
+  static const PFN_cuDevicePrimaryCtxRetain_v7000 retain =
+      (PFN_cuDevicePrimaryCtxRetain_v7000)driver_symbol("cuDevicePrimaryCtxRetain");
+  if (!device_get || !retain) return NULL;
+  pthread_mutex_lock(&g_primary_lock);
+  ctx = g_primary[device].load(std::memory_order_relaxed);
+  if (!ctx) {
+    CUdevice handle = 0;
+    *err = device_get(&handle, device);
+    if (*err == CUDA_SUCCESS) *err = retain(&ctx, handle);
+    if (*err != CUDA_SUCCESS) ctx = NULL;
+    else g_primary[device].store(ctx, std::memory_order_release);
+  }
+  pthread_mutex_unlock(&g_primary_lock);
+  return ctx;
+}
+
+/* The primary context of device if xpar has retained it, else NULL (asks nothing). */
+CUcontext retained_primary(int device) {
+  if (device < 0 || device >= kPrimaryDevices) return NULL;
+  return g_primary[device].load(std::memory_order_acquire);
+}
+
+/* The runtime's error of the same number as a driver error (the runtime's codes follow
+ * the driver's for the errors these calls return: invalid device, out of memory,
+ * context destroyed, not initialised, no device ...). */
+cudaError_t runtime_error_of(CUresult r) { return (cudaError_t)(int)r; }
 } // namespace
 
 /* The calling thread's current driver context; NULL when none or unknown. */
@@ -340,19 +394,29 @@ static CUcontext current_driver_context(void) {
 
 /* Make `device`'s primary context current on this thread (nothing to do where
  * `primary`, when known, already is), first remembering the caller's context for the
- * door.  Where the driver cannot say which context is current, or cannot set one back,
- * cudaSetDevice alone, as before: nothing to remember. */
+ * door.  Through the driver (cuCtxSetCurrent), leaving the runtime's per-thread device
+ * alone; cudaSetDevice only where the driver's entry points are missing. */
 static cudaError_t select_device(int device, void *primary) {
   const PFN_cuCtxGetCurrent_v4000 get = driver_get_current();
+  const PFN_cuCtxSetCurrent_v4000 set = driver_set_current();
   CUcontext current = NULL;
   const bool known = get && get(&current) == CUDA_SUCCESS;
   if (known && primary && current == (CUcontext)primary) return cudaSuccess;
-  if (known && driver_set_current() && !tl_caller_saved) {
+  if (!known || !set) return cudaSetDevice(device);
+  CUcontext target = (CUcontext)primary;
+  if (!target) {
+    CUresult r = CUDA_SUCCESS;
+    target = primary_context_of(device, &r);
+    if (!target) return r != CUDA_SUCCESS ? runtime_error_of(r) : cudaSetDevice(device);
+    if (current == target) return cudaSuccess;
+  }
+  if (!tl_caller_saved) {
     tl_caller_context = current;
     tl_caller_saved = true;
     xpar__callers_switched_add(1);
   }
-  return cudaSetDevice(device);
+  const CUresult r = set(target);
+  return r == CUDA_SUCCESS ? cudaSuccess : runtime_error_of(r);
 }
 
 cudaError_t xpar__cuda_select_device(int device) { return select_device(device, NULL); }
@@ -427,8 +491,8 @@ static bool launch_through_driver(xpar__cuda_state *st, const void *handle, unsi
                                   unsigned block, size_t shared_bytes, void **args) {
   const PFN_cuLaunchKernel_v4000 launch = driver_launch();
   if (!launch || !handle) return false;
-  /* A CUkernel launches in the current context: the one of st->device, made current by
-   * xpar__cuda_begin's cudaSetDevice.  No cudaGetLastError follows: the driver's return
+  /* A CUkernel launches in the current context: the primary one of st->device, made
+   * current by xpar__cuda_begin.  No cudaGetLastError follows: the driver's return
    * value is the launch's status. */
   return launch((CUfunction)handle, grid, 1, 1, block, 1, 1, (unsigned)shared_bytes,
                 (CUstream)st->stream, args, NULL) == CUDA_SUCCESS;
@@ -575,8 +639,8 @@ extern "C" xpar_status xpar__cuda_state_create(int device, void *stream,
   xpar__cuda_state *st = (xpar__cuda_state *)calloc(1, sizeof *st);
   if (!st) return xpar__fail(XPAR_ERR_OUT_OF_MEMORY, "allocating the CUDA state");
   st->device = device;
-  /* cudaSetDevice made the device's primary context current (initialising it):
-   * xpar__cuda_begin compares against it. */
+  /* select_device made the device's primary context current (retained for the process,
+   * created if it was not yet): xpar__cuda_begin compares against it. */
   st->primary_context = current_driver_context();
   st->multiprocessors = sms;
   int l2 = 0;
@@ -734,10 +798,54 @@ extern "C" int xpar__cuda_pointer_range(const void *p, uintptr_t *start, size_t 
   return 1;
 }
 
+/*
+ * Device memory of a driver context the application created (cuCtxCreate) on a device
+ * whose primary context xpar runs in: the primary context does not reach it, and a
+ * kernel's first load from it would fault and end the CUDA context of the whole process.
+ * Asked for device memory only (host and pinned operands, the host fast path's, pay
+ * nothing): one driver look-up per device operand per call, the allocating context and
+ * its device.  Memory of no context (cuMemCreate mappings, pools) or of a primary
+ * context passes, as does a device whose primary context xpar has not retained (another
+ * device's memory: residency.c's device check); for any other context the driver is
+ * asked, with the primary context current, for the address at which it reaches p
+ * (as xpar__cuda_device_can_access), and only where it has none is p refused.
+ */
+static xpar_status refuse_foreign_context(const void *p) {
+  get_attributes_fn fn = driver_get_attributes();
+  if (!fn) return XPAR_OK;
+  CUpointer_attribute which[2] = {CU_POINTER_ATTRIBUTE_CONTEXT,
+                                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  unsigned long long value[2] = {0, 0};
+  void *data[2] = {&value[0], &value[1]};
+  if (fn(2, which, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS) return XPAR_OK;
+  CUcontext owner;
+  int ordinal;
+  memcpy(&owner, &value[0], sizeof owner);
+  memcpy(&ordinal, &value[1], sizeof ordinal); /* an int in the zeroed slot's low bytes */
+  const CUcontext primary = retained_primary(ordinal);
+  if (!owner || !primary || owner == primary) return XPAR_OK;
+  static const PFN_cuPointerGetAttribute_v4000 get =
+      (PFN_cuPointerGetAttribute_v4000)driver_symbol("cuPointerGetAttribute");
+  CUdeviceptr reached = 0;
+  if (get && select_device(ordinal, primary) == cudaSuccess &&
+      get(&reached, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, (CUdeviceptr)(uintptr_t)p) ==
+          CUDA_SUCCESS &&
+      reached == (CUdeviceptr)(uintptr_t)p)
+    return XPAR_OK;
+  (void)cudaGetLastError();
+  return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
+                    "%p is device memory of a driver context the application created on "
+                    "device %d (cuCtxCreate), not of the device's primary context, in which "
+                    "xpar runs and which cannot reach it: allocate it with cudaMalloc, or in "
+                    "the primary context (cuDevicePrimaryCtxRetain)",
+                    p, ordinal);
+}
+
 extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
   cudaError_t err = pointer_kind(p, out);
   if (err != cudaSuccess) return xpar__cuda_error(err, "classifying pointer %p", p);
+  if (*out == XPAR__PTR_DEVICE) return refuse_foreign_context(p); /* *out stays DEVICE */
   return XPAR_OK;
 }
 
@@ -761,8 +869,17 @@ extern "C" xpar_status xpar__cuda_host_alloc(struct xpar__cuda_state *st, size_t
   return XPAR_OK;
 }
 
-extern "C" void xpar__cuda_host_free(void *p) {
+/* In st's device's context, as it was allocated: not whatever the calling thread has
+ * current (an application's own driver context, or none -- where cudaFreeHost would bind
+ * the runtime's device's primary context to the thread).  The switch is remembered like
+ * any other, and the door of the public call puts the caller's context back.  Without a
+ * state (never made: the memory came from whichever context was current) as before. */
+extern "C" void xpar__cuda_host_free(struct xpar__cuda_state *st, void *p) {
   if (!p) return;
+  if (st && select_device(st->device, st->primary_context) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return; /* best effort: a lost context takes its pinned memory with it */
+  }
   cudaFreeHost(p);
   (void)cudaGetLastError();
 }

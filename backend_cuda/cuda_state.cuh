@@ -26,8 +26,9 @@ struct xpar__cuda_counters {
 
 struct xpar__cuda_state {
   int device;
-  /* The device's primary context (a CUcontext), as current after cudaSetDevice at
-   * creation; NULL where the driver could not say (xpar__cuda_begin). */
+  /* The device's primary context (a CUcontext), retained for the process and current
+   * after the switch at creation; NULL where the driver could not say
+   * (xpar__cuda_begin). */
   void *primary_context;
   int multiprocessors;
   size_t l2_bytes; /* the device's L2 size; 0 when unknown (reduce_kernel.cuh: read path) */

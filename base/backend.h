@@ -289,7 +289,10 @@ typedef struct xpar__backend {
    *  and per-thread handles (they follow the current device), or where the
    *  driver cannot say. */
   int (*stream_device)(void *stream);
-  /** Classify a pointer (one driver look-up: cuda_state.cu). */
+  /** Classify a pointer (one driver look-up: cuda_state.cu).  Device memory
+   *  of a driver context the application created, which the device's
+   *  primary context cannot reach, is XPAR_ERR_INVALID_ARGUMENT with *out
+   *  set to XPAR__PTR_DEVICE (one more look-up per device pointer). */
   xpar_status (*pointer_kind)(const void *p, xpar__ptr_kind *out);
   /** The driver allocation holding p (pinned, device or managed memory):
    *  1 with *start and *size set, 0 where the driver cannot say. */
@@ -312,9 +315,12 @@ typedef struct xpar__backend {
    *  device operands: device-to-host copies into it run at full speed,
    *  without the driver's own staging through pageable memory, allocated
    *  in st's device's context (st may be NULL: whichever is current).
-   *  Optional (NULL: dispatch uses malloc); host_free(NULL) does nothing. */
+   *  Optional (NULL: dispatch uses malloc); host_free(st, NULL) does nothing.
+   *  host_free frees in st's device's context, as host_alloc allocated (st
+   *  NULL: whichever is current), switching as any call does: only inside a
+   *  public call, whose door puts the caller's context back. */
   xpar_status (*host_alloc)(struct xpar__cuda_state *st, size_t bytes, void **out);
-  void (*host_free)(void *p);
+  void (*host_free)(struct xpar__cuda_state *st, void *p);
   /** Device staging buffer `slot` (< XPAR__OPERAND_SLOTS) of at least `bytes`, cached in the
    *  state and grown when needed (never shrunk or freed per call).  Used by
    *  dispatch to hold host operands of a GPU call. */

@@ -37,8 +37,9 @@ static void free_host_staging(xpar_context *ctx) {
 xpar_status xpar__context_free(xpar_context *ctx) {
   xpar_status st = xpar__gpu_drain(ctx);
   xpar__mappings_release_all(ctx);
-  if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
+  /* The pinned staging is freed in the GPU state's context, so before the state goes. */
   free_host_staging(ctx);
+  if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
   xpar__kernels_release(ctx);
   for (int op = 0; op < XPAR_OP_COUNT_; op++)
     for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++) free(ctx->adapt_rows[op][dt]);
@@ -64,6 +65,8 @@ xpar_status xpar__context_set_device(xpar_context *ctx, int device) {
                   "stream of device %d, or NULL, before moving the context there",
                   on, device);
   XPAR__FORWARD(xpar__gpu_drain(ctx));
+  /* The pinned staging was allocated in the old device's context: freed there. */
+  free_host_staging(ctx);
   if (ctx->cuda) xpar__gpu_backend()->state_destroy(ctx->cuda);
   ctx->cuda = NULL;
   ctx->device = device;

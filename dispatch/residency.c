@@ -104,17 +104,24 @@ xpar_status xpar__classify(xpar_context *ctx, const void *ptr, size_t bytes, int
   /* Without a usable GPU, or with offload disabled, every pointer is host
    * memory: no CUDA call is made at all. */
   if (ctx->offload == XPAR_OFFLOAD_DISABLED || !xpar__gpu_usable(ctx, NULL)) return XPAR_OK;
-  xpar__ptr_kind kind;
-  XPAR__FORWARD(pointer_kind_cached(ctx, ptr, mode, &kind, &out->kind_hinted));
+  xpar__ptr_kind kind = XPAR__PTR_HOST_PAGEABLE;
+  const xpar_status known = pointer_kind_cached(ctx, ptr, mode, &kind, &out->kind_hinted);
+  if (known != XPAR_OK) {
+    /* Device memory the backend refused (an application's own driver context, backend.h:
+     * pointer_kind) is still device memory to xpar__classified_device: never read on the
+     * host as a scalar. */
+    if (kind == XPAR__PTR_DEVICE) out->loc = XPAR__LOC_DEVICE;
+    return known;
+  }
   switch (kind) {
     case XPAR__PTR_HOST_PINNED: out->loc = XPAR__LOC_HOST_PINNED; break;
     case XPAR__PTR_DEVICE: out->loc = XPAR__LOC_DEVICE; break;
     case XPAR__PTR_MANAGED: out->loc = XPAR__LOC_MANAGED; break;
     default: out->loc = XPAR__LOC_HOST_PAGEABLE; break;
   }
-  /* A query only says what the memory is. */
-  if (out->loc == XPAR__LOC_DEVICE && mode != XPAR__CLASSIFY_QUERY)
-    return check_device_owner(ctx, ptr, bytes);
+  /* The query refuses what the calls refuse (xpar_memory_query: code beside xpar, such
+   * as xpar_mpi, asks it before anything is exchanged or written). */
+  if (out->loc == XPAR__LOC_DEVICE) return check_device_owner(ctx, ptr, bytes);
   return XPAR_OK;
 }
 
@@ -255,8 +262,10 @@ xpar_status xpar__mapping_device_ptr(xpar_context *ctx, const void *host, void *
 }
 
 void xpar__host_staging_free(xpar_context *ctx, int slot) {
+  /* In the context's device's context (backend.h: host_free), while its GPU state
+   * lives (xpar__context_free frees the staging first). */
   if (ctx->host_staging_pinned[slot])
-    xpar__gpu_backend()->host_free(ctx->host_staging[slot]);
+    xpar__gpu_backend()->host_free(ctx->cuda, ctx->host_staging[slot]);
   else
     free(ctx->host_staging[slot]);
   ctx->host_staging[slot] = NULL;

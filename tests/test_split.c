@@ -178,7 +178,8 @@ static xpar_status f_host_alloc(struct xpar__cuda_state *st, size_t bytes, void 
   adopt(*out, bytes, 1);
   return XPAR_OK;
 }
-static void f_host_free(void *p) {
+static void f_host_free(struct xpar__cuda_state *st, void *p) {
+  (void)st;
   disown(p);
   free(p);
 }

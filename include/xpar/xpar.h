@@ -600,15 +600,23 @@ XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier 
  * and every call returns with the thread's current device and context as it
  * found them (the application's next cudaMalloc lands where it expects; a
  * thread already on the context's device pays nothing for this, another a
- * context switch and back, ~0.2 us per call that reaches the GPU; a thread
- * with no context current gets none back, though whether the runtime's own
- * per-thread device, which its next call would bind, stays as it was is not
- * yet tested).  Device
+ * context switch there and back per call that reaches the GPU).  xpar
+ * switches through the driver alone (the device's primary context, retained
+ * once per process, made current with cuCtxSetCurrent) and never calls
+ * cudaSetDevice on a call's path, so the runtime's own per-thread device --
+ * which a thread with no context current binds on its next runtime call --
+ * stays what the application set (device 0 on a fresh thread).  Device
  * memory must be the context's device's, or memory the driver says that
  * device reaches (a peer's cudaMalloc memory after cudaDeviceEnablePeerAccess;
- * a cudaMallocAsync pool's needs cudaMemPoolSetAccess): another device's memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing
- * written -- a kernel's load from it would fault and end the process's CUDA
- * context.  Host, pinned and managed memory serve any device.  A context
+ * a cudaMallocAsync pool's needs cudaMemPoolSetAccess): another device's
+ * memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing written --
+ * a kernel's load from it would fault and end the process's CUDA context.
+ * So is device memory of a driver context the application created
+ * (cuCtxCreate) on the context's device, which the primary context cannot
+ * reach either (cudaMalloc'd while such a context is current, too): each
+ * device array and result costs one more driver look-up per call for this
+ * (its allocating context); host, pinned and managed memory none.  Host,
+ * pinned and managed memory serve any device.  A context
  * whose stream (xpar_context_set_stream) belongs to another device cannot
  * be: setting such a stream, or moving the context away from its stream's
  * device, is XPAR_ERR_INVALID_ARGUMENT (the legacy and per-thread handles
@@ -1310,8 +1318,11 @@ typedef enum xpar_memory_kind {
  * GPU and offload not disabled, the driver's answer, asked now (never a cached
  * one); else HOST, asking nothing.  For code beside xpar that must treat a
  * pointer as xpar will, e.g. xpar_mpi writing a result in device memory.
- * XPAR_ERR_INVALID_ARGUMENT for a range that straddles a mapping's edge
- * (bytes 0 is taken as 1); a failing driver query returns its status.
+ * XPAR_ERR_INVALID_ARGUMENT, as the context's calls refuse them, for a range
+ * that straddles a mapping's edge (bytes 0 is taken as 1) and for device
+ * memory the context's device cannot reach (another device's without peer
+ * access, a driver context's of the application's own: see
+ * xpar_context_set_device); a failing driver query returns its status.
  */
 XPAR_API xpar_status xpar_memory_query(xpar_context *ctx, const void *ptr, size_t bytes,
                                        xpar_memory_kind *out);

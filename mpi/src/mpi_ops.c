@@ -478,6 +478,33 @@ static xpar_status check_scan_args(xpar_context *ctx, xpar_dtype dtype, xpar_red
   return XPAR_OK;
 }
 
+/*
+ * Where the scan's arrays lie, asked of xpar (xpar_memory_query) before the exchange, as
+ * xpar_scan_init would find them: memory the context cannot use -- another device's,
+ * or a driver context's of the application's own, or a range across a mapping's edge --
+ * is refused here, so that every rank fails together with nothing written, rather than
+ * in the local scan after the exchange, when the other ranks have written their outputs
+ * (the last rank runs nothing locally before the exchange).  Any other failure of the
+ * query (a busy context, a device error) would fail the local scan too: refused here as
+ * well.  The reduce, wide sum and dot need no such step: their local call, which checks
+ * the same, runs before the exchange, and check_result asks the query for the result.
+ */
+static xpar_status check_scan_memory(xpar_context *ctx, xpar_dtype dtype, const void *in,
+                                     const void *out, size_t n) {
+  if (n == 0) return XPAR_OK; /* no element is read or written: any pointer (xpar.h) */
+  const void *arrays[2] = {in, out};
+  static const char *const names[2] = {"in", "out"};
+  for (int i = 0; i < 2; i++) {
+    if (i == 1 && out == in) break;
+    xpar_memory_kind kind;
+    const xpar_status st = xpar_memory_query(ctx, arrays[i], n * xpar_dtype_size(dtype), &kind);
+    if (st != XPAR_OK)
+      return xpar__mpi_fail(st, "%s (%p, n_local = %zu): %s", names[i], arrays[i], n,
+                            xpar_last_error_detail());
+  }
+  return XPAR_OK;
+}
+
 XPAR_MPI_API xpar_status xpar_mpi_scan(xpar_context *ctx, MPI_Comm comm, xpar_dtype dtype,
                                        xpar_reduction op, xpar_scan_kind kind, const void *in,
                                        void *out, size_t n_local) {
@@ -489,6 +516,7 @@ XPAR_MPI_API xpar_status xpar_mpi_scan(xpar_context *ctx, MPI_Comm comm, xpar_dt
   x.mine.kind = (uint8_t)kind;
   const int last = x.rank == x.size - 1;
   st = check_scan_args(ctx, dtype, op, kind, in, out, n_local);
+  if (st == XPAR_OK) st = check_scan_memory(ctx, dtype, in, out, n_local);
   if (st != XPAR_OK)
     note_local_failure(&x, st, "", xpar_mpi_last_error_detail());
   else if (!last)

@@ -13,6 +13,13 @@
  *  - with a GPU, a result one rank places where it can only be refused
  *    (device memory not aligned to its type, a range across a mapping's
  *    edge): every rank errs, the device block and the mapping unwritten;
+ *  - with two GPUs or more (a context per rank on its node-local GPU,
+ *    xpar_mpi_context_create), one rank places an input, a scan's output or a
+ *    result in another device's memory: every rank gets
+ *    XPAR_ERR_INVALID_ARGUMENT before anything is exchanged, the bad rank's
+ *    detail names the device, and nothing is written on any rank (that block
+ *    read back too) -- the scan's out and the last rank's in included, which
+ *    only the local scan after the exchange used to find;
  *  - communicators that cannot be used (MPI_COMM_NULL, a zero handle, an
  *    intercommunicator) are refused at once;
  *  - empty slices through unaligned pointers on every other rank: accepted;
@@ -405,6 +412,88 @@ static void test_bad_result_memory(void **state) {
 #endif
 }
 
+/* Another device's memory on one rank (the first, a middle one, the last): an input
+ * (every function), a scan's output, a result (reduce, wide sum, dot).  Needs a GPU on
+ * every rank and two visible; each rank's context is on its node-local GPU and the bad
+ * rank's block on the next device, without peer access. */
+static void test_other_device_memory(void **state) {
+  (void)state;
+#ifdef XT_HAVE_CUDART
+  xpar_device_info info;
+  const int two = xt_gpu_usable() && xpar_device_query(&info) == XPAR_OK && info.usable &&
+                  info.device_count >= 2;
+  if (!mpt_all(two)) skip();
+  int mine = -1;
+  assert_int_equal(xpar_mpi_local_device(MPI_COMM_WORLD, &mine), XPAR_OK);
+  xpar_context *ctx = NULL;
+  assert_int_equal(xpar_mpi_context_create(MPI_COMM_WORLD, &ctx), XPAR_OK);
+  const int other = (mine + 1) % info.device_count;
+  mpt_set_cuda_device(mine);
+  enum { WHERE_IN, WHERE_OUT, WHERE_RESULT, NWHERE };
+  static const char *const where_names[NWHERE] = {"in", "out", "result"};
+  enum { BLOCK = 64 };
+  int bad[3];
+  const int nbad = bad_ranks(bad);
+  for (int f = 0; f < NFNS; f++)
+    for (int w = 0; w < NWHERE; w++) {
+      if (w == WHERE_OUT && f != FN_SCAN) continue;
+      if (w == WHERE_RESULT && f == FN_SCAN) continue;
+      for (int bi = 0; bi < nbad; bi++) {
+        mpt_case c;
+        mpt_case_begin(&c, "%s/%s-on-another-device/bad-rank=%d/p=%d", fn_names[f],
+                       where_names[w], bad[bi], mpt_size);
+        bufs b;
+        bufs_make(&b, c.label);
+        args a = valid_args((fn)f, ctx, &b);
+        const int me_bad = mpt_rank == bad[bi];
+        unsigned char image[BLOCK], back[BLOCK], *dev = NULL;
+        memset(image, 0xA5, sizeof image);
+        if (w == WHERE_IN) memcpy(image, b.in.p, N_LOCAL * sizeof(int32_t));
+        if (me_bad) {
+          mpt_set_cuda_device(other);
+          if (cudaMalloc((void **)&dev, BLOCK) != cudaSuccess ||
+              cudaMemcpy(dev, image, BLOCK, cudaMemcpyHostToDevice) != cudaSuccess) {
+            mpt_fail(&c, "cudaMalloc / cudaMemcpy on device %d failed", other);
+            dev = NULL;
+          }
+          mpt_set_cuda_device(mine);
+          if (dev) {
+            if (w == WHERE_IN) a.in = dev;
+            else if (w == WHERE_OUT) a.out = dev;
+            else a.result = dev;
+          }
+        }
+        const xpar_status st = call(&a, MPI_COMM_WORLD);
+        mpt_expect_status(&c, "status", st, XPAR_ERR_INVALID_ARGUMENT);
+        char needle[96];
+        snprintf(needle, sizeof needle, "rank %d of %d failed: %s", bad[bi], mpt_size,
+                 xpar_status_name(XPAR_ERR_INVALID_ARGUMENT));
+        mpt_expect_detail(&c, "detail names the failing rank and its status", needle);
+        mpt_expect_detail(&c, "detail says nothing was written", "nothing was written");
+        if (me_bad) {
+          snprintf(needle, sizeof needle, "device memory of device %d", other);
+          mpt_expect_detail(&c, "own detail names the other device", needle);
+        }
+        if (dev) {
+          mpt_set_cuda_device(other);
+          if (cudaMemcpy(back, dev, BLOCK, cudaMemcpyDeviceToHost) != cudaSuccess)
+            mpt_fail(&c, "cudaMemcpy back from device %d failed", other);
+          else
+            mpt_expect_bytes(&c, "the block on the other device", back, image, BLOCK);
+          cudaFree(dev);
+          mpt_set_cuda_device(mine);
+        }
+        expect_nothing_written(&c, &b);
+        mpt_case_end(&c);
+        bufs_free(&b);
+      }
+    }
+  xpar_context_destroy(ctx);
+#else
+  skip();
+#endif
+}
+
 /* Communicators that cannot take part are refused at once, on the rank that
  * passes them (here: every rank), before any communication. */
 static void test_unusable_comm(void **state) {
@@ -621,6 +710,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_mismatch, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_runtime_failure, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_bad_result_memory, setup_ctx, teardown_ctx),
+      cmocka_unit_test(test_other_device_memory),
       cmocka_unit_test_setup_teardown(test_unusable_comm, setup_ctx, teardown_ctx),
       cmocka_unit_test_setup_teardown(test_empty_slices_unaligned, setup_ctx, teardown_ctx),
       cmocka_unit_test(test_placement),
