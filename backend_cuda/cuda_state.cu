@@ -372,11 +372,6 @@ CUcontext primary_context_of(int device, CUresult *err) {
   return ctx;
 }
 
-/* The primary context of device if xpar has retained it, else NULL (asks nothing). */
-CUcontext retained_primary(int device) {
-  if (device < 0 || device >= kPrimaryDevices) return NULL;
-  return g_primary[device].load(std::memory_order_acquire);
-}
 
 /* The runtime's error of the same number as a driver error (the runtime's codes follow
  * the driver's for the errors these calls return: invalid device, out of memory,
@@ -798,54 +793,17 @@ extern "C" int xpar__cuda_pointer_range(const void *p, uintptr_t *start, size_t 
   return 1;
 }
 
-/*
- * Device memory of a driver context the application created (cuCtxCreate) on a device
- * whose primary context xpar runs in: the primary context does not reach it, and a
- * kernel's first load from it would fault and end the CUDA context of the whole process.
- * Asked for device memory only (host and pinned operands, the host fast path's, pay
- * nothing): one driver look-up per device operand per call, the allocating context and
- * its device.  Memory of no context (cuMemCreate mappings, pools) or of a primary
- * context passes, as does a device whose primary context xpar has not retained (another
- * device's memory: residency.c's device check); for any other context the driver is
- * asked, with the primary context current, for the address at which it reaches p
- * (as xpar__cuda_device_can_access), and only where it has none is p refused.
- */
-static xpar_status refuse_foreign_context(const void *p) {
-  get_attributes_fn fn = driver_get_attributes();
-  if (!fn) return XPAR_OK;
-  CUpointer_attribute which[2] = {CU_POINTER_ATTRIBUTE_CONTEXT,
-                                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
-  unsigned long long value[2] = {0, 0};
-  void *data[2] = {&value[0], &value[1]};
-  if (fn(2, which, data, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS) return XPAR_OK;
-  CUcontext owner;
-  int ordinal;
-  memcpy(&owner, &value[0], sizeof owner);
-  memcpy(&ordinal, &value[1], sizeof ordinal); /* an int in the zeroed slot's low bytes */
-  const CUcontext primary = retained_primary(ordinal);
-  if (!owner || !primary || owner == primary) return XPAR_OK;
-  static const PFN_cuPointerGetAttribute_v4000 get =
-      (PFN_cuPointerGetAttribute_v4000)driver_symbol("cuPointerGetAttribute");
-  CUdeviceptr reached = 0;
-  if (get && select_device(ordinal, primary) == cudaSuccess &&
-      get(&reached, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, (CUdeviceptr)(uintptr_t)p) ==
-          CUDA_SUCCESS &&
-      reached == (CUdeviceptr)(uintptr_t)p)
-    return XPAR_OK;
-  (void)cudaGetLastError();
-  return xpar__fail(XPAR_ERR_INVALID_ARGUMENT,
-                    "%p is device memory of a driver context the application created on "
-                    "device %d (cuCtxCreate), not of the device's primary context, in which "
-                    "xpar runs and which cannot reach it: allocate it with cudaMalloc, or in "
-                    "the primary context (cuDevicePrimaryCtxRetain)",
-                    p, ordinal);
-}
-
+/* Device memory of a driver context the application created (cuCtxCreate) on the
+ * context's device is used as any device memory: on the H100 host (driver 580.159,
+ * 2026-12-07) the primary context reaches it at the same address
+ * (CU_POINTER_ATTRIBUTE_DEVICE_POINTER asked from the primary context) and every tier
+ * computes on it (tests/test_devices_gpu.cu, test_application_context_memory).  Nothing
+ * is asked beyond the pointer's kind: a check per device operand per call would cost a
+ * driver look-up for a case that works. */
 extern "C" xpar_status xpar__cuda_pointer_kind(const void *p, xpar__ptr_kind *out) {
   XPAR__FORWARD(xpar__cuda_check_sticky());
   cudaError_t err = pointer_kind(p, out);
   if (err != cudaSuccess) return xpar__cuda_error(err, "classifying pointer %p", p);
-  if (*out == XPAR__PTR_DEVICE) return refuse_foreign_context(p); /* *out stays DEVICE */
   return XPAR_OK;
 }
 

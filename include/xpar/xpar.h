@@ -611,12 +611,11 @@ XPAR_API xpar_status xpar_context_get_shadow(const xpar_context *ctx, xpar_tier 
  * a cudaMallocAsync pool's needs cudaMemPoolSetAccess): another device's
  * memory is XPAR_ERR_INVALID_ARGUMENT naming both devices, nothing written --
  * a kernel's load from it would fault and end the process's CUDA context.
- * So is device memory of a driver context the application created
- * (cuCtxCreate) on the context's device, which the primary context cannot
- * reach either (cudaMalloc'd while such a context is current, too): each
- * device array and result costs one more driver look-up per call for this
- * (its allocating context); host, pinned and managed memory none.  Host,
- * pinned and managed memory serve any device.  A context
+ * Device memory of a driver context the application created (cuCtxCreate)
+ * on the context's device (cudaMalloc'd while such a context is current,
+ * too) is used like any device memory: the primary context reaches it
+ * (measured, docs/cuda-applications.md).  Host, pinned and managed memory
+ * serve any device.  A context
  * whose stream (xpar_context_set_stream) belongs to another device cannot
  * be: setting such a stream, or moving the context away from its stream's
  * device, is XPAR_ERR_INVALID_ARGUMENT (the legacy and per-thread handles
