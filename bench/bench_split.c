@@ -221,7 +221,7 @@ int bench_cmd_split(int argc, char **argv) {
       for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
         xpar_context_set_threshold(ctx[k], (xpar_op)op, (xpar_dtype)t, XPAR_THRESHOLD_OPENMP, 0);
   }
-  printf("# xpar-devbench split on %s; %d rounds, median; times in ms; bound = both tiers' "
+  printf("# xpar-bench split on %s; %d rounds, median; times in ms; bound = both tiers' "
          "rates at once\n",
          dev.name, o.rounds);
   char settings[8192] = "";
