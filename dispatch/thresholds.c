@@ -313,19 +313,21 @@ int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size) {
 
 /* ---- the split tier (xpar_context_set_split): its built-in settings ------------ */
 
-/* Before the split's first calibration: AUTO never splits (`from` never), and
- * the GPU's share is estimated from byte rates, not measured: host memory read
- * by 16 threads at about twice the rate the PCIe link copies pinned memory
- * (share 1/3); pageable memory goes through the context's pinned staging
- * first, a second pass over the GPU's part in host memory (share 1/5). */
+/* Before the split's calibration (five runs): AUTO never splits (`from` never).
+ * The GPU's share: one run of xpar-bench split on the H100 host (2026-12-07,
+ * reduce and axpy, int32 and double, 2^26-2^27; docs/split.md) gave 0.30-0.36
+ * for pinned memory -- 16 threads read host memory at 130-140 GB/s, the PCIe
+ * link copies it at 54 GB/s: 1/3 -- and 0.07-0.08 for pageable memory, which
+ * CUDA copies at 8-9 GB/s: 0.075. */
 static const xpar__provenance estimated_split = {
-    .machine = "estimate, not measured",
+    .machine = H100_HOST,
     .date = "2026-12-07",
-    .run = "xpar-bench calibrate --split"};
+    .run = "xpar-bench split --ops reduce,axpy --dtypes int32,double --min-exp 26 "
+           "--max-exp 27 --rounds 3 (one run; from: not measured)"};
 
 void xpar__split_default(xpar_context *ctx) {
   static const float share[XPAR_SPLIT_MEMORY_COUNT_] = {[XPAR_SPLIT_PINNED] = 1.0f / 3,
-                                                        [XPAR_SPLIT_PAGEABLE] = 1.0f / 5};
+                                                        [XPAR_SPLIT_PAGEABLE] = 0.075f};
   for (int op = 0; op < XPAR_OP_COUNT_; op++)
     for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++)
       for (int m = 0; m < XPAR_SPLIT_MEMORY_COUNT_; m++) {

@@ -340,7 +340,7 @@ static xpar_context *split_context(xpar_backend backend) {
 
 static const xpar_dtype DTYPES[] = {XPAR_INT32, XPAR_INT64, XPAR_UINT32,
                                     XPAR_UINT64, XPAR_FLOAT, XPAR_DOUBLE};
-/* Sizes around the split's 8,192-element grain; the share 1/3 then 1/2. */
+/* Sizes around the split's 8,192-element grain, at the built-in shares. */
 static const size_t SIZES[] = {1, 8192, 8193, 3 * 8192 + 17, 100003};
 
 /* The record of a split call: tier cpu+cuda, and the GPU's share as run. */
@@ -699,6 +699,10 @@ static void t_not_covered_and_shadow(void **state) {
 
   xpar_context *sh = split_context(XPAR_BACKEND_CPU);
   assert_int_equal(xpar_context_set_shadow(sh, XPAR_TIER_CPU_CUDA, 1), XPAR_OK);
+  /* the shadow's copies are pageable memory: a share that gives the GPU a part */
+  assert_int_equal(xpar_context_set_split(sh, XPAR_OP_REDUCE, XPAR_DOUBLE, XPAR_SPLIT_PAGEABLE,
+                                          XPAR_NEVER, 0.5),
+                   XPAR_OK);
   const size_t n = 5 * 8192 + 3;
   arr x = arr_new(n * 8, 0);
   fill_random(XPAR_DOUBLE, x.p, n, 1);
