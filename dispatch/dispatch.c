@@ -1097,29 +1097,10 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
     }
   }
 
-  if (tier == XPAR_TIER_CPU_CUDA) {
+  if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL || tier == XPAR_TIER_CPU_CUDA) {
     xpar__trace_push(c, tier);
-    st = run_split_call(ctx, c, &p, d);
-    xpar__trace_pop();
-    if (st == XPAR_ERR_DEVICE_OUT_OF_MEMORY && ctx->backend == XPAR_BACKEND_AUTO &&
-        ctx->offload == XPAR_OFFLOAD_DEFAULT) {
-      /* Out of GPU memory before anything was written: the CPU tier. */
-      snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
-      xpar__clear_error();
-      xpar__policy_facts f;
-      call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
-      f.gpu_failed = ctx->fallback_why;
-      XPAR__FORWARD(xpar__decide(&f, d, &tier));
-      d->split_gpu_share = 0.0;
-      site = NULL;
-      st = run_on_cpu(ctx, c, &p, tier, d);
-    } else if (st == XPAR_OK && d->gpu_rule == XPAR__GPU_FAILED_FALLBACK) {
-      tier = XPAR_TIER_CPU_OPENMP; /* the GPU failed; the CPU ran its part too */
-      site = NULL;
-    }
-  } else if (tier == XPAR_TIER_CUDA || tier == XPAR_TIER_CUDA_SERIAL) {
-    xpar__trace_push(c, tier);
-    st = run_on_gpu(ctx, c, &p, tier, d);
+    st = tier == XPAR_TIER_CPU_CUDA ? run_split_call(ctx, c, &p, d)
+                                    : run_on_gpu(ctx, c, &p, tier, d);
     xpar__trace_pop();
     /* Out of GPU memory is a normal condition for AUTO: run on the CPU and
      * say why, unless the application made offload mandatory or forced the
@@ -1133,8 +1114,13 @@ XPAR__OUT_OF_LINE xpar_status dispatch_general(xpar_context *ctx, const xpar__ca
       call_facts(&f, ctx, c, call_thresholds(ctx, c), call_sources(ctx, c));
       f.gpu_failed = ctx->fallback_why;
       XPAR__FORWARD(xpar__decide(&f, d, &tier));
+      d->split_gpu_share = 0.0;
       site = NULL; /* the time is the failure's and the fallback's: not the GPU's */
       st = run_on_cpu(ctx, c, &p, tier, d);
+    } else if (st == XPAR_OK && tier == XPAR_TIER_CPU_CUDA &&
+               d->gpu_rule == XPAR__GPU_FAILED_FALLBACK) {
+      tier = XPAR_TIER_CPU_OPENMP; /* the split's GPU failed; the CPU ran its part too */
+      site = NULL;
     }
   } else if (!host_reachable(&p)) {
     xpar__trace_push(c, tier); /* the CPU call stages device data */

@@ -150,6 +150,15 @@ static inline int xpar__dispatch_repeat(xpar_context *ctx, const xpar__call *c, 
   return 1;
 }
 
+/** Whether reproducible mode changes call c when it is on: the float sums whose
+ *  rounding depends on the order (sum, wide sum, dot, sum scans of float and
+ *  double). */
+static inline int xpar__repro_covers(int reproducible, const xpar__call *c) {
+  return reproducible && (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE) &&
+         (c->op == XPAR_OP_DOT ||
+          (c->red == XPAR_SUM && (c->op == XPAR_OP_REDUCE || c->op == XPAR_OP_SCAN)));
+}
+
 /** Run one call's operation on backend b with pointers it can reach: the
  *  reproducible entries when ex->reproducible covers the call, else the
  *  ordinary ones. */

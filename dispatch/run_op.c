@@ -4,14 +4,6 @@
  * a call: dispatch.c's tiers, the split tier (split.c) and shadow mode. */
 #include "dispatch.h"
 
-/* Reproducible mode covers the float sums whose rounding depends on the
- * order: sum, wide sum, dot and sum scans of float and double. */
-static int repro_applies(const xpar__exec *ex, const xpar__call *c) {
-  return ex->reproducible && (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE) &&
-         (c->op == XPAR_OP_DOT || (c->red == XPAR_SUM && (c->op == XPAR_OP_REDUCE ||
-                                                          c->op == XPAR_OP_SCAN)));
-}
-
 static xpar_status run_repro(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
                              const void *x, const void *y, void *out, void *result) {
   XPAR__RETURN_IF(!b->repro_reduce || !b->repro_scan, XPAR_ERR_NOT_SUPPORTED,
@@ -120,7 +112,7 @@ static xpar_status run_histogram(const xpar__backend *b, const xpar__exec *ex,
 
 xpar_status xpar__run_op(const xpar__backend *b, const xpar__exec *ex, const xpar__call *c,
                          const void *x, const void *y, void *out, void *out2, void *result) {
-  if (repro_applies(ex, c)) return run_repro(b, ex, c, x, y, out, result);
+  if (xpar__repro_covers(ex->reproducible, c)) return run_repro(b, ex, c, x, y, out, result);
   switch (c->op) {
     case XPAR_OP_REDUCE:
       return c->wide ? b->reduce_sum_wide(ex, c->dtype, x, c->n, result)

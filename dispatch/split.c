@@ -40,18 +40,12 @@
 /* Host and device staging slots: x, y, out as dispatch's operands; the result. */
 enum { SLOT_X = 0, SLOT_Y = 1, SLOT_OUT = 2, SLOT_RESULT = 3 };
 
-static int repro_covers(const xpar_context *ctx, const xpar__call *c) {
-  return ctx->reproducible && (c->dtype == XPAR_FLOAT || c->dtype == XPAR_DOUBLE) &&
-         (c->op == XPAR_OP_DOT ||
-          (c->red == XPAR_SUM && (c->op == XPAR_OP_REDUCE || c->op == XPAR_OP_SCAN)));
-}
-
 /* The CPU part's first element count m (the GPU runs [m, n)); m == n: the call
  * is too small to split and runs on the CPU alone. */
 static size_t cpu_elements(const xpar_context *ctx, const xpar__call *c, double share,
                            int *tree) {
   const size_t n = c->n;
-  *tree = repro_covers(ctx, c);
+  *tree = xpar__repro_covers(ctx->reproducible, c);
   if (*tree) {
     const size_t blocks = (n + SPLIT_GRAIN - 1) / SPLIT_GRAIN;
     if (blocks < 2) return n;
