@@ -29,10 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(BENCH_HAVE_CUDART)
-#include <cuda_runtime_api.h>
-#endif
-
 #include "bench.h"
 
 typedef struct split_opts {
@@ -52,34 +48,22 @@ static void usage(FILE *f) {
 enum { ALT_OPENMP, ALT_CUDA, ALT_SPLIT, ALT_FIXED0 };
 enum { MAX_SHARES = 6, MAX_ALTS = ALT_FIXED0 + MAX_SHARES };
 
+/* Pinned memory from the bench's runtime (bench_hostmem.c), else page-aligned
+ * malloc'd memory faulted in once, outside the timing. */
 static void *host_alloc(int pinned, size_t bytes) {
-#if defined(BENCH_HAVE_CUDART)
-  if (pinned) {
-    void *p = NULL;
-    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return NULL;
-    }
-    return p;
-  }
-#else
-  if (pinned) return NULL;
-#endif
+  char why[160];
+  if (pinned) return bench_alloc_pinned(bytes, why, sizeof why);
   void *p = NULL;
   if (posix_memalign(&p, 4096, bytes) != 0) return NULL;
-  memset(p, 0, bytes); /* fault the pages in once, outside the timing */
+  memset(p, 0, bytes);
   return p;
 }
 
 static void host_free(int pinned, void *p) {
-#if defined(BENCH_HAVE_CUDART)
-  if (pinned) {
-    cudaFreeHost(p);
-    return;
-  }
-#endif
-  (void)pinned;
-  free(p);
+  if (pinned)
+    bench_free_pinned(p);
+  else
+    free(p);
 }
 
 static void fill_small_ints(xpar_dtype t, void *p, size_t n, unsigned seed) {
