@@ -18,11 +18,12 @@
  *    elements of it and writes every segment that lies wholly in its range, and keeps a
  *    partial for the (at most two) segments crossing its range's edges; the block
  *    combines those partials in order (a segmented scan by segment over the records,
- *    one warp); a segment wholly inside the tile is written, one crossing a tile edge is
- *    combined into out with an atomic operation, out[s] having been set to the identity
- *    first (seg_bounds_kernel, one thread per tile edge, which also finds every tile's
- *    first segment once).  One huge segment among tiny ones costs one atomic per tile,
- *    not a serial loop;
+ *    one warp); a segment wholly inside the tile is written, one crossing a tile edge
+ *    becomes the tile's record of it (a head: the segment began before the tile; a
+ *    tail: it goes on after it), and the tile that draws the last ticket folds the
+ *    records in tile order (crossing_records).  seg_bounds_kernel (one thread per tile
+ *    edge) finds every tile's first segment once.  One huge segment among tiny ones
+ *    costs a record per tile, not a serial loop;
  *  - segmented scan: tiled (tile tails, one block scanning the carries across tiles,
  *    then a block-wide segmented scan per tile), balanced by elements;
  *  - argmin / argmax per segment (xpar_segmented_argmin / _argmax, any number of
@@ -39,10 +40,9 @@
  *    an array of its own.  Not balanced: a segment of m elements is m dependent adds
  *    (a scan: about 2m) in one thread.
  *
- * Float sums of a segment that crosses a tile edge are combined in the order the tiles'
- * atomics arrive: run to run they may differ by rounding (the serial tiers and
- * reproducible mode are the ordered ones).  Min / max are exact, except that a segment holding both -0.0 and +0.0
- * may give either zero on this path.
+ * Every path combines in a fixed order, so a result is the same bits run to run; min and
+ * max are the serial tiers' bits (the first of equal values wins: -0.0 or +0.0), float
+ * sums differ from the serial tiers only by rounding (reproducible mode: not at all).
  *
  * Offsets: check_offsets_kernel checks every offset on the device (non-decreasing,
  * offsets[0] >= 0, offsets[m] <= n: one read of the m + 1 offsets) into a scratch word
@@ -152,6 +152,8 @@ struct SegParams {
   unsigned int *ticket;
   void *partials;
   const size_t *reach, *hold; /* the tiles' first segments (seg_bounds_kernel) */
+  size_t *rec_seg;            /* the reduce: two records per tile (crossing_records) */
+  void *rec_val;
   bool streaming;             /* argmin / argmax: the input is larger than L2 */
 };
 
@@ -370,60 +372,107 @@ template <class T> constexpr int seg_items() { return 64 / (int)sizeof(T); }
  * warp read 16 or 8 apart). */
 __device__ __forceinline__ int pad(int j) { return j + (j >> 5); }
 
-/* out[s] = out[s] op v, atomically (a segment crossing a tile edge). */
-template <class T, class Op> struct Atomic;
-template <class T> struct Atomic<T, SumOp<T>> {
-  static __device__ void combine(T *p, T v) {
-    if constexpr (sizeof(T) == 4 && std::is_integral<T>::value)
-      atomicAdd(reinterpret_cast<unsigned int *>(p), (unsigned int)v);
-    else if constexpr (sizeof(T) == 8 && std::is_integral<T>::value)
-      atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)v);
-    else
-      atomicAdd(p, v);
-  }
-};
-template <class T, class Op> __device__ void cas_combine(T *p, T v) {
-  using U = typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type;
-  U *w = reinterpret_cast<U *>(p);
-  U old = *reinterpret_cast<volatile U *>(w);
-  while (true) {
-    T cur;
-    memcpy(&cur, &old, sizeof cur);
-    const T nv = Op::apply(cur, v);
-    U nb;
-    memcpy(&nb, &nv, sizeof nb);
-    if (nb == old) return;
-    const U seen = atomicCAS(w, old, nb);
-    if (seen == old) return;
-    old = seen;
-  }
-}
-template <class T> struct Atomic<T, MinOp<T>> {
-  static __device__ void combine(T *p, T v) { cas_combine<T, MinOp<T>>(p, v); }
-};
-template <class T> struct Atomic<T, MaxOp<T>> {
-  static __device__ void combine(T *p, T v) { cas_combine<T, MaxOp<T>>(p, v); }
-};
-
 /* Where each tile begins in the segments, found once for all tiles (a tile's own binary
  * search would cost every block ~log2(m) dependent loads of latency): for each tile edge
  * k in [0, tiles] at element x = min(offsets[0] + k * tile, offsets[m]), reach[k] the
  * first segment ending at or after x and hold[k] the segment holding element x (the
- * first ending after it).  With `init` (the reduce), each segment crossing an inner edge
- * gets the identity in out, for the tiles' atomic combination. */
-template <class T, class Op, class Off>
-__global__ void seg_bounds_kernel(SegParams p, Off off, size_t tile, size_t tiles, int init,
-                                  size_t *reach, size_t *hold) {
+ * first ending after it). */
+template <class Off>
+__global__ void seg_bounds_kernel(SegParams p, Off off, size_t tile, size_t tiles, size_t *reach,
+                                  size_t *hold) {
   if (offsets_bad(p.check)) return;
   const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (k > tiles) return;
   const size_t begin = off.at(0), end = off.at(p.m);
   const size_t x = end - begin > k * tile ? begin + k * tile : end;
   reach[k] = first_reaching(off, 0, p.m, x);
-  const size_t g = first_reaching(off, 0, p.m, x + 1);
-  hold[k] = g;
-  if (init && k > 0 && x < end && g < p.m && off.at(g) < x)
-    static_cast<T *>(p.out)[g] = Op::identity();
+  hold[k] = first_reaching(off, 0, p.m, x + 1);
+}
+
+/* The last tile of the reduce, once every tile has stored its records: each segment
+ * crossing a tile edge is its pieces' fold in tile order (its first record, a tile's
+ * tail, then the next tiles' heads), so the result does not depend on the order the
+ * tiles finish in: float sums are the same bits run to run, and min / max keep the
+ * first of equal values (-0.0 or +0.0) as the serial tiers do.  records: count records
+ * in order (kNone: none), their segments non-decreasing.  Each thread folds a contiguous
+ * chunk: a run wholly inside it is written at once, its first and last runs go to
+ * shared memory, and the thread where a segment's records begin folds the following
+ * chunks' first runs of it (at most one per thread, in shared memory). */
+template <class T, class Op>
+__device__ void crossing_records(const size_t *rec_seg, const T *rec_val, size_t count, T *out,
+                                 void *smem /* kBlock * (16 + 2 * sizeof(T)) bytes, 8-aligned */) {
+  size_t *s_fk = static_cast<size_t *>(smem), *s_lk = s_fk + kBlock;
+  T *s_fv = reinterpret_cast<T *>(s_lk + kBlock), *s_lv = s_fv + kBlock;
+  const volatile size_t *vseg = rec_seg;
+  const volatile T *vval = rec_val;
+  const size_t per = (count + kBlock - 1) / kBlock;
+  const size_t lo = (size_t)threadIdx.x * per < count ? (size_t)threadIdx.x * per : count;
+  const size_t hi = lo + per < count ? lo + per : count;
+  size_t fk = kNone, ck = kNone; /* the first run's segment, the current run's */
+  T fv = Op::identity(), cv = Op::identity();
+  for (size_t i = lo; i < hi; ++i) {
+    const size_t g = vseg[i];
+    if (g == kNone) continue;
+    const T v = vval[i];
+    if (g == ck) {
+      cv = Op::apply(cv, v);
+      continue;
+    }
+    if (ck != kNone) {
+      if (fk == kNone) {
+        fk = ck;
+        fv = cv;
+      } else {
+        out[ck] = cv; /* a run between the first and the last: whole */
+      }
+    }
+    ck = g;
+    cv = v;
+  }
+  if (fk == kNone) { /* one run (or none): it is both */
+    fk = ck;
+    fv = cv;
+  }
+  s_fk[threadIdx.x] = fk;
+  s_fv[threadIdx.x] = fv;
+  s_lk[threadIdx.x] = ck;
+  s_lv[threadIdx.x] = cv;
+  __syncthreads();
+  if (fk == kNone) return;
+  /* the last non-empty chunk before this one: does its last run continue here? */
+  size_t before = kNone;
+  for (int u = (int)threadIdx.x - 1; u >= 0; --u)
+    if (s_lk[u] != kNone) {
+      before = s_lk[u];
+      break;
+    }
+  const bool single = fk == ck;
+  /* the run this thread owns and must finish: its first unless that began earlier, and
+   * its last when that differs from its first */
+  for (int pass = 0; pass < 2; ++pass) {
+    size_t g;
+    T v;
+    if (pass == 0) {
+      if (fk == before) continue;
+      g = fk;
+      v = fv;
+      if (!single) {
+        out[g] = v; /* followed by another run here: whole */
+        continue;
+      }
+    } else {
+      if (single) break;
+      g = ck;
+      v = cv;
+    }
+    for (int u = (int)threadIdx.x + 1; u < kBlock; ++u) {
+      if (s_fk[u] == kNone) continue;
+      if (s_fk[u] != g) break;
+      v = Op::apply(v, s_fv[u]);
+      if (s_lk[u] != g) break;
+    }
+    out[g] = v;
+  }
 }
 
 template <class T, class Op, class Off>
@@ -431,7 +480,7 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   if (offsets_bad(p.check)) return;
   constexpr int ITEMS = seg_items<T>();
   constexpr int TILE = kBlock * ITEMS;
-  __shared__ T s_tile[TILE + TILE / 32];
+  __shared__ __align__(16) T s_tile[TILE + TILE / 32]; /* then crossing_records' room */
   __shared__ size_t s_rseg[2 * kBlock];
   __shared__ T s_rval[2 * kBlock];
   __shared__ int s_wsum[kBlock / 32];
@@ -509,31 +558,52 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
     s_rval[at] = tail_v;
   }
   __syncthreads();
-  if (warp != 0) return;
-  /* one warp: a segmented scan of the records by segment, in order; each run's last
-   * record holds its segment's value in this tile */
-  size_t carry_g = kNone;
-  T carry_v = Op::identity();
-  for (int base = 0; base < total; base += 32) {
-    const int r = base + lane;
-    size_t g = r < total ? s_rseg[r] : kNone;
-    T v = r < total ? s_rval[r] : Op::identity();
-    for (int d = 1; d < 32; d <<= 1) {
-      const size_t og = __shfl_up_sync(0xffffffffu, g, d);
-      const T ov = __shfl_up_sync(0xffffffffu, v, d);
-      if (lane >= d && og == g) v = Op::apply(ov, v);
+  const size_t used = (end - begin + TILE - 1) / TILE; /* the tiles holding elements */
+  if (warp == 0) {
+    /* one warp: a segmented scan of the records by segment, in order; each run's last
+     * record holds its segment's value in this tile.  A segment crossing the tile's
+     * first edge (head) or last edge (tail) becomes this tile's record of it */
+    size_t *rec_seg = p.rec_seg + 2 * (size_t)blockIdx.x;
+    T *rec_val = static_cast<T *>(p.rec_val) + 2 * (size_t)blockIdx.x;
+    if (lane == 0) rec_seg[0] = rec_seg[1] = kNone;
+    __syncwarp();
+    size_t carry_g = kNone;
+    T carry_v = Op::identity();
+    for (int base = 0; base < total; base += 32) {
+      const int r = base + lane;
+      size_t g = r < total ? s_rseg[r] : kNone;
+      T v = r < total ? s_rval[r] : Op::identity();
+      for (int d = 1; d < 32; d <<= 1) {
+        const size_t og = __shfl_up_sync(0xffffffffu, g, d);
+        const T ov = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d && og == g) v = Op::apply(ov, v);
+      }
+      if (carry_g == g && g != kNone) v = Op::apply(carry_v, v);
+      const bool run_end = r < total && (r + 1 == total || s_rseg[r + 1] != g);
+      if (run_end) {
+        if (off.at(g) >= tile_lo && off.at(g + 1) <= tile_hi) {
+          out[g] = v;
+        } else {
+          const int slot = off.at(g) < tile_lo ? 0 : 1;
+          rec_seg[slot] = g;
+          rec_val[slot] = v;
+        }
+      }
+      carry_g = __shfl_sync(0xffffffffu, g, 31);
+      carry_v = __shfl_sync(0xffffffffu, v, 31);
     }
-    if (carry_g == g && g != kNone) v = Op::apply(carry_v, v);
-    const bool run_end = r < total && (r + 1 == total || s_rseg[r + 1] != g);
-    if (run_end) {
-      if (off.at(g) >= tile_lo && off.at(g + 1) <= tile_hi)
-        out[g] = v;
-      else
-        Atomic<T, Op>::combine(out + g, v);
-    }
-    carry_g = __shfl_sync(0xffffffffu, g, 31);
-    carry_v = __shfl_sync(0xffffffffu, v, 31);
+    __threadfence(); /* the records, before the ticket */
+    __syncwarp();
   }
+  if (used < 2) return; /* one tile: nothing crosses an edge */
+  __shared__ bool s_last;
+  if (threadIdx.x == 0) s_last = atomicAdd(p.ticket, 1u) == (unsigned)(used - 1);
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  static_assert(sizeof s_tile >= kBlock * (16 + 2 * sizeof(T)), "crossing_records' room");
+  crossing_records<T, Op>(p.rec_seg, static_cast<const T *>(p.rec_val), 2 * used, out, s_tile);
+  if (threadIdx.x == 0) *p.ticket = 0; /* for the next call */
 }
 
 /* ---- segmented scan, balanced by elements ---------------------------------------------
@@ -625,12 +695,32 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tail_kernel(SegParams p, Off 
   const T *x = static_cast<const T *>(p.in);
   const size_t lo = s_lo;
   T acc = Op::identity();
+  /* A float min / max folds in element order, as the serial tiers do (the first of
+   * -0.0 and +0.0 wins): the piece through shared memory, each thread a contiguous
+   * ITEMS of it.  Sums and integers take the strided loads (any order is theirs). */
+  constexpr bool kOrdered = std::is_floating_point<T>::value && !std::is_same<Op, SumOp<T>>::value;
+  if constexpr (kOrdered) {
+    __shared__ T s_piece[TILE + TILE / 32];
+    const int len = (int)(tile_hi - lo);
 #pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    const size_t i = lo + threadIdx.x + (size_t)k * kBlock;
-    if (i < tile_hi) acc = Op::apply(acc, __ldg(x + i));
+    for (int k = 0; k < ITEMS; ++k) {
+      const int j = (int)threadIdx.x + k * kBlock;
+      if (j < len) s_piece[pad(j)] = __ldg(x + lo + j);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int j = (int)threadIdx.x * ITEMS + k;
+      if (j < len) acc = Op::apply(acc, s_piece[pad(j)]);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const size_t i = lo + threadIdx.x + (size_t)k * kBlock;
+      if (i < tile_hi) acc = Op::apply(acc, __ldg(x + i));
+    }
   }
-  /* the block's sum of the piece, in thread 0 */
+  /* the block's fold of the piece, in thread 0 (lanes, then warps, in order) */
   __shared__ T s_w[kBlock / 32];
   for (int d = 16; d > 0; d >>= 1) acc = Op::apply(acc, __shfl_down_sync(0xffffffffu, acc, d));
   if (threadIdx.x % 32 == 0) s_w[threadIdx.x / 32] = acc;
@@ -779,15 +869,15 @@ unsigned grid_for(const xpar__cuda_state *st, size_t work) {
 
 /* seg_bounds_kernel over the tiles' edges; p.reach and p.hold set (the first (tiles + 1) *
  * 16 bytes of the partials). */
-template <class T, class Op, class Off>
+template <class Off>
 xpar_status launch_bounds(xpar__cuda_state *st, SegParams &p, Off off, size_t tile,
-                          size_t tiles, int init) {
+                          size_t tiles) {
   size_t *reach = static_cast<size_t *>(p.partials), *hold = reach + tiles + 1;
   p.reach = reach;
   p.hold = hold;
   size_t tl = tile, nt = tiles;
-  void *args[] = {&p, &off, &tl, &nt, &init, &reach, &hold};
-  return xpar__cuda_launch(st, (const void *)seg_bounds_kernel<T, Op, Off>, NULL,
+  void *args[] = {&p, &off, &tl, &nt, &reach, &hold};
+  return xpar__cuda_launch(st, (const void *)seg_bounds_kernel<Off>, NULL,
                            (unsigned)((tiles + 1 + kBlock - 1) / kBlock), kBlock, 0, args,
                            "segmented (tile bounds)");
 }
@@ -813,7 +903,7 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     if (tiles == 0) return XPAR_OK; /* no elements: a scan writes nothing */
     XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
                     "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
-    XPAR__FORWARD((launch_bounds<T, Op, Off>(st, p, off, tile, tiles, 0)));
+    XPAR__FORWARD(launch_bounds(st, p, off, tile, tiles));
     unsigned char *base = static_cast<unsigned char *>(p.partials) + (tiles + 1) * 16;
     ScanScratch sc;
     sc.tail_seg = reinterpret_cast<size_t *>(base);
@@ -863,7 +953,10 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
   const size_t tiles = span ? (span + tile - 1) / tile : 1;
   XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
                   "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
-  XPAR__FORWARD((launch_bounds<T, Op, Off>(st, p, off, tile, tiles, 1)));
+  XPAR__FORWARD(launch_bounds(st, p, off, tile, tiles));
+  unsigned char *records = static_cast<unsigned char *>(p.partials) + (tiles + 1) * 16;
+  p.rec_seg = reinterpret_cast<size_t *>(records);
+  p.rec_val = records + 2 * tiles * 8;
   void *args[] = {&p, &off};
   return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, Op, Off>, NULL, (unsigned)tiles,
                            kBlock, 0, args, name);
@@ -923,13 +1016,14 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
   /* scratch: the check word, the ticket, argmin's partials */
   const size_t parts = arg_grid ? (size_t)grid_for(st, s->n) : 0;
   /* the balanced reduce and scan: the tiles' bounds (2 x 8 bytes per edge); the scan
-   * also a segment, a value and a carry per tile (8 bytes each) */
+   * also a segment, a value and a carry per tile (8 bytes each), the reduce two
+   * records of a segment and a value per tile (32 bytes) */
   const size_t tile = (size_t)kBlock * (64 / xpar__dtype_size(s->dtype));
   const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
   const size_t tiles = (span + tile - 1) / tile + 1;
   const bool tiled = !ex->serial && (s->kind == XPAR__SEG_REDUCE || s->kind == XPAR__SEG_SCAN);
   const size_t tiled_bytes =
-      tiled ? (tiles + 1) * 16 + (s->kind == XPAR__SEG_SCAN ? tiles * 24 : 0) : 0;
+      tiled ? (tiles + 1) * 16 + (s->kind == XPAR__SEG_SCAN ? tiles * 24 : tiles * 32) : 0;
   const size_t bytes = kPartialsOffset + (parts * 16 > tiled_bytes ? parts * 16 : tiled_bytes);
   GraphScratch graph_scratch(st);
   unsigned char *scratch;

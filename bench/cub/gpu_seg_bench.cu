@@ -15,7 +15,9 @@
  *     segmented sums and sum scans (inclusive, exclusive, in place) of random floats on
  *     every distribution, offsets form and mode (cuda-serial included) equal to the CPU
  *     backend's reproducible serial tier bit for bit (each segment's reproducible
- *     xpar_reduce(SUM) / xpar_scan);
+ *     xpar_reduce(SUM) / xpar_scan); float and double min / max (reduce, scan, argmin /
+ *     argmax) of values that are mostly -0.0 and +0.0, bit for bit: which zero comes out
+ *     shows the order of the fold; a float sum run twice gives the same bits;
  *  2. timed (--seg-bench) at 2^28 elements, int32 and double, device data, CUDA events,
  *     median, xpar and CUB interleaved: xpar_segmented_reduce (sum) beside CUB's
  *     DeviceSegmentedReduce::Sum for segment sizes all 1, 16, 1,024, 2^20, power-law,
@@ -97,10 +99,14 @@ std::vector<size_t> make_sizes(int dist, size_t total, std::mt19937_64 &rng) {
   return s;
 }
 
-template <class T> void fill_values(std::vector<T> &v, std::mt19937_64 &rng, bool exact) {
+template <class T> void fill_values(std::vector<T> &v, std::mt19937_64 &rng, bool exact, bool zeros) {
   for (auto &x : v) {
     const uint64_t r = rng();
     if constexpr (std::is_floating_point<T>::value) {
+      if (zeros) { /* -0.0 and +0.0, a few +-1: which zero a min / max keeps shows its order */
+        x = r % 8 == 0 ? (T)(r & 2 ? 1 : -1) : (T)(r & 1 ? -0.0 : 0.0);
+        continue;
+      }
       if (exact) x = (T)((int)(r % 17) - 8);
       else x = (T)((double)(r >> 11) * 0x1p-53 * 2.0 - 1.0);
       if (r % 97 == 0) x = (T)(r & 1 ? -0.0 : 0.0);
@@ -121,6 +127,7 @@ struct CheckCase {
   bool inplace, exact;
   size_t total;
   bool repro; /* reproducible mode (a float or double SUM reduce) */
+  bool zeros; /* values mostly -0.0 and +0.0 (a float min / max) */
 };
 
 template <class T>
@@ -144,7 +151,7 @@ int check_one(xpar__cuda_state *st, xpar_dtype t, const CheckCase &k, std::mt199
     if (g < m) at += sizes[g];
   }
   std::vector<T> in(n + 1);
-  fill_values(in, rng, k.exact);
+  fill_values(in, rng, k.exact, k.zeros);
   const bool scan = k.kind == XPAR__SEG_SCAN;
   const size_t out_n = scan ? n : m;
   /* the reference: the CPU backend's serial tier */
@@ -206,6 +213,18 @@ int check_one(xpar__cuda_state *st, xpar_dtype t, const CheckCase &k, std::mt199
                      cudaMemcpyDeviceToHost));
   if (m) GB_CUDA(cudaMemcpy(got_i.data(), didx, m * 8, cudaMemcpyDeviceToHost));
   size_t bad = 0, first = (size_t)-1;
+  /* run to run the same bits: the sum again, compared with the first (a float sum is
+   * not the serial tier's, so this is its only bit-for-bit check) */
+  if (std::is_floating_point<T>::value && k.op == XPAR_SUM && k.mode == 0 && !k.inplace) {
+    GB_CUDA(cudaMemset(dout, 0xA5, (out_n + 2) * sizeof(T)));
+    GB_XPAR(B.segmented(&ex, &ds));
+    std::vector<T> again(out_n);
+    GB_CUDA(cudaMemcpy(again.data(), dout, out_n * sizeof(T), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < out_n; i++)
+      if (memcmp(&again[i], &got[i], sizeof(T)) != 0 && !(again[i] != again[i] && got[i] != got[i]) &&
+          bad++ == 0)
+        first = i;
+  }
   for (size_t i = 0; i < out_n; i++)
     if (memcmp(&got[i], &want[i], sizeof(T)) != 0) {
       /* NaN payloads may differ */
@@ -222,9 +241,9 @@ int check_one(xpar__cuda_state *st, xpar_dtype t, const CheckCase &k, std::mt199
   GB_CUDA(cudaFree(didx));
   if (bad) {
     printf("SEGCHECK FAIL kind=%d op=%d scan_kind=%d %s dist=%s form=%d mode=%d inplace=%d "
-           "exact=%d repro=%d n=%zu m=%zu: %zu bad, first at %zu\n",
+           "exact=%d repro=%d zeros=%d n=%zu m=%zu: %zu bad, first at %zu\n",
            k.kind, (int)k.op, (int)k.scan_kind, xpar_dtype_name(t), dist_names[k.dist], k.form,
-           k.mode, (int)k.inplace, (int)k.exact, (int)k.repro, n, m, bad, first);
+           k.mode, (int)k.inplace, (int)k.exact, (int)k.repro, (int)k.zeros, n, m, bad, first);
     return 1;
   }
   return 0;
@@ -334,6 +353,7 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                 k.exact = !(mode == 2 && op == XPAR_SUM && rng() % 2);
                 k.total = total;
                 k.repro = false;
+                k.zeros = false;
                 fails += check_dispatch(st, t, k, rng);
                 runs++;
               }
@@ -364,9 +384,42 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
               k.exact = false;
               k.total = total;
               k.repro = true;
+              k.zeros = false;
               fails += check_dispatch(st, t, k, rng);
               runs++;
             }
+  /* signed zeros: float and double min / max, reduce and scan (and argmin / argmax), over
+   * values that are mostly -0.0 and +0.0, bit for bit the serial tier: only a fold in
+   * element order, across threads, warps and tiles, keeps the right zero.  Quick too
+   * (100,003 elements are 25 to 49 tiles). */
+  for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
+    for (int kind = 0; kind < 3; kind++)
+      for (int op = 1; op < 3; op++)
+        for (int dist = 0; dist < D_COUNT; dist++)
+          for (int form = 0; form < 3; form++)
+            for (size_t total : totals)
+              for (int mode = 0; mode < 2; mode++) {
+                if (quick && total > 100003) continue;
+                if (form == 2 && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES)) continue;
+                if (kind == XPAR__SEG_ARGREDUCE && form == 2 && dist != D_ONE) continue;
+                if (dist == D_BIG && total < 3000017) continue;
+                if (total > 1000 && (dist == D_ALL_EMPTY || dist == D_NONE)) continue;
+                CheckCase k;
+                k.kind = kind;
+                k.op = (xpar_reduction)op;
+                k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+                k.dist = dist;
+                k.form = form;
+                k.mode = mode;
+                k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
+                k.exact = true;
+                k.total = total;
+                k.repro = false;
+                k.zeros = true;
+                fails += check_dispatch(st, t, k, rng);
+                runs++;
+              }
+  progress("signed zeros");
   fails += check_bad_offsets(st);
   printf("SEGCHECK %s: %d cases, %d failed (seed %llu)\n", fails ? "FAIL" : "ok", runs, fails,
          seed);
