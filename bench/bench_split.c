@@ -66,9 +66,17 @@ static void host_free(int pinned, void *p) {
     free(p);
 }
 
+/* Small integers of mean 0 (-3 .. 3, a hash of i and seed): every partial sum, product
+ * sum and prefix stays far below 2^24 (a random walk: some sqrt(n), 2^17 at n = 2^30), so float
+ * results are exact whatever the order of the additions and the tiers must agree bit
+ * for bit. */
 static void fill_small_ints(xpar_dtype t, void *p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++) {
-    const int v = (int)((i * 2654435761u + seed) >> 7 & 7) - 3;
+    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull + seed * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    h *= 0x94D049BB133111EBull;
+    h ^= h >> 29;
+    const int v = (int)(h % 7) - 3;
     switch (t) {
       case XPAR_INT32: ((int32_t *)p)[i] = v; break;
       case XPAR_FLOAT: ((float *)p)[i] = (float)v; break;
