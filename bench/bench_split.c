@@ -40,7 +40,8 @@ typedef struct split_opts {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xpar-bench split [--ops reduce,dot,axpy,add,fill,scan] [--dtypes int32,float,double]\n"
+          "usage: xpar-bench split [--ops reduce,dot,axpy,add,fill,scan,histogram]\n"
+          "         [--dtypes int32,float,double]\n"
           "         [--memory pinned,pageable] [--min-exp 24] [--max-exp 28] [--rounds 7]\n"
           "         [--shares 0.2,0.35,0.5] [--threads T] [--save [FILE]]\n");
 }
@@ -85,6 +86,8 @@ static void fill_small_ints(xpar_dtype t, void *p, size_t n, unsigned seed) {
   }
 }
 
+enum { HIST_BINS = 256 };
+
 typedef struct split_case {
   xpar_op op;
   xpar_dtype t;
@@ -92,6 +95,7 @@ typedef struct split_case {
   void *x, *y, *out;
   void *y0; /* axpy: y before the call */
   unsigned char result[8];
+  uint64_t counts[HIST_BINS]; /* histogram: 256 even bins over [-3, 4) */
 } split_case;
 
 /* One call; axpy restores y first (outside the timing, by the caller). */
@@ -110,12 +114,28 @@ static xpar_status run_call(xpar_context *ctx, split_case *c) {
     case XPAR_OP_FILL: return xpar_fill(ctx, c->t, alpha, c->out, c->n);
     case XPAR_OP_SCAN:
       return xpar_scan(ctx, c->t, XPAR_SUM, XPAR_INCLUSIVE, c->x, c->out, c->n);
+    case XPAR_OP_HISTOGRAM: {
+      const double lo_d = -3, hi_d = 4;
+      const float lo_f = -3, hi_f = 4;
+      const int32_t lo_i = -3, hi_i = 4;
+      const void *lo = c->t == XPAR_FLOAT   ? (const void *)&lo_f
+                       : c->t == XPAR_INT32 ? (const void *)&lo_i
+                                            : (const void *)&lo_d;
+      const void *hi = c->t == XPAR_FLOAT   ? (const void *)&hi_f
+                       : c->t == XPAR_INT32 ? (const void *)&hi_i
+                                            : (const void *)&hi_d;
+      return xpar_histogram_even(ctx, c->t, c->x, c->n, lo, hi, HIST_BINS, c->counts);
+    }
     default: return XPAR_ERR_INVALID_ARGUMENT;
   }
 }
 
 /* The output to check: the result, y or out. */
 static const void *output_of(const split_case *c, size_t *bytes) {
+  if (c->op == XPAR_OP_HISTOGRAM) {
+    *bytes = sizeof c->counts;
+    return c->counts;
+  }
   if (c->op == XPAR_OP_REDUCE || c->op == XPAR_OP_DOT) {
     *bytes = xpar_dtype_size(c->t);
     return c->result;
@@ -137,7 +157,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int bench_cmd_split(int argc, char **argv) {
-  split_opts o = {"reduce,dot,axpy,add,fill,scan", "int32,float,double", "pinned,pageable",
+  split_opts o = {"reduce,dot,axpy,add,fill,scan,histogram", "int32,float,double", "pinned,pageable",
                   "0.2,0.35,0.5", 0, NULL, 24, 28, 7, 0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -196,8 +216,8 @@ int bench_cmd_split(int argc, char **argv) {
     fprintf(stderr, "xpar-bench split: no usable GPU (%s)\n", dev.reason);
     return 1;
   }
-  static const xpar_op ops[] = {XPAR_OP_REDUCE, XPAR_OP_DOT, XPAR_OP_AXPY,
-                                XPAR_OP_ADD,    XPAR_OP_FILL, XPAR_OP_SCAN};
+  static const xpar_op ops[] = {XPAR_OP_REDUCE, XPAR_OP_DOT,  XPAR_OP_AXPY,     XPAR_OP_ADD,
+                                XPAR_OP_FILL,   XPAR_OP_SCAN, XPAR_OP_HISTOGRAM};
   static const xpar_dtype dts[] = {XPAR_INT32, XPAR_FLOAT, XPAR_DOUBLE};
   xpar_context *ctx[3];
   const xpar_backend backends[3] = {XPAR_BACKEND_CPU, XPAR_BACKEND_CUDA, XPAR_BACKEND_CPU_CUDA};
@@ -224,7 +244,7 @@ int bench_cmd_split(int argc, char **argv) {
     xpar_split_memory m;
     size_t from;
     double share;
-  } measured[2 * 6 * 3];
+  } measured[2 * 7 * 3];
   int nmeasured = 0;
   size_t used = 0;
   for (int mi = 0; mi < 2; mi++) {

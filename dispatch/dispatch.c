@@ -694,7 +694,7 @@ static xpar_status run_split_call(xpar_context *ctx, const xpar__call *c, const 
       if (arrays[a] && w->ptr == arrays[a] && w->loc == XPAR__LOC_HOST_PINNED) pinned |= 1u << a;
   }
   const int recover = ctx->backend == XPAR_BACKEND_AUTO && ctx->offload == XPAR_OFFLOAD_DEFAULT;
-  return xpar__run_split(ctx, c, c->x, c->y, c->out, c->result, pinned,
+  return xpar__run_split(ctx, c, c->x, c->y, c->out, c->out2, c->result, pinned,
                          pageable ? XPAR_SPLIT_PAGEABLE : XPAR_SPLIT_PINNED, recover, d);
 }
 

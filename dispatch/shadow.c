@@ -402,7 +402,7 @@ static int run_shadow(xpar_context *ctx, xpar_tier tier, const xpar__call *sc, c
       /* The shadow's copies are pageable host memory; its record is its own. */
       xpar__decision_raw sd;
       memset(&sd, 0, sizeof sd);
-      ss = sc->n ? xpar__run_split(ctx, sc, x, y, out, result, 0, XPAR_SPLIT_PAGEABLE, 0, &sd)
+      ss = sc->n ? xpar__run_split(ctx, sc, x, y, out, out2, result, 0, XPAR_SPLIT_PAGEABLE, 0, &sd)
                  : run_shadow_cpu(ctx, XPAR_TIER_CPU_OPENMP, sc, x, y, out, out2, result);
     } else if (!why_not) {
       ss = run_shadow_gpu(ctx, tier, sc, x, y, out, out2, result);

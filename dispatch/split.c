@@ -16,6 +16,10 @@
  * first (one more read of it, while the GPU's input copies run), the GPU scan
  * is queued with that carry, then the CPU scans its own part.
  *
+ * A histogram splits its samples: each side counts its part into counts of
+ * its own (the CPU's in pinned staging, so that a failure writes nothing),
+ * and the caller's counts are their sum.
+ *
  * Reproducible mode (docs/reproducible.md): a float sum is the aligned
  * pairwise tree over 8,192-element block totals, padded to a power of two P
  * blocks.  Split where the tree's root halves (m = P/2 blocks), the left half
@@ -166,8 +170,61 @@ static xpar_status gpu_outputs(struct xpar__cuda_state *st, const gpu_part *g, s
   return XPAR_OK;
 }
 
+/* The histogram's split (m < n): samples [0, m) counted on the CPU, [m, n) on
+ * the GPU, the counts added into `counts` at the end. */
+static xpar_status run_split_histogram(xpar_context *ctx, const xpar__call *c, const xpar__exec *cx,
+                                       const void *samples, void *counts, unsigned pinned,
+                                       int recover, size_t m, xpar__decision_raw *d) {
+  const xpar__backend *cpu = &xpar__cpu_backend, *gb = xpar__gpu_backend();
+  const size_t esz = xpar__dtype_size(c->dtype), ng = c->n - m, gbytes = ng * esz;
+  const size_t cbytes = c->hist_bins * sizeof(uint64_t);
+  struct xpar__cuda_state *st;
+  XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  gpu_part g;
+  memset(&g, 0, sizeof g);
+  g.host[SLOT_X] = at(samples, m * esz);
+  g.pinned[SLOT_X] = pinned & XPAR__SPLIT_X_PINNED;
+  g.reads[SLOT_X] = 1;
+  for (int i = 0; i < 3; i++) g.alias_of[i] = i;
+  /* Everything allocated before anything is written: the samples' staging, the
+   * GPU's counts (device, and pinned for their copy back), the CPU's counts. */
+  void *dev_counts, *gpu_counts, *cpu_counts;
+  XPAR__FORWARD(gpu_allocate(ctx, st, &g, gbytes, 0));
+  XPAR__FORWARD(gb->staging(st, SLOT_OUT, cbytes, &dev_counts));
+  XPAR__FORWARD(xpar__host_staging(ctx, SLOT_OUT, cbytes, &gpu_counts));
+  XPAR__FORWARD(xpar__host_staging(ctx, SLOT_Y, cbytes, &cpu_counts));
+  XPAR__FORWARD(gpu_inputs(cx, st, &g, gbytes, d));
+  xpar__call gpu_call = part_of(c, ng), cpu_call = part_of(c, m);
+  gpu_call.bytes2 = cpu_call.bytes2 = cbytes;
+  const xpar__exec gx = {.cuda = st,
+                         .grid = ctx->launch_grid,
+                         .block = ctx->launch_block,
+                         .nowait = 1};
+  XPAR__FORWARD(xpar__run_op(gb, &gx, &gpu_call, g.dev[SLOT_X], NULL, NULL, dev_counts, NULL));
+  XPAR__FORWARD(gb->copy(st, gpu_counts, dev_counts, cbytes, XPAR__DEVICE_TO_HOST_QUEUED));
+  d->bytes_to_host += cbytes;
+  /* The CPU part, while the GPU's copies run. */
+  XPAR__FORWARD(xpar__run_op(cpu, cx, &cpu_call, samples, NULL, NULL, cpu_counts, NULL));
+  xpar_status ws = gb->wait(st);
+  if (ws != XPAR_OK && recover) {
+    snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
+    xpar__clear_error();
+    d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
+    d->why = ctx->fallback_why;
+    XPAR__FORWARD(xpar__run_op(cpu, cx, &gpu_call, g.host[SLOT_X], NULL, NULL, gpu_counts, NULL));
+    d->split_gpu_share = 0.0;
+  } else {
+    XPAR__FORWARD(ws);
+    d->split_gpu_share = (double)ng / (double)c->n;
+  }
+  uint64_t *sum = counts;
+  const uint64_t *a = cpu_counts, *b = gpu_counts;
+  for (size_t i = 0; i < c->hist_bins; i++) sum[i] = a[i] + b[i];
+  return XPAR_OK;
+}
+
 xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *x,
-                            const void *y, void *out, void *result, unsigned pinned,
+                            const void *y, void *out, void *out2, void *result, unsigned pinned,
                             xpar_split_memory memory, int recover, xpar__decision_raw *d) {
   const xpar__backend *cpu = &xpar__cpu_backend;
   const xpar__exec cx = {.num_threads = ctx->num_threads,
@@ -184,7 +241,9 @@ xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *
   d->split_tree = tree;
   d->split_gpu_share = 0.0;
   if (m == c->n) /* too small to split: the CPU part is the whole call */
-    return xpar__run_op(cpu, &cx, c, x, y, out, NULL, result);
+    return xpar__run_op(cpu, &cx, c, x, y, out, out2, result);
+  if (c->op == XPAR_OP_HISTOGRAM)
+    return run_split_histogram(ctx, c, &cx, x, out2, pinned, recover, m, d);
 
   const size_t ng = c->n - m, gbytes = ng * esz, off = m * esz;
   const xpar__call cpu_call = part_of(c, m);

@@ -12,16 +12,18 @@ enum { XPAR__SPLIT_X_PINNED = 1, XPAR__SPLIT_Y_PINNED = 2, XPAR__SPLIT_OUT_PINNE
 /**
  * Run call c (an op xpar__op_splits covers, n > 0) on both sides: elements
  * [0, m) on the OpenMP tier, [m, n) on the GPU, combined as one tier would.
- * x, y, out and result are host memory (c's own, or shadow mode's copies);
+ * x, y, out, out2 (a histogram's counts) and result are host memory (c's own,
+ * or shadow mode's copies);
  * m comes from the context's split share for `memory` (d records it), or from
  * the reproducible block tree.  Before anything is written: GPU memory or
  * staging that cannot be had fails (XPAR_ERR_DEVICE_OUT_OF_MEMORY for the
  * device's).  A GPU failure found when its part is waited for: with
  * `recover`, the GPU's part is computed on the CPU and d says so; else the
- * error is returned (the CPU's part of an output may be written).
+ * error is returned (the CPU's part of an output array may be written; a
+ * histogram's counts are not).
  */
 xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *x,
-                            const void *y, void *out, void *result, unsigned pinned,
+                            const void *y, void *out, void *out2, void *result, unsigned pinned,
                             xpar_split_memory memory, int recover, xpar__decision_raw *d);
 
 #endif

@@ -121,6 +121,13 @@ static xpar_status f_sort(const xpar__exec *ex, const xpar__sort_spec *spec) {
   xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &scratch};
   return xpar__cpu_backend.sort(&s, spec);
 }
+static xpar_status f_histogram(const xpar__exec *ex, const xpar__histogram_spec *spec) {
+  (void)ex;
+  fake_ops++;
+  static xpar__host_scratch scratch;
+  xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &scratch};
+  return xpar__cpu_backend.histogram(&s, spec);
+}
 static xpar_status f_repro_reduce(const xpar__exec *ex, xpar__repro_kind k, xpar_dtype t,
                                   const void *x, const void *y, size_t n, void *result) {
   (void)ex;
@@ -252,6 +259,7 @@ static const xpar__backend fake_gpu = {
     .fill = f_fill,
     .dot = f_dot,
     .sort = f_sort,
+    .histogram = f_histogram,
     .repro_reduce = f_repro_reduce,
     .repro_scan = f_repro_scan,
     .query = f_query,
@@ -493,6 +501,141 @@ static void t_every_op(void **state) {
         }
         one_op(split, ref, XPAR_OP_FILL, t, XPAR_SUM, 0, 0, 0, n, pinned);
       }
+  xpar_context_destroy(split);
+  xpar_context_destroy(ref);
+}
+
+/* ---- the histogram: split by samples, the counts added -------------------------- */
+
+/* Samples of dtype t around [lo, hi) = [-8, 9): some below, some above, and
+ * NaNs for floats (not counted). */
+static void fill_samples(xpar_dtype t, void *p, size_t n) {
+  fill_random(t, p, n, 0);
+  for (size_t i = 0; i < n; i += 97)
+    if (t == XPAR_FLOAT) ((float *)p)[i] = NAN;
+    else if (t == XPAR_DOUBLE) ((double *)p)[i] = NAN;
+    else if (t == XPAR_INT32) ((int32_t *)p)[i] = 100;
+}
+
+/* One histogram on the split and on the serial tier: equal counts, the split
+ * recorded, nothing written around the counts.  `range`: bins by boundaries. */
+static void one_histogram(xpar_context *split, xpar_context *ref, xpar_dtype t, size_t n,
+                          int pinned, int range) {
+  const size_t esz = xpar_dtype_size(t), bins = 7;
+  arr x = arr_new(n * esz, pinned), c1 = arr_new(bins * 8, pinned), c2 = arr_new(bins * 8, 0);
+  fill_samples(t, x.p, n);
+  xpar__scalar lo, hi;
+  unsigned char bounds[8 * 8];
+  const int64_t lo_i = t == XPAR_UINT32 ? 0 : -8, hi_i = t == XPAR_UINT32 ? 17 : 9;
+  const int64_t edges[8] = {lo_i, lo_i + 1, lo_i + 3, lo_i + 4, lo_i + 8, lo_i + 9, lo_i + 12,
+                            hi_i};
+  for (int i = 0; i < 8; i++) {
+    const int64_t v = t == XPAR_UINT64 ? edges[i] + 8 : edges[i];
+    switch (t) {
+      case XPAR_INT32: ((int32_t *)bounds)[i] = (int32_t)v; break;
+      case XPAR_UINT32: ((uint32_t *)bounds)[i] = (uint32_t)v; break;
+      case XPAR_INT64: ((int64_t *)bounds)[i] = v * 1000003; break;
+      case XPAR_UINT64: ((uint64_t *)bounds)[i] = (uint64_t)v << 20; break;
+      case XPAR_FLOAT: ((float *)bounds)[i] = (float)v; break;
+      default: ((double *)bounds)[i] = (double)v; break;
+    }
+  }
+  memcpy(&lo, bounds, esz);
+  memcpy(&hi, bounds + 7 * esz, esz);
+  const int before = fake_ops;
+  xpar_status s1, s2;
+  if (range) {
+    s1 = xpar_histogram_range(split, t, x.p, n, bounds, bins, c1.p);
+    s2 = xpar_histogram_range(ref, t, x.p, n, bounds, bins, c2.p);
+  } else {
+    s1 = xpar_histogram_even(split, t, x.p, n, &lo, &hi, bins, c1.p);
+    s2 = xpar_histogram_even(ref, t, x.p, n, &lo, &hi, bins, c2.p);
+  }
+  if (s1 != XPAR_OK) fail_msg("histogram %s n=%zu: %s", xpar_dtype_name(t), n,
+                              xpar_last_error_detail());
+  assert_int_equal(s2, XPAR_OK);
+  expect_split(split, XPAR_OP_HISTOGRAM, t, pinned, n, before);
+  if (memcmp(c1.p, c2.p, bins * 8) != 0)
+    fail_msg("histogram %s %s n=%zu %s: the split's counts differ (seed %llu)",
+             range ? "range" : "even", xpar_dtype_name(t), n, pinned ? "pinned" : "pageable",
+             seed0);
+  uint64_t total = 0;
+  for (size_t b = 0; b < bins; b++) total += ((uint64_t *)c1.p)[b];
+  assert_true(total > 0 || n < 2);
+  fences_intact(&x);
+  fences_intact(&c1);
+  arr_free(&x);
+  arr_free(&c1);
+  arr_free(&c2);
+}
+
+static void t_histogram(void **state) {
+  (void)state;
+  xpar_context *split = split_context(XPAR_BACKEND_CPU_CUDA);
+  xpar_context *ref = split_context(XPAR_BACKEND_CPU_SERIAL);
+  for (size_t si = 0; si < sizeof SIZES / sizeof *SIZES; si++)
+    for (int pinned = 0; pinned < 2; pinned++)
+      for (size_t ti = 0; ti < 6; ti++)
+        for (int range = 0; range < 2; range++)
+          one_histogram(split, ref, DTYPES[ti], SIZES[si], pinned, range);
+  /* The copies: the GPU's samples in, its counts out. */
+  const size_t n = 10 * 8192, bins = 5;
+  assert_int_equal(xpar_context_set_split(split, XPAR_OP_HISTOGRAM, XPAR_FLOAT,
+                                          XPAR_SPLIT_PAGEABLE, XPAR_NEVER, 0.3),
+                   XPAR_OK);
+  arr x = arr_new(n * 4, 0), c = arr_new(bins * 8, 0);
+  fill_samples(XPAR_FLOAT, x.p, n);
+  const float lo = -8, hi = 9;
+  fake_bytes_in = fake_bytes_out = 0;
+  assert_int_equal(xpar_histogram_even(split, XPAR_FLOAT, x.p, n, &lo, &hi, bins, c.p), XPAR_OK);
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(split, &d), XPAR_OK);
+  assert_true(fabs(d.split_gpu_share - 0.3) < 1e-12); /* 3 of 10 grains */
+  assert_int_equal(fake_bytes_in, 3 * 8192 * 4);
+  assert_int_equal(fake_bytes_out, bins * 8);
+  /* A fault at the wait (forced: an error, the counts untouched) and out of
+   * memory (nothing written either); AUTO computes the GPU's part on the CPU. */
+  for (int forced = 0; forced < 2; forced++) {
+    xpar_context *ctx = forced ? split : split_context(XPAR_BACKEND_AUTO);
+    if (!forced)
+      assert_int_equal(xpar_context_set_split(ctx, XPAR_OP_HISTOGRAM, XPAR_FLOAT,
+                                              XPAR_SPLIT_PAGEABLE, 1, 0.5),
+                       XPAR_OK);
+    uint64_t want[5];
+    assert_int_equal(xpar_histogram_even(ref, XPAR_FLOAT, x.p, n, &lo, &hi, bins, want), XPAR_OK);
+    for (int fault = 0; fault < 2; fault++) {
+      memset(c.p, POISON, bins * 8);
+      if (fault) fail_next_wait = 1;
+      else fail_next_staging = 1;
+      const xpar_status s = xpar_histogram_even(ctx, XPAR_FLOAT, x.p, n, &lo, &hi, bins, c.p);
+      if (forced) {
+        assert_int_equal(s, fault ? XPAR_ERR_DEVICE : XPAR_ERR_DEVICE_OUT_OF_MEMORY);
+        for (size_t i = 0; i < bins * 8; i++)
+          assert_int_equal(((unsigned char *)c.p)[i], POISON);
+      } else {
+        assert_int_equal(s, XPAR_OK);
+        assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+        assert_int_equal(d.tier, XPAR_TIER_CPU_OPENMP);
+        assert_memory_equal(c.p, want, bins * 8);
+      }
+      fences_intact(&c);
+    }
+    if (!forced) xpar_context_destroy(ctx);
+  }
+  /* Shadow mode runs the histogram's split as its second tier. */
+  xpar_context *sh = split_context(XPAR_BACKEND_CPU);
+  assert_int_equal(xpar_context_set_shadow(sh, XPAR_TIER_CPU_CUDA, 1), XPAR_OK);
+  assert_int_equal(xpar_context_set_split(sh, XPAR_OP_HISTOGRAM, XPAR_FLOAT, XPAR_SPLIT_PAGEABLE,
+                                          XPAR_NEVER, 0.5),
+                   XPAR_OK);
+  const int before = fake_ops;
+  assert_int_equal(xpar_histogram_even(sh, XPAR_FLOAT, x.p, n, &lo, &hi, bins, c.p), XPAR_OK);
+  assert_int_equal(xpar_last_decision(sh, &d), XPAR_OK);
+  assert_non_null(strstr(d.reason, "shadow cpu+cuda: match"));
+  assert_true(fake_ops > before);
+  xpar_context_destroy(sh);
+  arr_free(&x);
+  arr_free(&c);
   xpar_context_destroy(split);
   xpar_context_destroy(ref);
 }
@@ -757,6 +900,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_every_op),
       cmocka_unit_test(t_share_and_copies),
+      cmocka_unit_test(t_histogram),
       cmocka_unit_test(t_reproducible_bits),
       cmocka_unit_test(t_auto),
       cmocka_unit_test(t_failures),

@@ -241,8 +241,8 @@ typedef enum xpar_op {
  *   CUDA_SERIAL  GPU kernels with grid = block = 1
  *   CPU_CUDA     the CPU and the GPU split each call on host data (the split
  *                tier, xpar_context_set_split): reduce, the wide sum, dot,
- *                axpy, add, fill and scan; other operations, and calls with
- *                data on the device, run as under CUDA
+ *                axpy, add, fill, scan and the histogram; other operations,
+ *                and calls with data on the device, run as under CUDA
  *  @endcode
  *  Without a usable GPU (or with offload disabled) CUDA, CUDA_SERIAL and
  *  CPU_CUDA run on the CPU (CPU, resp. CPU_SERIAL) and the decision record
@@ -456,7 +456,8 @@ typedef enum xpar_split_memory {
  * tier, [m, n) to the GPU, which copies its part over PCIe (pageable data
  * through the context's pinned staging), computes it and copies its outputs
  * back while the CPU threads compute theirs; the partial results are
- * combined (a scan's GPU part starts from the CPU part's total).
+ * combined (a scan's GPU part starts from the CPU part's total; a histogram's
+ * counts are the two parts' counts added).
  *
  * For each op, dtype and host memory kind the context keeps two values:
  *  - `from`: AUTO splits a call on host data with n >= from (XPAR_NEVER:
@@ -464,8 +465,9 @@ typedef enum xpar_split_memory {
  *  - `gpu_share` (0 < share < 1): the GPU's share of the elements, from the
  *    two sides' measured rates on that memory (r_gpu / (r_cpu + r_gpu)); m
  *    is n * (1 - share) rounded to 8,192 elements.
- * The split covers reduce, the wide sum, dot, axpy, add, fill and scan; the
- * other ops refuse XPAR_ERR_INVALID_ARGUMENT here (they have no split).
+ * The split covers reduce, the wide sum, dot, axpy, add, fill, scan and the
+ * histogram (XPAR_OP_HISTOGRAM: split by samples); the other ops refuse
+ * XPAR_ERR_INVALID_ARGUMENT here (they have no split).
  *
  * Results are what a single tier gives: integers and min/max exact, float
  * sums within the documented bound, in reproducible mode the same bits as
@@ -475,7 +477,7 @@ typedef enum xpar_split_memory {
  * CPU, forced CPU_CUDA fails with nothing written.  A GPU failure found when
  * the GPU part is waited for: AUTO computes the GPU part on the CPU (the
  * output is complete); forced CPU_CUDA returns the error, and the CPU part of
- * an output may already be written.
+ * an output array may already be written (a histogram's counts are not).
  */
 XPAR_API xpar_status xpar_context_set_split(xpar_context *ctx, xpar_op op, xpar_dtype dtype,
                                             xpar_split_memory memory, size_t from,

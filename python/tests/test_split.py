@@ -7,7 +7,7 @@ import pytest
 import xpar
 from conftest import GPU, random_array
 
-SPLIT_OPS = ["reduce", "scan", "axpy", "add", "fill", "dot"]
+SPLIT_OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "histogram"]
 
 
 def test_settings_round_trip():
@@ -50,6 +50,11 @@ def test_results_match_numpy(rng, dtype, n):
         assert np.isclose(c.sum(x), x.sum(), rtol=1e-12, atol=1e-9 * np.abs(x).sum())
         assert np.allclose(c.cumsum(x), np.cumsum(x), rtol=1e-12, atol=1e-9 * np.abs(x).sum())
         assert np.array_equal(c.add(x, y), x + y)
+    lo, hi = x.min().item(), x.max().item()
+    if lo < hi:  # the same counts as one tier's (xpar's bins; NumPy's may differ at edges)
+        want = xpar.Context(backend="serial").histogram(x, 16, (lo, hi))
+        got = c.histogram(x, 16, (lo, hi))
+        assert np.array_equal(got, want) and int(got.sum()) == int((x < hi).sum())
     d = c.last_decision
     if GPU:
         assert d.tier == "cpu+cuda", d
