@@ -196,6 +196,40 @@ def test_cupy_managed_memory(rng):
 
 # -------------------------------------------------------------------- JAX --
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_jax_host(rng, dtype):
+    """JAX arrays on the CPU (DLPack, read-only): inputs on every host tier;
+    a result needs out= (JAX arrays are immutable), and the error writes
+    nothing."""
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    if dtype.endswith("64") and not jax.config.jax_enable_x64:
+        jax.config.update("jax_enable_x64", True)
+    xh = random_array(rng, dtype, 10007)
+    x = jax.device_put(jnp.asarray(xh), jax.devices("cpu")[0])
+    assert str(x.dtype) == dtype
+    for backend in ["serial", "cpu", "auto"]:
+        ctx = xpar.Context(backend=backend)
+        got = ctx.sum(x)
+        if dtype.startswith("int"):
+            assert got == int(xh.sum(dtype=xh.dtype))
+            assert ctx.dot(x, x) == int(np.sum(xh * xh, dtype=xh.dtype))
+        else:
+            ref = xh.astype(np.float64)
+            bound = 2 * xh.size * np.finfo(xh.dtype).eps * np.abs(ref).sum()
+            assert abs(got - float(ref.sum())) <= bound
+        assert ctx.min(x) == xh.min() and ctx.max(x) == xh.max()
+        with pytest.raises(xpar.NotSupported):
+            ctx.cumsum(x)
+        out = np.full(xh.size, 7, dtype=xh.dtype)
+        ctx.cumsum(x, out=out)  # a NumPy out for a JAX input
+        if dtype.startswith("int"):
+            np.testing.assert_array_equal(out, np.cumsum(xh, dtype=xh.dtype))
+        with pytest.raises(xpar.NotSupported):
+            ctx.fill(x, 1)
+        np.testing.assert_array_equal(np.asarray(x), xh)  # the input is untouched
+
+
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 def test_jax(rng, dtype):
