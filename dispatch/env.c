@@ -85,6 +85,52 @@ static xpar_status apply_thresholds(xpar_context *ctx) {
   return XPAR_OK;
 }
 
+/* The split tier's settings: XPAR_<OP>_SPLIT_<MEMORY>="FROM,SHARE" (FROM an
+ * element count, 2^k or "never"; 0 < SHARE < 1), for the ops that split and
+ * ALL (first, so that an op's own variable overrides it). */
+static xpar_status apply_splits(xpar_context *ctx) {
+  static const char *const memory_env[XPAR_SPLIT_MEMORY_COUNT_] = {"PINNED", "PAGEABLE"};
+  for (int i = 0; i <= XPAR_OP_COUNT_; i++) {
+    const int op = i == 0 ? XPAR_OP_COUNT_ : i - 1; /* XPAR_OP_COUNT_: ALL */
+    if (op != XPAR_OP_COUNT_ && !xpar__op_splits((xpar_op)op)) continue;
+    for (int m = 0; m < XPAR_SPLIT_MEMORY_COUNT_; m++) {
+      char name[64];
+      snprintf(name, sizeof name, "XPAR_%s_SPLIT_%s",
+               op == XPAR_OP_COUNT_ ? "ALL" : xpar__op_env((xpar_op)op), memory_env[m]);
+      const char *v = getenv(name);
+      if (!v) continue;
+      const char *comma = strchr(v, ',');
+      char from_text[32];
+      size_t from = 0;
+      char *end = NULL;
+      double share = 0.0;
+      int ok = comma && (size_t)(comma - v) < sizeof from_text;
+      if (ok) {
+        memcpy(from_text, v, (size_t)(comma - v));
+        from_text[comma - v] = '\0';
+        errno = 0;
+        share = strtod(comma + 1, &end);
+        ok = xpar__parse_count(from_text, &from) == 0 && end != comma + 1 && !*end &&
+             errno == 0 && share > 0.0 && share < 1.0;
+      }
+      if (!ok)
+        return bad_env(name, v,
+                       "FROM,SHARE: FROM an element count, 2^k or \"never\", 0 < SHARE < 1 "
+                       "(e.g. 2^26,0.33)");
+      for (int o = 0; o < XPAR_OP_COUNT_; o++) {
+        if ((op != XPAR_OP_COUNT_ && o != op) || !xpar__op_splits((xpar_op)o)) continue;
+        for (int dt = 0; dt < XPAR_DTYPE_COUNT_; dt++) {
+          ctx->split_from[o][dt][m] = from;
+          ctx->split_share[o][dt][m] = (float)share;
+          ctx->split_from_source[o][dt][m] = XPAR__SRC_ENV;
+          ctx->split_share_source[o][dt][m] = XPAR__SRC_ENV;
+        }
+      }
+    }
+  }
+  return XPAR_OK;
+}
+
 /* The accepted words, for the error message: from the maps. */
 #define XPAR__WORD_(e, name) " " name
 static const char backend_words[] = "one of" XPAR_BACKEND_MAP(XPAR__WORD_);
@@ -142,4 +188,7 @@ xpar_status xpar__env_apply_policy(xpar_context *ctx) {
   return XPAR_OK;
 }
 
-xpar_status xpar__env_apply_thresholds(xpar_context *ctx) { return apply_thresholds(ctx); }
+xpar_status xpar__env_apply_thresholds(xpar_context *ctx) {
+  XPAR__FORWARD(apply_thresholds(ctx));
+  return apply_splits(ctx);
+}

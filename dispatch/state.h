@@ -310,7 +310,8 @@ void xpar__kernels_release(xpar_context *ctx);
 /** Apply the environment to a fresh context (XPAR_ERR_INVALID_ENV on a bad
  *  value) in two steps around the profile: the policy (backend, offload,
  *  device, verbose) first, since the profile's machine check depends on it;
- *  the thresholds last, since they override the profile's. */
+ *  the thresholds and the split's settings last, since they override the
+ *  profile's. */
 xpar_status xpar__env_apply_policy(xpar_context *ctx);
 xpar_status xpar__env_apply_thresholds(xpar_context *ctx);
 /** Parse a threshold value: decimal, 2^k, or "never". 0 on success. */

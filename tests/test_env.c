@@ -5,6 +5,7 @@
  * naming the variable and value), read once at creation, and overridden by the
  * setters.  Every case starts and ends with no XPAR_* variable set.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -262,6 +263,62 @@ static void threshold_values(void **state) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_bad(names[n], bad[i]);
 }
 
+/* ---- the split tier's settings: XPAR_<OP>_SPLIT_<MEMORY>="FROM,SHARE" ------------------ */
+static void expect_split(xpar_context *ctx, xpar_op op, xpar_split_memory m, size_t from,
+                         double share) {
+  for (int t = 0; t < XPAR_DTYPE_COUNT_; t++) {
+    size_t f = 0;
+    double s = 0;
+    assert_int_equal(xpar_context_get_split(ctx, op, (xpar_dtype)t, m, &f, &s), XPAR_OK);
+    if (f != from || fabs(s - share) > 1e-6)
+      xt_failf("split", "%s %s memory %d: (%zu, %g), expected (%zu, %g)", xpar_op_name(op),
+               xpar_dtype_name((xpar_dtype)t), (int)m, f, s, from, share);
+  }
+}
+
+static void split_values(void **state) {
+  (void)state;
+  xpar_context *ctx = create_ok("no split variables");
+  size_t from0;
+  double share0;
+  assert_int_equal(xpar_context_get_split(ctx, XPAR_OP_DOT, XPAR_FLOAT, XPAR_SPLIT_PINNED, &from0,
+                                          &share0),
+                   XPAR_OK);
+  xpar_context_destroy(ctx);
+  setenv("XPAR_REDUCE_SPLIT_PINNED", "2^26,0.33", 1);
+  setenv("XPAR_ALL_SPLIT_PAGEABLE", "never,0.1", 1);
+  setenv("XPAR_HISTOGRAM_SPLIT_PAGEABLE", "1000,0.5", 1); /* over ALL */
+  ctx = create_ok("split variables");
+  expect_split(ctx, XPAR_OP_REDUCE, XPAR_SPLIT_PINNED, (size_t)1 << 26, 0.33);
+  expect_split(ctx, XPAR_OP_DOT, XPAR_SPLIT_PINNED, from0, share0); /* untouched */
+  const xpar_op split_ops[] = {XPAR_OP_REDUCE, XPAR_OP_SCAN, XPAR_OP_AXPY, XPAR_OP_ADD,
+                               XPAR_OP_FILL,   XPAR_OP_DOT};
+  for (int i = 0; i < 6; i++) expect_split(ctx, split_ops[i], XPAR_SPLIT_PAGEABLE, XPAR_NEVER, 0.1);
+  expect_split(ctx, XPAR_OP_HISTOGRAM, XPAR_SPLIT_PAGEABLE, 1000, 0.5);
+  /* The API overrides the environment. */
+  assert_int_equal(xpar_context_set_split(ctx, XPAR_OP_REDUCE, XPAR_INT32, XPAR_SPLIT_PINNED, 5,
+                                          0.25),
+                   XPAR_OK);
+  size_t f;
+  double s;
+  assert_int_equal(xpar_context_get_split(ctx, XPAR_OP_REDUCE, XPAR_INT32, XPAR_SPLIT_PINNED, &f,
+                                          &s),
+                   XPAR_OK);
+  assert_true(f == 5 && fabs(s - 0.25) < 1e-6);
+  xpar_context_destroy(ctx);
+  clear_env();
+  /* An op without a split has no variable: not read. */
+  setenv("XPAR_SORT_SPLIT_PINNED", "whatever", 1);
+  ctx = create_ok("XPAR_SORT_SPLIT_PINNED ignored");
+  xpar_context_destroy(ctx);
+  const char *bad[] = {"2^26", "2^26,", ",0.5", "abc,0.5", "2^26,0", "2^26,1", "2^26,1.5",
+                       "2^26,-0.2", "2^26,0.5x", "2^26,nan", "-1,0.5", "2^99,0.5", ""};
+  const char *names[] = {"XPAR_REDUCE_SPLIT_PINNED", "XPAR_ALL_SPLIT_PAGEABLE",
+                         "XPAR_HISTOGRAM_SPLIT_PINNED"};
+  for (size_t n = 0; n < sizeof names / sizeof names[0]; n++)
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_bad(names[n], bad[i]);
+}
+
 /* ---- read once, at creation; setters override ------------------------------------------ */
 static void read_once_and_overridden(void **state) {
   (void)state;
@@ -327,6 +384,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(verbose_values, each_setup, each_teardown),
       cmocka_unit_test_setup_teardown(device_values, each_setup, each_teardown),
       cmocka_unit_test_setup_teardown(threshold_values, each_setup, each_teardown),
+      cmocka_unit_test_setup_teardown(split_values, each_setup, each_teardown),
       cmocka_unit_test_setup_teardown(read_once_and_overridden, each_setup, each_teardown),
       cmocka_unit_test_setup_teardown(several_bad, each_setup, each_teardown),
   };

@@ -397,6 +397,10 @@ typedef struct xpar_context xpar_context;
  *       kinds of xpar_threshold, GPU being GPU_DEVICE_DATA): an element count, a
  *       power of two written 2^k, or "never"; sets the threshold for every
  *       dtype of that op (e.g. XPAR_SCAN_GPU_THRESHOLD=65536).
+ *   XPAR_<OP>_SPLIT_<MEMORY>="FROM,SHARE", OP in REDUCE SCAN AXPY ADD FILL
+ *       DOT HISTOGRAM ALL, MEMORY in PINNED PAGEABLE: the split tier's
+ *       settings for every dtype of that op (xpar_context_set_split; FROM as
+ *       a threshold, 0 < SHARE < 1; e.g. XPAR_REDUCE_SPLIT_PINNED=2^26,0.33).
  *   XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD: one application kernel's or
  *       operator's threshold (xpar/xpar_kernel.h), read when the context
  *       first meets it.
