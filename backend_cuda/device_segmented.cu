@@ -23,7 +23,10 @@
  *    tail: it goes on after it), and the tile that draws the last ticket folds the
  *    records in tile order (crossing_records).  seg_bounds_kernel (one thread per tile
  *    edge) finds every tile's first segment once.  One huge segment among tiny ones
- *    costs a record per tile, not a serial loop;
+ *    costs a record per tile, not a serial loop.  A tile inside one segment that goes
+ *    on past it (a large segment's middle) skips the shared-memory tile and the
+ *    search: a block reduce from registers into its one record (not for a float min /
+ *    max, which folds in element order);
  *  - segmented scan: tiled (tile tails, one block scanning the carries across tiles,
  *    then a block-wide segmented scan per tile), balanced by elements;
  *  - argmin / argmax per segment (xpar_segmented_argmin / _argmax, any number of
@@ -475,6 +478,20 @@ __device__ void crossing_records(const size_t *rec_seg, const T *rec_val, size_t
   }
 }
 
+/* A tile's end, once its records are stored (and fenced): it draws a ticket, and the
+ * last of the `used` tiles folds every tile's records.  smem: crossing_records' room. */
+template <class T, class Op>
+__device__ void tile_ticket(const SegParams &p, size_t used, T *out, void *smem) {
+  if (used < 2) return; /* one tile: nothing crosses an edge */
+  __shared__ bool s_last;
+  if (threadIdx.x == 0) s_last = atomicAdd(p.ticket, 1u) == (unsigned)(used - 1);
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  crossing_records<T, Op>(p.rec_seg, static_cast<const T *>(p.rec_val), 2 * used, out, smem);
+  if (threadIdx.x == 0) *p.ticket = 0; /* for the next call */
+}
+
 template <class T, class Op, class Off>
 __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) {
   if (offsets_bad(p.check)) return;
@@ -498,6 +515,46 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   if (tile_lo >= end) return;
   const size_t tile_hi = end - tile_lo < (size_t)TILE ? end : tile_lo + TILE;
   const int len = (int)(tile_hi - tile_lo);
+  const size_t used = (end - begin + TILE - 1) / TILE; /* the tiles holding elements */
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  /* A tile inside one segment that goes on past it (the middle of a large segment):
+   * no segment starts or ends in it, so it is a plain block reduce from registers
+   * (no shared-memory tile, no search) into its one record.  Not for a float min /
+   * max, which must fold in element order (the general path below does). */
+  constexpr bool kOrdered = std::is_floating_point<T>::value && !std::is_same<Op, SumOp<T>>::value;
+  if constexpr (!kOrdered) {
+    __shared__ int s_inside;
+    if (threadIdx.x == 0) {
+      /* hold: the segment holding tile_lo; reach == hold: none ends at tile_lo */
+      const size_t g = p.hold[blockIdx.x];
+      s_inside = g == p.reach[blockIdx.x] && g < p.m && off.at(g + 1) > tile_hi;
+    }
+    __syncthreads();
+    if (s_inside) {
+      T acc = Op::identity();
+#pragma unroll
+      for (int k = 0; k < ITEMS; ++k) {
+        const int j = (int)threadIdx.x + k * kBlock;
+        if (j < len) acc = Op::apply(acc, __ldg(x + tile_lo + j));
+      }
+      for (int d = 16; d > 0; d >>= 1) acc = Op::apply(acc, __shfl_down_sync(0xffffffffu, acc, d));
+      if (lane == 0) s_rval[warp] = acc;
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        T v = s_rval[0];
+        for (int w = 1; w < kBlock / 32; ++w) v = Op::apply(v, s_rval[w]);
+        const size_t g = p.hold[blockIdx.x];
+        const int slot = off.at(g) < tile_lo ? 0 : 1; /* a head, or the segment's first tile */
+        size_t *rec_seg = p.rec_seg + 2 * (size_t)blockIdx.x;
+        rec_seg[slot] = g;
+        rec_seg[1 - slot] = kNone;
+        static_cast<T *>(p.rec_val)[2 * (size_t)blockIdx.x + slot] = v;
+        __threadfence(); /* the record, before the ticket */
+      }
+      tile_ticket<T, Op>(p, used, out, s_tile);
+      return;
+    }
+  }
   if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
   if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
 #pragma unroll
@@ -535,7 +592,6 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   }
   /* the records, compacted in thread order: exclusive scan of the counts */
   const int cnt = (head_g != kNone) + (tail_g != kNone);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   int incl = cnt;
   for (int d = 1; d < 32; d <<= 1) {
     const int o = __shfl_up_sync(0xffffffffu, incl, d);
@@ -558,7 +614,6 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
     s_rval[at] = tail_v;
   }
   __syncthreads();
-  const size_t used = (end - begin + TILE - 1) / TILE; /* the tiles holding elements */
   if (warp == 0) {
     /* one warp: a segmented scan of the records by segment, in order; each run's last
      * record holds its segment's value in this tile.  A segment crossing the tile's
@@ -595,15 +650,8 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
     __threadfence(); /* the records, before the ticket */
     __syncwarp();
   }
-  if (used < 2) return; /* one tile: nothing crosses an edge */
-  __shared__ bool s_last;
-  if (threadIdx.x == 0) s_last = atomicAdd(p.ticket, 1u) == (unsigned)(used - 1);
-  __syncthreads();
-  if (!s_last) return;
-  __threadfence();
   static_assert(sizeof s_tile >= kBlock * (16 + 2 * sizeof(T)), "crossing_records' room");
-  crossing_records<T, Op>(p.rec_seg, static_cast<const T *>(p.rec_val), 2 * used, out, s_tile);
-  if (threadIdx.x == 0) *p.ticket = 0; /* for the next call */
+  tile_ticket<T, Op>(p, used, out, s_tile);
 }
 
 /* ---- segmented scan, balanced by elements ---------------------------------------------
