@@ -91,8 +91,8 @@ static xpar_status check_split_key(xpar_op op, xpar_dtype dtype, xpar_split_memo
   XPAR__RETURN_IF((unsigned)memory >= XPAR_SPLIT_MEMORY_COUNT_, XPAR_ERR_INVALID_ENUM,
                   "unknown split memory %d", (int)memory);
   XPAR__RETURN_IF(!xpar__op_splits(op), XPAR_ERR_INVALID_ARGUMENT,
-                  "%s has no split (the split covers reduce, scan, axpy, add, fill, dot and "
-                  "histogram)",
+                  "%s has no split (the split covers reduce, scan, axpy, add, fill, dot, "
+                  "histogram and segmented)",
                   xpar__op_name(op));
   return XPAR_OK;
 }

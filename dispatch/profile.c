@@ -132,7 +132,7 @@ static xpar_status parse_split_line(const char *path, int lineno, char **w, prof
   while (m < XPAR_SPLIT_MEMORY_COUNT_ && strcmp(w[3], split_memory_names[m]) != 0) m++;
   XPAR__RETURN_IF(o < 0 || !xpar__op_splits((xpar_op)o), XPAR_ERR_PROFILE,
                   "%s:%d: \"%.40s\" has no split (reduce, scan, axpy, add, fill, dot, "
-                  "histogram)",
+                  "histogram, segmented)",
                   path, lineno, w[1]);
   XPAR__RETURN_IF(t < 0, XPAR_ERR_PROFILE, "%s:%d: unknown dtype \"%.40s\"", path, lineno, w[2]);
   XPAR__RETURN_IF(m == XPAR_SPLIT_MEMORY_COUNT_, XPAR_ERR_PROFILE,

@@ -20,6 +20,14 @@
  * its own (the CPU's in pinned staging, so that a failure writes nothing),
  * and the caller's counts are their sum.
  *
+ * A segmented reduce, scan or argmin / argmax splits at a segment boundary:
+ * segments [0, s) on the CPU, [s, m) on the GPU, each segment wholly on one
+ * side (so every segment's result is that side's, reproducible bits
+ * included).  The offsets are host memory here and are checked on the host
+ * first (bad ones: the whole call goes to the CPU tier, which refuses it with
+ * nothing written); the GPU gets its elements and its offsets rebased to them,
+ * and its argmin indices are moved back by the part's first element.
+ *
  * Reproducible mode (docs/reproducible.md): a float sum is the aligned
  * pairwise tree over 8,192-element block totals, padded to a power of two P
  * blocks.  Split where the tree's root halves (m = P/2 blocks), the left half
@@ -42,7 +50,7 @@
  * to the device runs while the next one is staged. */
 #define STAGE_CHUNK ((size_t)32 << 20)
 /* Host and device staging slots: x, y, out as dispatch's operands; the result. */
-enum { SLOT_X = 0, SLOT_Y = 1, SLOT_OUT = 2, SLOT_RESULT = 3 };
+enum { SLOT_X = 0, SLOT_Y = 1, SLOT_OUT = 2, SLOT_RESULT = 3, SLOT_INDEX = 4 };
 
 /* The CPU part's first element count m (the GPU runs [m, n)); m == n: the call
  * is too small to split and runs on the CPU alone. */
@@ -223,6 +231,138 @@ static xpar_status run_split_histogram(xpar_context *ctx, const xpar__call *c, c
   return XPAR_OK;
 }
 
+/* Offset i of a segmented call (fixed segments: i * segment_size). */
+static size_t seg_offset(const xpar__call *c, const void *offsets, size_t i) {
+  if (!offsets) return i * c->segment_size;
+  return c->offset_dtype == XPAR_INT32 ? (size_t)((const int32_t *)offsets)[i]
+                                       : (size_t)((const int64_t *)offsets)[i];
+}
+
+/* Whether host offsets are good (non-decreasing, from >= 0, up to n). */
+static int seg_offsets_good(const xpar__call *c, const void *offsets) {
+  if (!offsets) return 1;
+  int64_t prev = 0;
+  for (size_t i = 0; i <= c->n_segments; i++) {
+    const int64_t v = c->offset_dtype == XPAR_INT32 ? ((const int32_t *)offsets)[i]
+                                                    : ((const int64_t *)offsets)[i];
+    if (v < prev || (uint64_t)v > c->n) return 0;
+    prev = v;
+  }
+  return 1;
+}
+
+/* The segmented split: segments [0, s) on the CPU, [s, m) on the GPU, s the
+ * first segment starting at or after the CPU's share of the elements; s == 0
+ * or s == m (one huge segment, or a part under a grain): the CPU alone. */
+static xpar_status run_split_segmented(xpar_context *ctx, const xpar__call *c,
+                                       const xpar__exec *cx, const void *in, const void *offsets,
+                                       void *out, void *index, unsigned pinned, double share,
+                                       int recover, xpar__decision_raw *d) {
+  const xpar__backend *cpu = &xpar__cpu_backend, *gb = xpar__gpu_backend();
+  const size_t m = c->n_segments, esz = xpar__dtype_size(c->dtype);
+  if (!seg_offsets_good(c, offsets)) /* refused there, nothing written */
+    return xpar__run_op(cpu, cx, c, in, offsets, out, index, NULL);
+  const size_t lo = seg_offset(c, offsets, 0), hi = seg_offset(c, offsets, m);
+  const size_t cut = hi - (size_t)((double)(hi - lo) * share); /* the GPU from here */
+  size_t a = 0, b = m; /* s: the first segment starting at or after cut */
+  while (a < b) {
+    const size_t mid = a + (b - a) / 2;
+    if (seg_offset(c, offsets, mid) < cut) a = mid + 1;
+    else b = mid;
+  }
+  const size_t s = a, first = seg_offset(c, offsets, s < m ? s : m);
+  if (s == 0 || s >= m || hi - first < SPLIT_GRAIN) {
+    d->split_gpu_share = 0.0; /* "too small to split" */
+    return xpar__run_op(cpu, cx, c, in, offsets, out, index, NULL);
+  }
+  const size_t ms = m - s, ng = hi - first;
+  const int scan = c->seg_kind == XPAR__SEG_SCAN, arg = c->seg_kind == XPAR__SEG_ARGREDUCE;
+  const size_t in_bytes = ng * esz, out_bytes = scan ? in_bytes : ms * esz;
+  const size_t osz = offsets ? xpar__dtype_size(c->offset_dtype) : 0, off_bytes = (ms + 1) * osz;
+  struct xpar__cuda_state *st;
+  XPAR__FORWARD(xpar__gpu_state(ctx, &st));
+  /* Everything allocated before anything is written. */
+  void *dev_in, *dev_off = NULL, *dev_out, *dev_index = NULL;
+  void *stage_in = NULL, *stage_off = NULL, *stage_out = NULL, *stage_index = NULL;
+  XPAR__FORWARD(gb->staging(st, SLOT_X, in_bytes, &dev_in));
+  XPAR__FORWARD(gb->staging(st, SLOT_OUT, out_bytes, &dev_out));
+  if (!(pinned & XPAR__SPLIT_X_PINNED))
+    XPAR__FORWARD(xpar__host_staging(ctx, SLOT_X, in_bytes, &stage_in));
+  if (!(pinned & XPAR__SPLIT_OUT_PINNED))
+    XPAR__FORWARD(xpar__host_staging(ctx, SLOT_OUT, out_bytes, &stage_out));
+  if (offsets) {
+    XPAR__FORWARD(gb->staging(st, SLOT_Y, off_bytes, &dev_off));
+    XPAR__FORWARD(xpar__host_staging(ctx, SLOT_Y, off_bytes, &stage_off));
+  }
+  if (arg) {
+    XPAR__FORWARD(gb->staging(st, SLOT_INDEX, ms * 8, &dev_index));
+    XPAR__FORWARD(xpar__host_staging(ctx, SLOT_INDEX, ms * 8, &stage_index));
+  }
+  /* The GPU's inputs: its elements (pageable ones staged in chunks by gpu_inputs),
+   * its offsets rebased to its first element. */
+  gpu_part g;
+  memset(&g, 0, sizeof g);
+  for (int i = 0; i < 3; i++) g.alias_of[i] = i;
+  g.host[SLOT_X] = (const unsigned char *)in + first * esz;
+  g.pinned[SLOT_X] = pinned & XPAR__SPLIT_X_PINNED;
+  g.reads[SLOT_X] = 1;
+  g.dev[SLOT_X] = dev_in;
+  g.stage[SLOT_X] = stage_in;
+  XPAR__FORWARD(gpu_inputs(cx, st, &g, in_bytes, d));
+  if (offsets) {
+    for (size_t i = 0; i <= ms; i++) {
+      const size_t v = seg_offset(c, offsets, s + i) - first;
+      if (c->offset_dtype == XPAR_INT32) ((int32_t *)stage_off)[i] = (int32_t)v;
+      else ((int64_t *)stage_off)[i] = (int64_t)v;
+    }
+    XPAR__FORWARD(gb->copy(st, dev_off, stage_off, off_bytes, XPAR__HOST_TO_DEVICE_WRITTEN));
+    d->bytes_to_device += off_bytes;
+  }
+  xpar__call gpu_call = *c, cpu_call = *c;
+  gpu_call.n = ng;
+  gpu_call.bytes = in_bytes;
+  gpu_call.n_segments = ms;
+  gpu_call.nowait = 1; /* the offsets are checked: no verdict to read back */
+  cpu_call.n_segments = s;
+  if (!offsets) cpu_call.n = s * c->segment_size;
+  const xpar__exec gx = {.cuda = st,
+                         .grid = ctx->launch_grid,
+                         .block = ctx->launch_block,
+                         .nowait = 1,
+                         .reproducible = ctx->reproducible};
+  XPAR__FORWARD(xpar__run_op(gb, &gx, &gpu_call, dev_in, dev_off, dev_out, dev_index, NULL));
+  /* Its outputs back: into the caller's pinned arrays, else the pinned staging. */
+  unsigned char *host_out = (unsigned char *)out + (scan ? first : s) * esz;
+  XPAR__FORWARD(gb->copy(st, stage_out ? stage_out : host_out, dev_out, out_bytes,
+                         XPAR__DEVICE_TO_HOST_QUEUED));
+  if (arg)
+    XPAR__FORWARD(gb->copy(st, stage_index, dev_index, ms * 8, XPAR__DEVICE_TO_HOST_QUEUED));
+  d->bytes_to_host += out_bytes + (arg ? ms * 8 : 0);
+  /* The CPU part, while the GPU's copies run. */
+  XPAR__FORWARD(xpar__run_op(cpu, cx, &cpu_call, in, offsets, out, index, NULL));
+  int64_t *host_index = arg ? (int64_t *)index + s : NULL;
+  const xpar_status ws = gb->wait(st);
+  if (ws != XPAR_OK && recover) {
+    /* The call again on the CPU, from the caller's own arrays (a rare path:
+     * simplest whole). */
+    snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
+    xpar__clear_error();
+    d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
+    d->why = ctx->fallback_why;
+    d->split_gpu_share = 0.0;
+    return xpar__run_op(cpu, cx, c, in, offsets, out, index, NULL);
+  }
+  XPAR__FORWARD(ws);
+  if (stage_out) XPAR__FORWARD(cpu->host_copy(cx, host_out, stage_out, out_bytes));
+  if (arg) /* indices into the GPU's part: into in (an empty segment's -1 stays) */
+    for (size_t i = 0; i < ms; i++) {
+      const int64_t v = ((const int64_t *)stage_index)[i];
+      host_index[i] = v < 0 ? v : v + (int64_t)first;
+    }
+  d->split_gpu_share = (double)ng / (double)(hi - lo);
+  return XPAR_OK;
+}
+
 xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *x,
                             const void *y, void *out, void *out2, void *result, unsigned pinned,
                             xpar_split_memory memory, int recover, xpar__decision_raw *d) {
@@ -234,6 +374,13 @@ xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *
   const size_t result_bytes = c->result ? xpar__dtype_size(c->result_dtype) : 0;
   const double share = ctx->split_share[c->op][c->dtype][memory];
   int tree = 0;
+  if (c->op == XPAR_OP_SEGMENTED) {
+    d->split_memory = memory;
+    d->split_share_set = (float)share;
+    d->split_share_source = (xpar__source)ctx->split_share_source[c->op][c->dtype][memory];
+    d->split_tree = 0;
+    return run_split_segmented(ctx, c, &cx, x, y, out, out2, pinned, share, recover, d);
+  }
   const size_t m = cpu_elements(ctx, c, share, &tree);
   d->split_memory = memory;
   d->split_share_set = (float)share;

@@ -286,10 +286,10 @@ const xpar__provenance *xpar__threshold_default_from(xpar_op op, xpar_dtype dtyp
 /** "<date>, <machine>, <run>", as snprintf. */
 int xpar__provenance_format(const xpar__provenance *p, char *buf, size_t size);
 /** Whether op has a split: reduce, scan, axpy, add, fill, dot (the first six ops
- *  of XPAR_OP_MAP) and the histogram.  Inline: the host fast path asks it on
+ *  of XPAR_OP_MAP), the histogram and the segmented ops.  Inline: the host fast path asks it on
  *  every call. */
 static inline int xpar__op_splits(xpar_op op) {
-  return (unsigned)op <= XPAR_OP_DOT || op == XPAR_OP_HISTOGRAM;
+  return (unsigned)op <= XPAR_OP_DOT || op == XPAR_OP_HISTOGRAM || op == XPAR_OP_SEGMENTED;
 }
 /** The split's built-in settings for every op, dtype and memory (thresholds.c). */
 void xpar__split_default(xpar_context *ctx);

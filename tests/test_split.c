@@ -128,6 +128,13 @@ static xpar_status f_histogram(const xpar__exec *ex, const xpar__histogram_spec 
   xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &scratch};
   return xpar__cpu_backend.histogram(&s, spec);
 }
+static xpar_status f_segmented(const xpar__exec *ex, const xpar__seg_spec *spec) {
+  fake_ops++;
+  static xpar__host_scratch scratch;
+  xpar__exec s = {.serial = 1, .num_threads = 1, .host_scratch = &scratch,
+                  .reproducible = ex->reproducible};
+  return xpar__cpu_backend.segmented(&s, spec);
+}
 static xpar_status f_repro_reduce(const xpar__exec *ex, xpar__repro_kind k, xpar_dtype t,
                                   const void *x, const void *y, size_t n, void *result) {
   (void)ex;
@@ -260,6 +267,7 @@ static const xpar__backend fake_gpu = {
     .dot = f_dot,
     .sort = f_sort,
     .histogram = f_histogram,
+    .segmented = f_segmented,
     .repro_reduce = f_repro_reduce,
     .repro_scan = f_repro_scan,
     .query = f_query,
@@ -640,6 +648,163 @@ static void t_histogram(void **state) {
   xpar_context_destroy(ref);
 }
 
+/* ---- the segmented ops: split at a segment boundary ------------------------------- */
+
+enum { SEG_REDUCE, SEG_SCAN, SEG_ARGMIN, SEG_ARGMAX };
+/* Segment layouts: random sizes 0..40 (empties included), one huge segment
+ * among tiny ones (the cut falls at its end or start), and fixed rows. */
+enum { LAYOUT_RANDOM, LAYOUT_HUGE, LAYOUT_FIXED };
+
+/* One segmented call on ctx; out / idx receive its results. */
+static xpar_status seg_call(xpar_context *ctx, int what, xpar_dtype t, xpar_reduction red,
+                            xpar_scan_kind kind, int layout, const void *in, void *out,
+                            int64_t *idx, size_t n, const void *off, xpar_dtype odt, size_t m,
+                            size_t row) {
+  const int fixed = layout == LAYOUT_FIXED;
+  switch (what) {
+    case SEG_REDUCE:
+      return fixed ? xpar_segmented_reduce_fixed(ctx, t, red, in, row, m, out)
+                   : xpar_segmented_reduce(ctx, t, red, in, n, off, odt, m, out);
+    case SEG_SCAN:
+      return fixed ? xpar_segmented_scan_fixed(ctx, t, red, kind, in, out, row, m)
+                   : xpar_segmented_scan(ctx, t, red, kind, in, out, n, off, odt, m);
+    case SEG_ARGMIN: return xpar_segmented_argmin(ctx, t, in, n, off, odt, m, out, idx);
+    default: return xpar_segmented_argmax(ctx, t, in, n, off, odt, m, out, idx);
+  }
+}
+
+static void one_segmented(xpar_context *split, xpar_context *ref, int what, xpar_dtype t,
+                          xpar_reduction red, xpar_scan_kind kind, int layout, xpar_dtype odt,
+                          int pinned) {
+  const size_t esz = xpar_dtype_size(t), row = 37;
+  /* the segments' sizes, then their offsets (starting at 3: data before them) */
+  size_t sizes[4096], m = 0, total = 0;
+  if (layout == LAYOUT_HUGE) {
+    sizes[m++] = 5;
+    sizes[m++] = 60000;
+    total = 60005;
+    while (total < 70000) total += sizes[m++] = next_random() % 7;
+  } else if (layout == LAYOUT_FIXED) {
+    m = 2000;
+    total = m * row;
+  } else {
+    while (total < 60000 && m < 4096) {
+      const size_t v = next_random() % 5 == 0 ? 0 : next_random() % 41;
+      sizes[m++] = v;
+      total += v;
+    }
+  }
+  const size_t base = layout == LAYOUT_FIXED ? 0 : 3;
+  const size_t n = base + total + (layout == LAYOUT_FIXED ? 0 : 2);
+  int64_t *off = malloc((m + 1) * 8);
+  for (size_t g = 0, at = base; g <= m; g++) {
+    if (odt == XPAR_INT32) ((int32_t *)off)[g] = (int32_t)at;
+    else off[g] = (int64_t)at;
+    if (g < m) at += layout == LAYOUT_FIXED ? row : sizes[g];
+  }
+  const size_t out_n = what == SEG_SCAN ? n : m;
+  arr x = arr_new(n * esz, pinned), o1 = arr_new(out_n * esz, pinned), o2 = arr_new(out_n * esz, 0);
+  arr i1 = arr_new(m * 8, 0), i2 = arr_new(m * 8, 0);
+  fill_random(t, x.p, n, 0);
+  const int before = fake_ops;
+  const int arg = what >= SEG_ARGMIN;
+  xpar_status s1 = seg_call(split, what, t, red, kind, layout, x.p, o1.p, arg ? i1.p : NULL, n,
+                            off, odt, m, row);
+  xpar_status s2 = seg_call(ref, what, t, red, kind, layout, x.p, o2.p, arg ? i2.p : NULL, n,
+                            off, odt, m, row);
+  if (s1 != XPAR_OK) fail_msg("segmented %d %s layout %d: %s", what, xpar_dtype_name(t), layout,
+                              xpar_last_error_detail());
+  assert_int_equal(s2, XPAR_OK);
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(split, &d), XPAR_OK);
+  assert_int_equal(d.tier, XPAR_TIER_CPU_CUDA);
+  assert_true(fake_ops > before); /* the GPU ran a part */
+  assert_true(d.split_gpu_share > 0.0 && d.split_gpu_share < 1.0);
+  if (memcmp(o1.p, o2.p, out_n * esz) != 0) {
+    size_t i = 0;
+    while (memcmp((char *)o1.p + i * esz, (char *)o2.p + i * esz, esz) == 0) i++;
+    fail_msg("segmented %d %s red %d layout %d offsets %s %s: element %zu of %zu differs "
+             "(seed %llu)",
+             what, xpar_dtype_name(t), (int)red, layout, xpar_dtype_name(odt),
+             pinned ? "pinned" : "pageable", i, out_n, seed0);
+  }
+  if (arg && memcmp(i1.p, i2.p, m * 8) != 0)
+    fail_msg("segmented arg %d %s layout %d: indices differ (seed %llu)", what,
+             xpar_dtype_name(t), layout, seed0);
+  fences_intact(&o1);
+  fences_intact(&i1);
+  arr_free(&x);
+  arr_free(&o1);
+  arr_free(&o2);
+  arr_free(&i1);
+  arr_free(&i2);
+  free(off);
+}
+
+static void t_segmented(void **state) {
+  (void)state;
+  xpar_context *split = split_context(XPAR_BACKEND_CPU_CUDA);
+  xpar_context *ref = split_context(XPAR_BACKEND_CPU_SERIAL);
+  /* a share that gives the GPU more than a grain of 60,000 elements */
+  for (int t = 0; t < XPAR_DTYPE_COUNT_; t++)
+    for (int mem = 0; mem < XPAR_SPLIT_MEMORY_COUNT_; mem++)
+      assert_int_equal(xpar_context_set_split(split, XPAR_OP_SEGMENTED, (xpar_dtype)t,
+                                              (xpar_split_memory)mem, XPAR_NEVER, 0.4),
+                       XPAR_OK);
+  const xpar_dtype ts[] = {XPAR_INT32, XPAR_UINT64, XPAR_FLOAT, XPAR_DOUBLE};
+  for (int layout = 0; layout < 3; layout++)
+    for (int pinned = 0; pinned < 2; pinned++)
+      for (int ti = 0; ti < 4; ti++) {
+        const xpar_dtype t = ts[ti], odt = (ti & 1) ? XPAR_INT64 : XPAR_INT32;
+        for (int red = XPAR_SUM; red <= XPAR_MAX; red++) {
+          one_segmented(split, ref, SEG_REDUCE, t, (xpar_reduction)red, XPAR_INCLUSIVE, layout,
+                        odt, pinned);
+          one_segmented(split, ref, SEG_SCAN, t, (xpar_reduction)red,
+                        red == XPAR_MIN ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE, layout, odt, pinned);
+        }
+        if (layout != LAYOUT_FIXED) {
+          one_segmented(split, ref, SEG_ARGMIN, t, XPAR_MIN, XPAR_INCLUSIVE, layout, odt, pinned);
+          one_segmented(split, ref, SEG_ARGMAX, t, XPAR_MAX, XPAR_INCLUSIVE, layout, odt, pinned);
+        }
+      }
+  /* Bad offsets: refused with nothing written, as on every tier. */
+  int32_t bad_off[4] = {0, 50000, 40000, 60000};
+  const size_t n = 60000;
+  arr x = arr_new(n * 4, 0), o = arr_new(3 * 4, 0);
+  fill_random(XPAR_INT32, x.p, n, 0);
+  assert_int_equal(xpar_segmented_reduce(split, XPAR_INT32, XPAR_SUM, x.p, n, bad_off,
+                                         XPAR_INT32, 3, o.p),
+                   XPAR_ERR_INVALID_ARGUMENT);
+  for (size_t i = 0; i < 3 * 4; i++) assert_int_equal(((unsigned char *)o.p)[i], POISON);
+  /* A fault at the wait: AUTO computes the call on the CPU; forced returns it. */
+  xpar_context *au = split_context(XPAR_BACKEND_AUTO);
+  assert_int_equal(xpar_context_set_split(au, XPAR_OP_SEGMENTED, XPAR_INT32, XPAR_SPLIT_PAGEABLE,
+                                          1, 0.5),
+                   XPAR_OK);
+  int32_t good_off[4] = {0, 20000, 40000, 60000}, want[3];
+  assert_int_equal(xpar_segmented_reduce(ref, XPAR_INT32, XPAR_SUM, x.p, n, good_off, XPAR_INT32,
+                                         3, want),
+                   XPAR_OK);
+  fail_next_wait = 1;
+  assert_int_equal(xpar_segmented_reduce(au, XPAR_INT32, XPAR_SUM, x.p, n, good_off, XPAR_INT32,
+                                         3, o.p),
+                   XPAR_OK);
+  assert_memory_equal(o.p, want, sizeof want);
+  xpar_decision d;
+  assert_int_equal(xpar_last_decision(au, &d), XPAR_OK);
+  assert_int_equal(d.tier, XPAR_TIER_CPU_OPENMP);
+  fail_next_wait = 1;
+  assert_int_equal(xpar_segmented_reduce(split, XPAR_INT32, XPAR_SUM, x.p, n, good_off,
+                                         XPAR_INT32, 3, o.p),
+                   XPAR_ERR_DEVICE);
+  fences_intact(&o);
+  xpar_context_destroy(au);
+  arr_free(&x);
+  arr_free(&o);
+  xpar_context_destroy(split);
+  xpar_context_destroy(ref);
+}
+
 /* Where the split cuts: n * (1 - share) rounded to 8,192 elements; the copies
  * move the GPU's part only. */
 static void t_share_and_copies(void **state) {
@@ -901,6 +1066,7 @@ int main(void) {
       cmocka_unit_test(t_every_op),
       cmocka_unit_test(t_share_and_copies),
       cmocka_unit_test(t_histogram),
+      cmocka_unit_test(t_segmented),
       cmocka_unit_test(t_reproducible_bits),
       cmocka_unit_test(t_auto),
       cmocka_unit_test(t_failures),

@@ -241,7 +241,8 @@ typedef enum xpar_op {
  *   CUDA_SERIAL  GPU kernels with grid = block = 1
  *   CPU_CUDA     the CPU and the GPU split each call on host data (the split
  *                tier, xpar_context_set_split): reduce, the wide sum, dot,
- *                axpy, add, fill, scan and the histogram; other operations,
+ *                axpy, add, fill, scan, the histogram and the segmented
+ *                ops; other operations,
  *                and calls with data on the device, run as under CUDA
  *  @endcode
  *  Without a usable GPU (or with offload disabled) CUDA, CUDA_SERIAL and
@@ -398,7 +399,7 @@ typedef struct xpar_context xpar_context;
  *       power of two written 2^k, or "never"; sets the threshold for every
  *       dtype of that op (e.g. XPAR_SCAN_GPU_THRESHOLD=65536).
  *   XPAR_<OP>_SPLIT_<MEMORY>="FROM,SHARE", OP in REDUCE SCAN AXPY ADD FILL
- *       DOT HISTOGRAM ALL, MEMORY in PINNED PAGEABLE: the split tier's
+ *       DOT HISTOGRAM SEGMENTED ALL, MEMORY in PINNED PAGEABLE: the split tier's
  *       settings for every dtype of that op (xpar_context_set_split; FROM as
  *       a threshold, 0 < SHARE < 1; e.g. XPAR_REDUCE_SPLIT_PINNED=2^26,0.33).
  *   XPAR_KERNEL_<NAME>_<KIND>_THRESHOLD: one application kernel's or
@@ -461,7 +462,8 @@ typedef enum xpar_split_memory {
  * through the context's pinned staging), computes it and copies its outputs
  * back while the CPU threads compute theirs; the partial results are
  * combined (a scan's GPU part starts from the CPU part's total; a histogram's
- * counts are the two parts' counts added).
+ * counts are the two parts' counts added; the segmented ops split at a segment
+ * boundary, each segment computed wholly on one side).
  *
  * For each op, dtype and host memory kind the context keeps two values:
  *  - `from`: AUTO splits a call on host data with n >= from (XPAR_NEVER:
@@ -469,8 +471,10 @@ typedef enum xpar_split_memory {
  *  - `gpu_share` (0 < share < 1): the GPU's share of the elements, from the
  *    two sides' measured rates on that memory (r_gpu / (r_cpu + r_gpu)); m
  *    is n * (1 - share) rounded to 8,192 elements.
- * The split covers reduce, the wide sum, dot, axpy, add, fill, scan and the
- * histogram (XPAR_OP_HISTOGRAM: split by samples); the other ops refuse
+ * The split covers reduce, the wide sum, dot, axpy, add, fill, scan, the
+ * histogram (XPAR_OP_HISTOGRAM: split by samples) and the segmented reduce,
+ * scan and argmin / argmax (XPAR_OP_SEGMENTED: split at a segment boundary,
+ * host offsets checked on the host first); the other ops refuse
  * XPAR_ERR_INVALID_ARGUMENT here (they have no split).
  *
  * Results are what a single tier gives: integers and min/max exact, float

@@ -7,7 +7,7 @@ import pytest
 import xpar
 from conftest import GPU, random_array
 
-SPLIT_OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "histogram"]
+SPLIT_OPS = ["reduce", "scan", "axpy", "add", "fill", "dot", "histogram", "segmented"]
 
 
 def test_settings_round_trip():

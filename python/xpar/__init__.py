@@ -435,7 +435,7 @@ class Context(_xpar.Context):
 
     def set_split(self, op: str, dtype, memory: str, from_n, gpu_share: float) -> None:
         """The split tier's settings (xpar_context_set_split) for op ("reduce",
-        "scan", "axpy", "add", "fill", "dot", "histogram"), dtype and memory ("pinned",
+        "scan", "axpy", "add", "fill", "dot", "histogram", "segmented"), dtype and memory ("pinned",
         "pageable"): AUTO splits a call on that host memory from n >= from_n
         (None or "never": never), the GPU taking gpu_share (0 < share < 1) of
         the elements."""
