@@ -40,7 +40,7 @@ typedef struct split_opts {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: xpar-bench split [--ops reduce,dot,axpy,add,fill,scan,histogram]\n"
+          "usage: xpar-bench split [--ops reduce,dot,axpy,add,fill,scan,histogram,segmented]\n"
           "         [--dtypes int32,float,double]\n"
           "         [--memory pinned,pageable] [--min-exp 24] [--max-exp 28] [--rounds 7]\n"
           "         [--shares 0.2,0.35,0.5] [--threads T] [--save [FILE]]\n");
@@ -86,7 +86,7 @@ static void fill_small_ints(xpar_dtype t, void *p, size_t n, unsigned seed) {
   }
 }
 
-enum { HIST_BINS = 256 };
+enum { HIST_BINS = 256, SEG_ROW = 1024 }; /* segmented: rows of 1,024 (a batched reduce) */
 
 typedef struct split_case {
   xpar_op op;
@@ -126,6 +126,9 @@ static xpar_status run_call(xpar_context *ctx, split_case *c) {
                                             : (const void *)&hi_d;
       return xpar_histogram_even(ctx, c->t, c->x, c->n, lo, hi, HIST_BINS, c->counts);
     }
+    case XPAR_OP_SEGMENTED:
+      return xpar_segmented_reduce_fixed(ctx, c->t, XPAR_SUM, c->x, SEG_ROW, c->n / SEG_ROW,
+                                         c->out);
     default: return XPAR_ERR_INVALID_ARGUMENT;
   }
 }
@@ -135,6 +138,10 @@ static const void *output_of(const split_case *c, size_t *bytes) {
   if (c->op == XPAR_OP_HISTOGRAM) {
     *bytes = sizeof c->counts;
     return c->counts;
+  }
+  if (c->op == XPAR_OP_SEGMENTED) {
+    *bytes = c->n / SEG_ROW * xpar_dtype_size(c->t);
+    return c->out;
   }
   if (c->op == XPAR_OP_REDUCE || c->op == XPAR_OP_DOT) {
     *bytes = xpar_dtype_size(c->t);
@@ -157,7 +164,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int bench_cmd_split(int argc, char **argv) {
-  split_opts o = {"reduce,dot,axpy,add,fill,scan,histogram", "int32,float,double", "pinned,pageable",
+  split_opts o = {"reduce,dot,axpy,add,fill,scan,histogram,segmented", "int32,float,double", "pinned,pageable",
                   "0.2,0.35,0.5", 0, NULL, 24, 28, 7, 0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -216,8 +223,9 @@ int bench_cmd_split(int argc, char **argv) {
     fprintf(stderr, "xpar-bench split: no usable GPU (%s)\n", dev.reason);
     return 1;
   }
-  static const xpar_op ops[] = {XPAR_OP_REDUCE, XPAR_OP_DOT,  XPAR_OP_AXPY,     XPAR_OP_ADD,
-                                XPAR_OP_FILL,   XPAR_OP_SCAN, XPAR_OP_HISTOGRAM};
+  static const xpar_op ops[] = {XPAR_OP_REDUCE, XPAR_OP_DOT,       XPAR_OP_AXPY,
+                                XPAR_OP_ADD,    XPAR_OP_FILL,      XPAR_OP_SCAN,
+                                XPAR_OP_HISTOGRAM, XPAR_OP_SEGMENTED};
   static const xpar_dtype dts[] = {XPAR_INT32, XPAR_FLOAT, XPAR_DOUBLE};
   xpar_context *ctx[3];
   const xpar_backend backends[3] = {XPAR_BACKEND_CPU, XPAR_BACKEND_CUDA, XPAR_BACKEND_CPU_CUDA};
@@ -244,7 +252,7 @@ int bench_cmd_split(int argc, char **argv) {
     xpar_split_memory m;
     size_t from;
     double share;
-  } measured[2 * 7 * 3];
+  } measured[2 * 8 * 3];
   int nmeasured = 0;
   size_t used = 0;
   for (int mi = 0; mi < 2; mi++) {
@@ -262,7 +270,8 @@ int bench_cmd_split(int argc, char **argv) {
         split_case c = {.op = op, .t = t};
         c.x = op == XPAR_OP_FILL ? NULL : host_alloc(pinned, nmax * esz);
         const int has_y = op == XPAR_OP_DOT || op == XPAR_OP_AXPY || op == XPAR_OP_ADD;
-        const int has_out = op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL;
+        const int has_out = op == XPAR_OP_SCAN || op == XPAR_OP_ADD || op == XPAR_OP_FILL ||
+                            op == XPAR_OP_SEGMENTED;
         c.x = op == XPAR_OP_FILL ? NULL : c.x;
         c.y = has_y ? host_alloc(pinned, nmax * esz) : NULL;
         c.out = has_out ? host_alloc(pinned, nmax * esz) : NULL;
