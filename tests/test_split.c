@@ -799,6 +799,21 @@ static void t_segmented(void **state) {
                    XPAR_ERR_DEVICE);
   fences_intact(&o);
   xpar_context_destroy(au);
+  /* Shadow mode runs the segmented split as its second tier. */
+  xpar_context *sh = split_context(XPAR_BACKEND_CPU);
+  assert_int_equal(xpar_context_set_shadow(sh, XPAR_TIER_CPU_CUDA, 1), XPAR_OK);
+  assert_int_equal(xpar_context_set_split(sh, XPAR_OP_SEGMENTED, XPAR_INT32, XPAR_SPLIT_PAGEABLE,
+                                          XPAR_NEVER, 0.5),
+                   XPAR_OK);
+  const int before = fake_ops;
+  assert_int_equal(xpar_segmented_reduce(sh, XPAR_INT32, XPAR_SUM, x.p, n, good_off, XPAR_INT32,
+                                         3, o.p),
+                   XPAR_OK);
+  assert_memory_equal(o.p, want, sizeof want);
+  assert_int_equal(xpar_last_decision(sh, &d), XPAR_OK);
+  assert_non_null(strstr(d.reason, "shadow cpu+cuda: match"));
+  assert_true(fake_ops > before);
+  xpar_context_destroy(sh);
   arr_free(&x);
   arr_free(&o);
   xpar_context_destroy(split);

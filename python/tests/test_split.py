@@ -55,6 +55,16 @@ def test_results_match_numpy(rng, dtype, n):
         want = xpar.Context(backend="serial").histogram(x, 16, (lo, hi))
         got = c.histogram(x, 16, (lo, hi))
         assert np.array_equal(got, want) and int(got.sum()) == int((x < hi).sum())
+    # segmented ops, split at a segment boundary: each segment as one tier gives it
+    ser = xpar.Context(backend="serial")
+    offsets = np.unique(np.concatenate(([0, n], rng.integers(0, n + 1, size=n // 50 + 1))))
+    offsets = offsets.astype(np.int64)
+    if dtype == "int32":
+        assert np.array_equal(c.segment_reduce(x, offsets), ser.segment_reduce(x, offsets))
+        assert np.array_equal(c.segment_scan(x, offsets), ser.segment_scan(x, offsets))
+    v1, i1 = c.segment_argmin(x, offsets)
+    v2, i2 = ser.segment_argmin(x, offsets)
+    assert np.array_equal(v1, v2) and np.array_equal(i1, i2)
     d = c.last_decision
     if GPU:
         assert d.tier == "cpu+cuda", d
