@@ -343,14 +343,25 @@ static xpar_status run_split_segmented(xpar_context *ctx, const xpar__call *c,
   int64_t *host_index = arg ? (int64_t *)index + s : NULL;
   const xpar_status ws = gb->wait(st);
   if (ws != XPAR_OK && recover) {
-    /* The call again on the CPU, from the caller's own arrays (a rare path:
-     * simplest whole). */
+    /* The GPU's segments on the CPU, from the caller's arrays, which its copies
+     * never wrote (not the whole call again: an in-place scan's CPU part is
+     * already scanned). */
     snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
     xpar__clear_error();
     d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
     d->why = ctx->fallback_why;
     d->split_gpu_share = 0.0;
-    return xpar__run_op(cpu, cx, c, in, offsets, out, index, NULL);
+    xpar__call rest = *c;
+    rest.n_segments = ms;
+    const unsigned char *rest_in = in;
+    const void *rest_off = offsets ? (const unsigned char *)offsets + s * osz : NULL;
+    unsigned char *rest_out = (unsigned char *)out + (scan ? 0 : s * esz);
+    if (!offsets) { /* fixed rows: the GPU's rows as an array of their own */
+      rest.n = ng;
+      rest_in += first * esz;
+      if (scan) rest_out += first * esz;
+    }
+    return xpar__run_op(cpu, cx, &rest, rest_in, rest_off, rest_out, host_index, NULL);
   }
   XPAR__FORWARD(ws);
   if (stage_out) XPAR__FORWARD(cpu->host_copy(cx, host_out, stage_out, out_bytes));

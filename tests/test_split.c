@@ -793,6 +793,38 @@ static void t_segmented(void **state) {
   xpar_decision d;
   assert_int_equal(xpar_last_decision(au, &d), XPAR_OK);
   assert_int_equal(d.tier, XPAR_TIER_CPU_OPENMP);
+  /* ... and an in-place scan, whose CPU part is already scanned then: only the
+   * GPU's segments are computed again (offsets, and fixed rows). */
+  {
+    int32_t *scan_ref = malloc(n * 4), *scan_in = malloc(n * 4);
+    for (int fixed = 0; fixed < 2; fixed++) {
+      memcpy(scan_ref, x.p, n * 4);
+      memcpy(scan_in, x.p, n * 4);
+      if (fixed) {
+        assert_int_equal(xpar_segmented_scan_fixed(ref, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE,
+                                                   scan_ref, scan_ref, 1000, n / 1000),
+                         XPAR_OK);
+        fail_next_wait = 1;
+        assert_int_equal(xpar_segmented_scan_fixed(au, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE,
+                                                   scan_in, scan_in, 1000, n / 1000),
+                         XPAR_OK);
+      } else {
+        assert_int_equal(xpar_segmented_scan(ref, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, scan_ref,
+                                             scan_ref, n, good_off, XPAR_INT32, 3),
+                         XPAR_OK);
+        fail_next_wait = 1;
+        assert_int_equal(xpar_segmented_scan(au, XPAR_INT32, XPAR_SUM, XPAR_INCLUSIVE, scan_in,
+                                             scan_in, n, good_off, XPAR_INT32, 3),
+                         XPAR_OK);
+      }
+      assert_int_equal(xpar_last_decision(au, &d), XPAR_OK);
+      assert_int_equal(d.tier, XPAR_TIER_CPU_OPENMP);
+      assert_non_null(strstr(d.reason, "a kernel faulted"));
+      assert_memory_equal(scan_in, scan_ref, n * 4);
+    }
+    free(scan_ref);
+    free(scan_in);
+  }
   fail_next_wait = 1;
   assert_int_equal(xpar_segmented_reduce(split, XPAR_INT32, XPAR_SUM, x.p, n, good_off,
                                          XPAR_INT32, 3, o.p),
