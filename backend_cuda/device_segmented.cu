@@ -768,9 +768,10 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tail_kernel(SegParams p, Off 
       if (i < tile_hi) acc = Op::apply(acc, __ldg(x + i));
     }
   }
-  /* the block's fold of the piece, in thread 0 (lanes, then warps, in order) */
+  /* the block's fold of the piece, in thread 0: lane 0 folds lanes [0, 2d) at step d
+   * (d rising: in lane order, which the float min / max needs), then the warps in order */
   __shared__ T s_w[kBlock / 32];
-  for (int d = 16; d > 0; d >>= 1) acc = Op::apply(acc, __shfl_down_sync(0xffffffffu, acc, d));
+  for (int d = 1; d < 32; d <<= 1) acc = Op::apply(acc, __shfl_down_sync(0xffffffffu, acc, d));
   if (threadIdx.x % 32 == 0) s_w[threadIdx.x / 32] = acc;
   __syncthreads();
   if (threadIdx.x == 0) {
