@@ -406,31 +406,47 @@ __device__ void crossing_records(const size_t *rec_seg, const T *rec_val, size_t
                                  void *smem /* kBlock * (16 + 2 * sizeof(T)) bytes, 8-aligned */) {
   size_t *s_fk = static_cast<size_t *>(smem), *s_lk = s_fk + kBlock;
   T *s_fv = reinterpret_cast<T *>(s_lk + kBlock), *s_lv = s_fv + kBlock;
-  const volatile size_t *vseg = rec_seg;
-  const volatile T *vval = rec_val;
+  /* The records were written by other blocks (fenced before their tickets): read
+   * through L2 (ld.global.cg), eight at a time so that the loads overlap. */
+  using U = typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type;
+  const unsigned long long *lseg = reinterpret_cast<const unsigned long long *>(rec_seg);
+  const U *lval = reinterpret_cast<const U *>(rec_val);
   const size_t per = (count + kBlock - 1) / kBlock;
   const size_t lo = (size_t)threadIdx.x * per < count ? (size_t)threadIdx.x * per : count;
   const size_t hi = lo + per < count ? lo + per : count;
   size_t fk = kNone, ck = kNone; /* the first run's segment, the current run's */
   T fv = Op::identity(), cv = Op::identity();
-  for (size_t i = lo; i < hi; ++i) {
-    const size_t g = vseg[i];
-    if (g == kNone) continue;
-    const T v = vval[i];
-    if (g == ck) {
-      cv = Op::apply(cv, v);
-      continue;
+  constexpr int BATCH = 8;
+  for (size_t i0 = lo; i0 < hi; i0 += BATCH) {
+    size_t gs[BATCH];
+    U us[BATCH];
+#pragma unroll
+    for (int k = 0; k < BATCH; ++k) {
+      const bool in = i0 + k < hi;
+      gs[k] = in ? (size_t)__ldcg(lseg + i0 + k) : kNone;
+      us[k] = in ? __ldcg(lval + i0 + k) : U(0);
     }
-    if (ck != kNone) {
-      if (fk == kNone) {
-        fk = ck;
-        fv = cv;
-      } else {
-        out[ck] = cv; /* a run between the first and the last: whole */
+#pragma unroll
+    for (int k = 0; k < BATCH; ++k) {
+      const size_t g = gs[k];
+      if (g == kNone) continue;
+      T v;
+      memcpy(&v, &us[k], sizeof v);
+      if (g == ck) {
+        cv = Op::apply(cv, v);
+        continue;
       }
+      if (ck != kNone) {
+        if (fk == kNone) {
+          fk = ck;
+          fv = cv;
+        } else {
+          out[ck] = cv; /* a run between the first and the last: whole */
+        }
+      }
+      ck = g;
+      cv = v;
     }
-    ck = g;
-    cv = v;
   }
   if (fk == kNone) { /* one run (or none): it is both */
     fk = ck;
