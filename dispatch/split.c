@@ -178,6 +178,27 @@ static xpar_status gpu_outputs(struct xpar__cuda_state *st, const gpu_part *g, s
   return XPAR_OK;
 }
 
+/* The exec of the GPU's part: queued (the CPU part runs meanwhile), on the
+ * context's launch shape. */
+static xpar__exec gpu_exec(const xpar_context *ctx, struct xpar__cuda_state *st) {
+  const xpar__exec gx = {.cuda = st,
+                         .grid = ctx->launch_grid,
+                         .block = ctx->launch_block,
+                         .nowait = 1,
+                         .reproducible = ctx->reproducible};
+  return gx;
+}
+
+/* The GPU's part failed at the wait and AUTO recovers: d says why, and the
+ * error is cleared for the CPU to compute that part. */
+static void record_gpu_failure(xpar_context *ctx, xpar__decision_raw *d) {
+  snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
+  xpar__clear_error();
+  d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
+  d->why = ctx->fallback_why;
+  d->split_gpu_share = 0.0;
+}
+
 /* The histogram's split (m < n): samples [0, m) counted on the CPU, [m, n) on
  * the GPU, the counts added into `counts` at the end. */
 static xpar_status run_split_histogram(xpar_context *ctx, const xpar__call *c, const xpar__exec *cx,
@@ -204,10 +225,7 @@ static xpar_status run_split_histogram(xpar_context *ctx, const xpar__call *c, c
   XPAR__FORWARD(gpu_inputs(cx, st, &g, gbytes, d));
   xpar__call gpu_call = part_of(c, ng), cpu_call = part_of(c, m);
   gpu_call.bytes2 = cpu_call.bytes2 = cbytes;
-  const xpar__exec gx = {.cuda = st,
-                         .grid = ctx->launch_grid,
-                         .block = ctx->launch_block,
-                         .nowait = 1};
+  const xpar__exec gx = gpu_exec(ctx, st);
   XPAR__FORWARD(xpar__run_op(gb, &gx, &gpu_call, g.dev[SLOT_X], NULL, NULL, dev_counts, NULL));
   XPAR__FORWARD(gb->copy(st, gpu_counts, dev_counts, cbytes, XPAR__DEVICE_TO_HOST_QUEUED));
   d->bytes_to_host += cbytes;
@@ -215,12 +233,8 @@ static xpar_status run_split_histogram(xpar_context *ctx, const xpar__call *c, c
   XPAR__FORWARD(xpar__run_op(cpu, cx, &cpu_call, samples, NULL, NULL, cpu_counts, NULL));
   xpar_status ws = gb->wait(st);
   if (ws != XPAR_OK && recover) {
-    snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
-    xpar__clear_error();
-    d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
-    d->why = ctx->fallback_why;
+    record_gpu_failure(ctx, d);
     XPAR__FORWARD(xpar__run_op(cpu, cx, &gpu_call, g.host[SLOT_X], NULL, NULL, gpu_counts, NULL));
-    d->split_gpu_share = 0.0;
   } else {
     XPAR__FORWARD(ws);
     d->split_gpu_share = (double)ng / (double)c->n;
@@ -271,10 +285,8 @@ static xpar_status run_split_segmented(xpar_context *ctx, const xpar__call *c,
     else b = mid;
   }
   const size_t s = a, first = seg_offset(c, offsets, s < m ? s : m);
-  if (s == 0 || s >= m || hi - first < SPLIT_GRAIN) {
-    d->split_gpu_share = 0.0; /* "too small to split" */
+  if (s == 0 || s >= m || hi - first < SPLIT_GRAIN) /* d: "too small to split" */
     return xpar__run_op(cpu, cx, c, in, offsets, out, index, NULL);
-  }
   const size_t ms = m - s, ng = hi - first;
   const int scan = c->seg_kind == XPAR__SEG_SCAN, arg = c->seg_kind == XPAR__SEG_ARGREDUCE;
   const size_t in_bytes = ng * esz, out_bytes = scan ? in_bytes : ms * esz;
@@ -325,11 +337,7 @@ static xpar_status run_split_segmented(xpar_context *ctx, const xpar__call *c,
   gpu_call.nowait = 1; /* the offsets are checked: no verdict to read back */
   cpu_call.n_segments = s;
   if (!offsets) cpu_call.n = s * c->segment_size;
-  const xpar__exec gx = {.cuda = st,
-                         .grid = ctx->launch_grid,
-                         .block = ctx->launch_block,
-                         .nowait = 1,
-                         .reproducible = ctx->reproducible};
+  const xpar__exec gx = gpu_exec(ctx, st);
   XPAR__FORWARD(xpar__run_op(gb, &gx, &gpu_call, dev_in, dev_off, dev_out, dev_index, NULL));
   /* Its outputs back: into the caller's pinned arrays, else the pinned staging. */
   unsigned char *host_out = (unsigned char *)out + (scan ? first : s) * esz;
@@ -346,11 +354,7 @@ static xpar_status run_split_segmented(xpar_context *ctx, const xpar__call *c,
     /* The GPU's segments on the CPU, from the caller's arrays, which its copies
      * never wrote (not the whole call again: an in-place scan's CPU part is
      * already scanned). */
-    snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
-    xpar__clear_error();
-    d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
-    d->why = ctx->fallback_why;
-    d->split_gpu_share = 0.0;
+    record_gpu_failure(ctx, d);
     xpar__call rest = *c;
     rest.n_segments = ms;
     const unsigned char *rest_in = in;
@@ -384,20 +388,16 @@ xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *
   const size_t esz = xpar__dtype_size(c->dtype);
   const size_t result_bytes = c->result ? xpar__dtype_size(c->result_dtype) : 0;
   const double share = ctx->split_share[c->op][c->dtype][memory];
-  int tree = 0;
-  if (c->op == XPAR_OP_SEGMENTED) {
-    d->split_memory = memory;
-    d->split_share_set = (float)share;
-    d->split_share_source = (xpar__source)ctx->split_share_source[c->op][c->dtype][memory];
-    d->split_tree = 0;
-    return run_split_segmented(ctx, c, &cx, x, y, out, out2, pinned, share, recover, d);
-  }
-  const size_t m = cpu_elements(ctx, c, share, &tree);
   d->split_memory = memory;
   d->split_share_set = (float)share;
   d->split_share_source = (xpar__source)ctx->split_share_source[c->op][c->dtype][memory];
-  d->split_tree = tree;
+  d->split_tree = 0;
   d->split_gpu_share = 0.0;
+  if (c->op == XPAR_OP_SEGMENTED)
+    return run_split_segmented(ctx, c, &cx, x, y, out, out2, pinned, share, recover, d);
+  int tree = 0;
+  const size_t m = cpu_elements(ctx, c, share, &tree);
+  d->split_tree = tree;
   if (m == c->n) /* too small to split: the CPU part is the whole call */
     return xpar__run_op(cpu, &cx, c, x, y, out, out2, result);
   if (c->op == XPAR_OP_HISTOGRAM)
@@ -452,12 +452,8 @@ xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *
       gpu_call.init = total;
     gpu_call.has_init = 1;
   }
-  const xpar__exec gx = {.cuda = st,
-                         .grid = ctx->launch_grid,
-                         .block = ctx->launch_block,
-                         .nowait = 1,
-                         .result_on_device = 1,
-                         .reproducible = ctx->reproducible};
+  xpar__exec gx = gpu_exec(ctx, st);
+  gx.result_on_device = 1;
   XPAR__FORWARD(xpar__run_op(gb, &gx, &gpu_call, g.dev[SLOT_X], g.dev[SLOT_Y], g.dev[SLOT_OUT],
                              NULL, g.dev_result));
   XPAR__FORWARD(gpu_outputs(st, &g, gbytes, result_bytes, d));
@@ -471,13 +467,9 @@ xpar_status xpar__run_split(xpar_context *ctx, const xpar__call *c, const void *
   if (ws != XPAR_OK && recover) {
     /* The GPU failed after the CPU part ran: its part on the CPU, from the
      * host arrays its copies never wrote back. */
-    snprintf(ctx->fallback_why, sizeof ctx->fallback_why, "%s", xpar__error_detail());
-    xpar__clear_error();
-    d->gpu_rule = XPAR__GPU_FAILED_FALLBACK;
-    d->why = ctx->fallback_why;
+    record_gpu_failure(ctx, d);
     XPAR__FORWARD(xpar__run_op(cpu, &cx, &gpu_call, g.host[SLOT_X], g.host[SLOT_Y],
                                (void *)g.host[SLOT_OUT], NULL, &gpu_result));
-    d->split_gpu_share = 0.0;
   } else {
     XPAR__FORWARD(ws);
     if (g.host[SLOT_OUT] && !g.pinned[SLOT_OUT])
