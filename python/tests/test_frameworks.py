@@ -43,7 +43,7 @@ def check_all_ops(ctx, to_dev, to_host, rng, dtype, n, expect_type):
     if xh.dtype.kind != "f":
         np.testing.assert_array_equal(to_host(s), np.cumsum(xh, dtype=xh.dtype))
         np.testing.assert_array_equal(to_host(ctx.cummax(x, exclusive=True, initial=5)),
-                                      np.maximum.accumulate(np.concatenate([[5], xh[:-1]]).astype(xh.dtype)))
+                                      np.maximum.accumulate(np.concatenate([np.array([5], xh.dtype), xh[:-1]])))
         with np.errstate(over="ignore"):
             np.testing.assert_array_equal(to_host(ctx.add(x, y)), xh + yh)
             assert ctx.dot(x, y) == int(np.sum(xh * yh, dtype=xh.dtype))
