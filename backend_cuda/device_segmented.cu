@@ -30,9 +30,9 @@
  *  - segmented scan: tiled (tile tails, one block scanning the carries across tiles,
  *    then a block-wide segmented scan per tile), balanced by elements;
  *  - argmin / argmax per segment (xpar_segmented_argmin / _argmax, any number of
- *    segments, one included): per_segment_kernel with one thread per segment,
- *    grid-stride.  Correct on every distribution but not balanced: a huge segment is
- *    searched by one thread.  The whole-array argmin / argmax (no offsets) is arg_kernel.
+ *    segments, one included): the segmented reduce's tiles and records (balanced by
+ *    elements) folding (value, index) pairs (ArgFold) instead of values (ValueFold).
+ *    The whole-array argmin / argmax (no offsets) is arg_kernel.
  *
  *  - reproducible mode, float or double SUM reduce or scan (either tier):
  *    repro_segment_kernel, one thread per segment (grid-stride; cuda-serial: one thread
@@ -160,7 +160,76 @@ struct SegParams {
   bool streaming;             /* argmin / argmax: the input is larger than L2 */
 };
 
-/* ---- per segment: the serial path, and the scan's -------------------------------- */
+/* ---- what the balanced reduce folds: values, or (value, index) pairs --------------- */
+
+/* A fold policy F of seg_tile_kernel: F::Acc the partial of a piece of a segment,
+ * F::lift(x[i], i) an element's, F::apply(earlier, later), F::store the result of
+ * segment g.  kOrdered: the fold must take the elements in order (a float min / max,
+ * whose result keeps the first of equal values, -0.0 or +0.0). */
+template <class T, class Op> struct ValueFold {
+  using Acc = T;
+  static constexpr bool kOrdered =
+      std::is_floating_point<T>::value && !std::is_same<Op, SumOp<T>>::value;
+  static __device__ __forceinline__ Acc identity() { return Op::identity(); }
+  static __device__ __forceinline__ Acc lift(T v, size_t) { return v; }
+  static __device__ __forceinline__ Acc apply(Acc a, Acc b) { return Op::apply(a, b); }
+  static __device__ __forceinline__ void store(const SegParams &p, size_t g, Acc a) {
+    static_cast<T *>(p.out)[g] = a;
+  }
+};
+
+/* argmin / argmax per segment: arg_before is a total order of (value, index) pairs, so
+ * any grouping gives the serial pair (not kOrdered).  The identity (arg_identity,
+ * INT64_MAX) comes after every element; a segment left with it is empty: the value
+ * identity and index -1, as the per-segment kernel writes. */
+template <class T, bool MAX> struct ArgFold {
+  using Acc = ArgPair<T>;
+  static constexpr bool kOrdered = false;
+  static __device__ __forceinline__ Acc identity() { return Acc{arg_identity<T, MAX>(), INT64_MAX}; }
+  static __device__ __forceinline__ Acc lift(T v, size_t i) { return Acc{v, (long long)i}; }
+  static __device__ __forceinline__ Acc apply(Acc a, Acc b) {
+    return arg_before<T, MAX>(b.v, b.i, a.v, a.i) ? b : a;
+  }
+  static __device__ __forceinline__ void store(const SegParams &p, size_t g, Acc a) {
+    static_cast<T *>(p.out)[g] = a.v;
+    p.index[g] = a.i == INT64_MAX ? -1 : a.i;
+  }
+};
+
+/* Warp shuffles of a fold's partial: a value, or a pair field by field. */
+template <class A> __device__ __forceinline__ A shfl_up(A a, int d) {
+  return __shfl_up_sync(0xffffffffu, a, d);
+}
+template <class T> __device__ __forceinline__ ArgPair<T> shfl_up(ArgPair<T> a, int d) {
+  return ArgPair<T>{__shfl_up_sync(0xffffffffu, a.v, d), __shfl_up_sync(0xffffffffu, a.i, d)};
+}
+template <class A> __device__ __forceinline__ A shfl_down(A a, int d) {
+  return __shfl_down_sync(0xffffffffu, a, d);
+}
+template <class T> __device__ __forceinline__ ArgPair<T> shfl_down(ArgPair<T> a, int d) {
+  return ArgPair<T>{__shfl_down_sync(0xffffffffu, a.v, d), __shfl_down_sync(0xffffffffu, a.i, d)};
+}
+template <class A> __device__ __forceinline__ A shfl_from(A a, int lane) {
+  return __shfl_sync(0xffffffffu, a, lane);
+}
+template <class T> __device__ __forceinline__ ArgPair<T> shfl_from(ArgPair<T> a, int lane) {
+  return ArgPair<T>{__shfl_sync(0xffffffffu, a.v, lane), __shfl_sync(0xffffffffu, a.i, lane)};
+}
+
+/* A partial another block wrote (and fenced): read through L2 (ld.global.cg). */
+template <class A> __device__ __forceinline__ A load_cg(const A *q) {
+  using U = typename std::conditional<sizeof(A) == 4, unsigned int, unsigned long long>::type;
+  static_assert(sizeof(A) == sizeof(U), "a 4- or 8-byte value");
+  const U u = __ldcg(reinterpret_cast<const U *>(q));
+  A v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+template <class T> __device__ __forceinline__ ArgPair<T> load_cg(const ArgPair<T> *q) {
+  return ArgPair<T>{load_cg(&q->v), __ldcg(&q->i)};
+}
+
+/* ---- per segment: the serial path (cuda-serial), grid = block = 1 ------------------ */
 
 template <class T, class Op, class Off, int KIND>
 __global__ void per_segment_kernel(SegParams p, Off off) {
@@ -401,39 +470,38 @@ __global__ void seg_bounds_kernel(SegParams p, Off off, size_t tile, size_t tile
  * chunk: a run wholly inside it is written at once, its first and last runs go to
  * shared memory, and the thread where a segment's records begin folds the following
  * chunks' first runs of it (at most one per thread, in shared memory). */
-template <class T, class Op>
-__device__ void crossing_records(const size_t *rec_seg, const T *rec_val, size_t count, T *out,
-                                 void *smem /* kBlock * (16 + 2 * sizeof(T)) bytes, 8-aligned */) {
+template <class F>
+__device__ void crossing_records(const SegParams &p, size_t count,
+                                 void *smem /* kBlock * (16 + 2 * sizeof(Acc)) bytes, 8-aligned */) {
+  using Acc = typename F::Acc;
   size_t *s_fk = static_cast<size_t *>(smem), *s_lk = s_fk + kBlock;
-  T *s_fv = reinterpret_cast<T *>(s_lk + kBlock), *s_lv = s_fv + kBlock;
+  Acc *s_fv = reinterpret_cast<Acc *>(s_lk + kBlock), *s_lv = s_fv + kBlock;
   /* The records were written by other blocks (fenced before their tickets): read
    * through L2 (ld.global.cg), eight at a time so that the loads overlap. */
-  using U = typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type;
-  const unsigned long long *lseg = reinterpret_cast<const unsigned long long *>(rec_seg);
-  const U *lval = reinterpret_cast<const U *>(rec_val);
+  const unsigned long long *lseg = reinterpret_cast<const unsigned long long *>(p.rec_seg);
+  const Acc *lval = static_cast<const Acc *>(p.rec_val);
   const size_t per = (count + kBlock - 1) / kBlock;
   const size_t lo = (size_t)threadIdx.x * per < count ? (size_t)threadIdx.x * per : count;
   const size_t hi = lo + per < count ? lo + per : count;
   size_t fk = kNone, ck = kNone; /* the first run's segment, the current run's */
-  T fv = Op::identity(), cv = Op::identity();
+  Acc fv = F::identity(), cv = F::identity();
   constexpr int BATCH = 8;
   for (size_t i0 = lo; i0 < hi; i0 += BATCH) {
     size_t gs[BATCH];
-    U us[BATCH];
+    Acc vs[BATCH];
 #pragma unroll
     for (int k = 0; k < BATCH; ++k) {
       const bool in = i0 + k < hi;
       gs[k] = in ? (size_t)__ldcg(lseg + i0 + k) : kNone;
-      us[k] = in ? __ldcg(lval + i0 + k) : U(0);
+      vs[k] = in ? load_cg(lval + i0 + k) : F::identity();
     }
 #pragma unroll
     for (int k = 0; k < BATCH; ++k) {
       const size_t g = gs[k];
       if (g == kNone) continue;
-      T v;
-      memcpy(&v, &us[k], sizeof v);
+      const Acc v = vs[k];
       if (g == ck) {
-        cv = Op::apply(cv, v);
+        cv = F::apply(cv, v);
         continue;
       }
       if (ck != kNone) {
@@ -441,7 +509,7 @@ __device__ void crossing_records(const size_t *rec_seg, const T *rec_val, size_t
           fk = ck;
           fv = cv;
         } else {
-          out[ck] = cv; /* a run between the first and the last: whole */
+          F::store(p, ck, cv); /* a run between the first and the last: whole */
         }
       }
       ck = g;
@@ -470,13 +538,13 @@ __device__ void crossing_records(const size_t *rec_seg, const T *rec_val, size_t
    * its last when that differs from its first */
   for (int pass = 0; pass < 2; ++pass) {
     size_t g;
-    T v;
+    Acc v;
     if (pass == 0) {
       if (fk == before) continue;
       g = fk;
       v = fv;
       if (!single) {
-        out[g] = v; /* followed by another run here: whole */
+        F::store(p, g, v); /* followed by another run here: whole */
         continue;
       }
     } else {
@@ -487,44 +555,43 @@ __device__ void crossing_records(const size_t *rec_seg, const T *rec_val, size_t
     for (int u = (int)threadIdx.x + 1; u < kBlock; ++u) {
       if (s_fk[u] == kNone) continue;
       if (s_fk[u] != g) break;
-      v = Op::apply(v, s_fv[u]);
+      v = F::apply(v, s_fv[u]);
       if (s_lk[u] != g) break;
     }
-    out[g] = v;
+    F::store(p, g, v);
   }
 }
 
 /* A tile's end, once its records are stored (and fenced): it draws a ticket, and the
  * last of the `used` tiles folds every tile's records.  smem: crossing_records' room. */
-template <class T, class Op>
-__device__ void tile_ticket(const SegParams &p, size_t used, T *out, void *smem) {
+template <class F> __device__ void tile_ticket(const SegParams &p, size_t used, void *smem) {
   if (used < 2) return; /* one tile: nothing crosses an edge */
   __shared__ bool s_last;
   if (threadIdx.x == 0) s_last = atomicAdd(p.ticket, 1u) == (unsigned)(used - 1);
   __syncthreads();
   if (!s_last) return;
   __threadfence();
-  crossing_records<T, Op>(p.rec_seg, static_cast<const T *>(p.rec_val), 2 * used, out, smem);
+  crossing_records<F>(p, 2 * used, smem);
   if (threadIdx.x == 0) *p.ticket = 0; /* for the next call */
 }
 
-template <class T, class Op, class Off>
+template <class T, class F, class Off>
 __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) {
+  using Acc = typename F::Acc;
   if (offsets_bad(p.check)) return;
   constexpr int ITEMS = seg_items<T>();
   constexpr int TILE = kBlock * ITEMS;
   __shared__ __align__(16) T s_tile[TILE + TILE / 32]; /* then crossing_records' room */
   __shared__ size_t s_rseg[2 * kBlock];
-  __shared__ T s_rval[2 * kBlock];
+  __shared__ Acc s_rval[2 * kBlock];
   __shared__ int s_wsum[kBlock / 32];
   __shared__ size_t s_g0, s_g1;
   const T *x = static_cast<const T *>(p.in);
-  T *out = static_cast<T *>(p.out);
   /* the tiles cover [offsets[0], offsets[m]), read here: the grid is sized for n */
   const size_t begin = off.at(0), end = off.at(p.m);
   if (begin == end) { /* no elements: every segment the identity */
     if (blockIdx.x == 0)
-      for (size_t g = threadIdx.x; g < p.m; g += blockDim.x) out[g] = Op::identity();
+      for (size_t g = threadIdx.x; g < p.m; g += blockDim.x) F::store(p, g, F::identity());
     return;
   }
   const size_t tile_lo = begin + (size_t)blockIdx.x * TILE;
@@ -537,8 +604,7 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
    * no segment starts or ends in it, so it is a plain block reduce from registers
    * (no shared-memory tile, no search) into its one record.  Not for a float min /
    * max, which must fold in element order (the general path below does). */
-  constexpr bool kOrdered = std::is_floating_point<T>::value && !std::is_same<Op, SumOp<T>>::value;
-  if constexpr (!kOrdered) {
+  if constexpr (!F::kOrdered) {
     __shared__ int s_inside;
     if (threadIdx.x == 0) {
       /* hold: the segment holding tile_lo; reach == hold: none ends at tile_lo */
@@ -547,27 +613,27 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
     }
     __syncthreads();
     if (s_inside) {
-      T acc = Op::identity();
+      Acc acc = F::identity();
 #pragma unroll
       for (int k = 0; k < ITEMS; ++k) {
         const int j = (int)threadIdx.x + k * kBlock;
-        if (j < len) acc = Op::apply(acc, __ldg(x + tile_lo + j));
+        if (j < len) acc = F::apply(acc, F::lift(__ldg(x + tile_lo + j), tile_lo + j));
       }
-      for (int d = 16; d > 0; d >>= 1) acc = Op::apply(acc, __shfl_down_sync(0xffffffffu, acc, d));
+      for (int d = 16; d > 0; d >>= 1) acc = F::apply(acc, shfl_down(acc, d));
       if (lane == 0) s_rval[warp] = acc;
       __syncthreads();
       if (threadIdx.x == 0) {
-        T v = s_rval[0];
-        for (int w = 1; w < kBlock / 32; ++w) v = Op::apply(v, s_rval[w]);
+        Acc v = s_rval[0];
+        for (int w = 1; w < kBlock / 32; ++w) v = F::apply(v, s_rval[w]);
         const size_t g = p.hold[blockIdx.x];
         const int slot = off.at(g) < tile_lo ? 0 : 1; /* a head, or the segment's first tile */
         size_t *rec_seg = p.rec_seg + 2 * (size_t)blockIdx.x;
         rec_seg[slot] = g;
         rec_seg[1 - slot] = kNone;
-        static_cast<T *>(p.rec_val)[2 * (size_t)blockIdx.x + slot] = v;
+        static_cast<Acc *>(p.rec_val)[2 * (size_t)blockIdx.x + slot] = v;
         __threadfence(); /* the record, before the ticket */
       }
-      tile_ticket<T, Op>(p, used, out, s_tile);
+      tile_ticket<F>(p, used, s_tile);
       return;
     }
   }
@@ -585,7 +651,7 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
                                      : t_lo;
   const bool owns_end = t_lo < t_hi && t_hi == end; /* the empty segments at the end */
   size_t head_g = kNone, tail_g = kNone;
-  T head_v = Op::identity(), tail_v = Op::identity();
+  Acc head_v = F::identity(), tail_v = F::identity();
   if (t_lo < t_hi) {
     const size_t hi_g = s_g1 + 1 < p.m ? s_g1 + 1 : p.m;
     for (size_t g = first_reaching(off, s_g0, hi_g, t_lo); g < p.m; ++g) {
@@ -593,10 +659,10 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
       if (!(so < t_hi || (owns_end && so <= t_hi))) break;
       if (so < t_lo && eo <= t_lo) continue; /* ended at t_lo: the thread before owns it */
       const size_t a = so > t_lo ? so : t_lo, b = eo < t_hi ? eo : t_hi;
-      T acc = Op::identity();
-      for (size_t i = a; i < b; ++i) acc = Op::apply(acc, s_tile[pad((int)(i - tile_lo))]);
+      Acc acc = F::identity();
+      for (size_t i = a; i < b; ++i) acc = F::apply(acc, F::lift(s_tile[pad((int)(i - tile_lo))], i));
       if (so >= t_lo && eo <= t_hi) {
-        out[g] = acc;
+        F::store(p, g, acc);
       } else if (so < t_lo) {
         head_g = g;
         head_v = acc;
@@ -635,25 +701,25 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
      * record holds its segment's value in this tile.  A segment crossing the tile's
      * first edge (head) or last edge (tail) becomes this tile's record of it */
     size_t *rec_seg = p.rec_seg + 2 * (size_t)blockIdx.x;
-    T *rec_val = static_cast<T *>(p.rec_val) + 2 * (size_t)blockIdx.x;
+    Acc *rec_val = static_cast<Acc *>(p.rec_val) + 2 * (size_t)blockIdx.x;
     if (lane == 0) rec_seg[0] = rec_seg[1] = kNone;
     __syncwarp();
     size_t carry_g = kNone;
-    T carry_v = Op::identity();
+    Acc carry_v = F::identity();
     for (int base = 0; base < total; base += 32) {
       const int r = base + lane;
       size_t g = r < total ? s_rseg[r] : kNone;
-      T v = r < total ? s_rval[r] : Op::identity();
+      Acc v = r < total ? s_rval[r] : F::identity();
       for (int d = 1; d < 32; d <<= 1) {
         const size_t og = __shfl_up_sync(0xffffffffu, g, d);
-        const T ov = __shfl_up_sync(0xffffffffu, v, d);
-        if (lane >= d && og == g) v = Op::apply(ov, v);
+        const Acc ov = shfl_up(v, d);
+        if (lane >= d && og == g) v = F::apply(ov, v);
       }
-      if (carry_g == g && g != kNone) v = Op::apply(carry_v, v);
+      if (carry_g == g && g != kNone) v = F::apply(carry_v, v);
       const bool run_end = r < total && (r + 1 == total || s_rseg[r + 1] != g);
       if (run_end) {
         if (off.at(g) >= tile_lo && off.at(g + 1) <= tile_hi) {
-          out[g] = v;
+          F::store(p, g, v);
         } else {
           const int slot = off.at(g) < tile_lo ? 0 : 1;
           rec_seg[slot] = g;
@@ -661,13 +727,13 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
         }
       }
       carry_g = __shfl_sync(0xffffffffu, g, 31);
-      carry_v = __shfl_sync(0xffffffffu, v, 31);
+      carry_v = shfl_from(v, 31);
     }
     __threadfence(); /* the records, before the ticket */
     __syncwarp();
   }
-  static_assert(sizeof s_tile >= kBlock * (16 + 2 * sizeof(T)), "crossing_records' room");
-  tile_ticket<T, Op>(p, used, out, s_tile);
+  static_assert(sizeof s_tile >= kBlock * (16 + 2 * sizeof(Acc)), "crossing_records' room");
+  tile_ticket<F>(p, used, s_tile);
 }
 
 /* ---- segmented scan, balanced by elements ---------------------------------------------
@@ -983,21 +1049,20 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     return xpar__cuda_launch(st, (const void *)seg_scan_tile_kernel<T, Op, Off>, NULL,
                              (unsigned)tiles, kBlock, 0, args, name);
   }
-  if (ex->serial || s->kind != XPAR__SEG_REDUCE) {
-    /* the whole-array argmin / argmax (no offsets: xpar_argmin's one segment [0, n)); a
-     * per-segment call with one segment of offsets takes the per-segment kernel, which
-     * reads its bounds, its empty case and the offsets' verdict */
-    if (s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1 && !s->offsets) {
-      constexpr bool MAX = std::is_same<Op, MaxOp<T>>::value;
-      const unsigned grid =
-          grid_for(st, (s->n + (size_t)arg_unroll<T>() - 1) / (size_t)arg_unroll<T>());
-      void *args[] = {&p};
-      return xpar__cuda_launch(st, (const void *)arg_kernel<T, MAX>, NULL, grid, kBlock, 0, args,
-                               name);
-    }
+  constexpr bool MAX = std::is_same<Op, MaxOp<T>>::value; /* argmax */
+  /* the whole-array argmin / argmax (no offsets: xpar_argmin's one segment [0, n)); a
+   * per-segment call with one segment of offsets takes the tiles below, which read its
+   * bounds, its empty case and the offsets' verdict */
+  if (s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1 && !s->offsets) {
+    const unsigned grid =
+        grid_for(st, (s->n + (size_t)arg_unroll<T>() - 1) / (size_t)arg_unroll<T>());
+    void *args[] = {&p};
+    return xpar__cuda_launch(st, (const void *)arg_kernel<T, MAX>, NULL, grid, kBlock, 0, args,
+                             name);
+  }
+  if (ex->serial) { /* grid = block = 1: segment by segment, element order */
     void *args[] = {&p, &off};
-    const unsigned grid = ex->serial ? 1 : grid_for(st, s->n_segments);
-    const unsigned block = ex->serial ? 1 : kBlock;
+    const unsigned grid = 1, block = 1;
     switch (s->kind) {
       case XPAR__SEG_REDUCE:
         return xpar__cuda_launch(st, (const void *)per_segment_kernel<T, Op, Off, XPAR__SEG_REDUCE>,
@@ -1011,8 +1076,8 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
             block, 0, args, name);
     }
   }
-  /* the balanced reduce: tiles sized for n (the kernels read where the segments begin
-   * and end, and the tiles past them return at once) */
+  /* the balanced reduce and argmin / argmax: tiles sized for n (the kernels read where
+   * the segments begin and end, and the tiles past them return at once) */
   const size_t tile = (size_t)kBlock * seg_items<T>();
   const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
   const size_t tiles = span ? (span + tile - 1) / tile : 1;
@@ -1023,8 +1088,13 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
   p.rec_seg = reinterpret_cast<size_t *>(records);
   p.rec_val = records + 2 * tiles * 8;
   void *args[] = {&p, &off};
-  return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, Op, Off>, NULL, (unsigned)tiles,
-                           kBlock, 0, args, name);
+  if constexpr (!std::is_same<Op, SumOp<T>>::value) {
+    if (s->kind == XPAR__SEG_ARGREDUCE)
+      return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, ArgFold<T, MAX>, Off>, NULL,
+                               (unsigned)tiles, kBlock, 0, args, name);
+  }
+  return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, ValueFold<T, Op>, Off>, NULL,
+                           (unsigned)tiles, kBlock, 0, args, name);
 }
 
 template <class T, class Off>
@@ -1080,15 +1150,18 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
       s->kind == XPAR__SEG_ARGREDUCE && !ex->serial && s->n_segments == 1 && !s->offsets;
   /* scratch: the check word, the ticket, argmin's partials */
   const size_t parts = arg_grid ? (size_t)grid_for(st, s->n) : 0;
-  /* the balanced reduce and scan: the tiles' bounds (2 x 8 bytes per edge); the scan
-   * also a segment, a value and a carry per tile (8 bytes each), the reduce two
-   * records of a segment and a value per tile (32 bytes) */
+  /* the balanced reduce, argmin / argmax and scan: the tiles' bounds (2 x 8 bytes per
+   * edge); the scan also a segment, a value and a carry per tile (8 bytes each), the
+   * reduce two records of a segment and a value per tile (32 bytes), argmin / argmax
+   * two of a segment and a (value, index) pair (48 bytes) */
   const size_t tile = (size_t)kBlock * (64 / xpar__dtype_size(s->dtype));
   const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
   const size_t tiles = (span + tile - 1) / tile + 1;
-  const bool tiled = !ex->serial && (s->kind == XPAR__SEG_REDUCE || s->kind == XPAR__SEG_SCAN);
-  const size_t tiled_bytes =
-      tiled ? (tiles + 1) * 16 + (s->kind == XPAR__SEG_SCAN ? tiles * 24 : tiles * 32) : 0;
+  const bool tiled = !ex->serial && !arg_grid;
+  const size_t per_tile = s->kind == XPAR__SEG_SCAN     ? 24
+                          : s->kind == XPAR__SEG_REDUCE ? 32
+                                                        : 16 + 2 * 16;
+  const size_t tiled_bytes = tiled ? (tiles + 1) * 16 + tiles * per_tile : 0;
   const size_t bytes = kPartialsOffset + (parts * 16 > tiled_bytes ? parts * 16 : tiled_bytes);
   GraphScratch graph_scratch(st);
   unsigned char *scratch;

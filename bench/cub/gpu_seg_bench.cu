@@ -17,17 +17,21 @@
  *     backend's reproducible serial tier bit for bit (each segment's reproducible
  *     xpar_reduce(SUM) / xpar_scan); float and double min / max (reduce, scan, argmin /
  *     argmax) of values that are mostly -0.0 and +0.0, bit for bit: which zero comes out
- *     shows the order of the fold; a float sum run twice gives the same bits;
+ *     shows the order of the fold; a float sum run twice gives the same bits.
+ *     SEG_CHECK_PARTS=reduce,scan,arg,zeros,repro,bad (any of them; unset: all) runs
+ *     only those parts;
  *  2. timed (--seg-bench) at 2^28 elements, int32 and double, device data, CUDA events,
  *     median, xpar and CUB interleaved: xpar_segmented_reduce (sum) beside CUB's
  *     DeviceSegmentedReduce::Sum for segment sizes all 1, 16, 1,024, 2^20, power-law,
  *     one half-size segment + tiny ones (CCCL 3.0.1 in the toolkit has no size-hint
  *     overload: CUB is run without a hint, the hinted column says n/a); the segmented
- *     scan beside xpar's own whole-array scan; argmin / argmax beside xpar's min and
- *     CUB's DeviceReduce::ArgMin / ArgMax.  GB/s of the bytes each must move (input,
+ *     scan beside xpar's own whole-array scan; argmin per segment beside CUB's
+ *     DeviceSegmentedReduce::ArgMin (same distributions); whole-array argmin / argmax
+ *     beside xpar's min and CUB's DeviceReduce::ArgMin / ArgMax.  GB/s of the bytes each must move (input,
  *     offsets, output) and their share of the device-to-device copy bandwidth measured
  *     in the same run (read + write).
- * Lines: "SEGCHECK ...", "SEGROW ...", "SEGSCANROW ...", "ARGROW ...", "SEGBOUND ...".
+ * Lines: "SEGCHECK ...", "SEGROW ...", "SEGSCANROW ...", "SEGARGROW ...", "ARGROW ...",
+ * "SEGBOUND ...".
  */
 #include <math.h>
 #include <string.h>
@@ -323,8 +327,20 @@ bool layout_skipped(int kind, int dist, int form, size_t total, int mode) {
   return total > 1000 && (dist == D_ALL_EMPTY || dist == D_NONE);
 }
 
+/* Whether the environment's SEG_CHECK_PARTS (a list of reduce, scan, arg, zeros, repro,
+ * bad; unset: all) names part. */
+bool part_wanted(const char *part) {
+  const char *list = getenv("SEG_CHECK_PARTS");
+  if (!list || !*list) return true;
+  const size_t len = strlen(part);
+  for (const char *q = list; (q = strstr(q, part)) != NULL; q += len)
+    if ((q == list || q[-1] == ',') && (q[len] == ',' || q[len] == '\0')) return true;
+  return false;
+}
+
 int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
   std::mt19937_64 rng(seed);
+  static const char *const kind_parts[3] = {"reduce", "scan", "arg"};
   const xpar_dtype ts[] = {XPAR_INT32, XPAR_UINT32, XPAR_FLOAT, XPAR_INT64, XPAR_UINT64,
                            XPAR_DOUBLE};
   const size_t totals[] = {1000, 100003, 3000017};
@@ -342,6 +358,7 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
     for (int kind = 0; kind < 3; kind++)
       for (int op = 0; op < 3; op++) {
         if (kind == XPAR__SEG_ARGREDUCE && op == XPAR_SUM) continue;
+        if (!part_wanted(kind_parts[kind])) continue;
         for (int dist = 0; dist < D_COUNT; dist++)
           for (int form = 0; form < 3; form++)
             for (size_t total : totals)
@@ -367,37 +384,12 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
       }
     progress(xpar_dtype_name(t));
   }
-  /* reproducible mode: float and double segmented sums and sum scans of random floats, bit
-   * for bit the CPU's reproducible serial tier (one GPU thread per segment) */
-  for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
-    for (int kind = 0; kind < 2; kind++)
-      for (int dist = 0; dist < D_COUNT; dist++)
-        for (int form = 0; form < 3; form++)
-          for (size_t total : totals)
-            for (int mode = 0; mode < 3; mode++) {
-              if (quick && total > 1000) continue;
-              if (layout_skipped(kind, dist, form, total, mode)) continue;
-              CheckCase k;
-              k.kind = kind;
-              k.op = XPAR_SUM;
-              k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
-              k.dist = dist;
-              k.form = form;
-              k.mode = mode;
-              k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
-              k.exact = false;
-              k.total = total;
-              k.repro = true;
-              k.zeros = false;
-              fails += check_dispatch(st, t, k, rng);
-              runs++;
-            }
   /* signed zeros: float and double min / max, reduce and scan (and argmin / argmax), over
    * values that are mostly -0.0 and +0.0, bit for bit the serial tier: only a fold in
    * element order, across threads, warps and tiles, keeps the right zero.  Quick too
    * (100,003 elements are 25 to 49 tiles). */
   for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
-    for (int kind = 0; kind < 3; kind++)
+    for (int kind = 0; kind < 3 && part_wanted("zeros"); kind++)
       for (int op = 1; op < 3; op++)
         for (int dist = 0; dist < D_COUNT; dist++)
           for (int form = 0; form < 3; form++)
@@ -421,7 +413,33 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                 runs++;
               }
   progress("signed zeros");
-  fails += check_bad_offsets(st);
+  /* reproducible mode: float and double segmented sums and sum scans of random floats, bit
+   * for bit the CPU's reproducible serial tier (one GPU thread per segment) */
+  for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
+    for (int kind = 0; kind < 2 && part_wanted("repro"); kind++)
+      for (int dist = 0; dist < D_COUNT; dist++)
+        for (int form = 0; form < 3; form++)
+          for (size_t total : totals)
+            for (int mode = 0; mode < 3; mode++) {
+              if (quick && total > 1000) continue;
+              if (layout_skipped(kind, dist, form, total, mode)) continue;
+              CheckCase k;
+              k.kind = kind;
+              k.op = XPAR_SUM;
+              k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+              k.dist = dist;
+              k.form = form;
+              k.mode = mode;
+              k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
+              k.exact = false;
+              k.total = total;
+              k.repro = true;
+              k.zeros = false;
+              fails += check_dispatch(st, t, k, rng);
+              runs++;
+            }
+  progress("reproducible");
+  if (part_wanted("bad")) fails += check_bad_offsets(st);
   printf("SEGCHECK %s: %d cases, %d failed (seed %llu)\n", fails ? "FAIL" : "ok", runs, fails,
          seed);
   return fails ? 1 : 0;
@@ -548,6 +566,48 @@ void seg_row(xpar__exec &ex, xpar_dtype t, const char *tname, int dist, size_t n
            "ms %7.1f GB/s | ratio (bandwidth) %.2f\n",
            tname, dist_names[dist], (int)log2((double)n), ms_seg, sb / (ms_seg * 1e6), ms_whole,
            wb / (ms_whole * 1e6), (sb / ms_seg) / (wb / ms_whole));
+  }
+  /* argmin per segment beside CUB's DeviceSegmentedReduce::ArgMin (its index counts
+   * from the segment's start; xpar's from in's) */
+  {
+    using KV = cub::KeyValuePair<int, T>;
+    KV *kv;
+    int64_t *idx;
+    GB_CUDA(cudaMalloc(&kv, m * sizeof(KV)));
+    GB_CUDA(cudaMalloc(&idx, m * sizeof(int64_t)));
+    void *atemp = NULL;
+    size_t atb = 0;
+    GB_CUDA(cub::DeviceSegmentedReduce::ArgMin(atemp, atb, in, kv, (int64_t)m, doff, doff + 1));
+    GB_CUDA(cudaMalloc(&atemp, atb));
+    xpar__seg_spec sa = s;
+    sa.kind = XPAR__SEG_ARGREDUCE;
+    sa.op = XPAR_MIN;
+    sa.index = idx;
+    double ma, mca;
+    timed_pair([&] { GB_XPAR(B.segmented(&ex, &sa)); },
+               [&] {
+                 GB_CUDA(cub::DeviceSegmentedReduce::ArgMin(atemp, atb, in, kv, (int64_t)m, doff,
+                                                            doff + 1));
+               },
+               reps, &ma, &mca);
+    std::vector<T> av(m);
+    std::vector<int64_t> ai(m);
+    std::vector<KV> ck(m);
+    GB_CUDA(cudaMemcpy(av.data(), out_x, m * sizeof(T), cudaMemcpyDeviceToHost));
+    GB_CUDA(cudaMemcpy(ai.data(), idx, m * sizeof(int64_t), cudaMemcpyDeviceToHost));
+    GB_CUDA(cudaMemcpy(ck.data(), kv, m * sizeof(KV), cudaMemcpyDeviceToHost));
+    size_t adiffer = 0;
+    for (size_t g = 0; g < m; g++)
+      if (sizes[g] && (av[g] != ck[g].value || ai[g] != (int64_t)off[g] + ck[g].key)) adiffer++;
+    const double ab = (double)n * sizeof(T) + (double)(m + 1) * 4 + (double)m * (sizeof(T) + 8);
+    const double ga = ab / (ma * 1e6), gca = ab / (mca * 1e6);
+    printf("SEGARGROW argmin %-6s %-9s n=2^%d m=%zu  xpar %8.3f ms %7.1f GB/s (%4.1f %% of bound) | "
+           "CUB %8.3f ms %7.1f GB/s (%4.1f %%) | ratio %.2f | %s\n",
+           tname, dist_names[dist], (int)log2((double)n), m, ma, ga, 100 * ga / bound, mca, gca,
+           100 * gca / bound, mca / ma, adiffer ? "DIFFER" : "equal");
+    GB_CUDA(cudaFree(atemp));
+    GB_CUDA(cudaFree(kv));
+    GB_CUDA(cudaFree(idx));
   }
   GB_CUDA(cudaFree(temp));
   GB_CUDA(cudaFree(in));
