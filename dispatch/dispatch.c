@@ -296,6 +296,14 @@ static xpar_status decide_kernel(xpar_context *ctx, const xpar__kernel_call *k,
   return xpar__decide(f, d, tier);
 }
 
+/* A histogram's counts (out2: 8 bytes a bin) never cross PCIe in bulk -- the
+ * GPU tier copies a few KiB back, the split sums both sides' counts from its
+ * own pinned staging -- so their memory kind does not make the call pageable:
+ * the samples' does. */
+static inline int counts_operand(const xpar__call *c, const xpar__operand *w) {
+  return c->op == XPAR_OP_HISTOGRAM && w->ptr == c->out2;
+}
+
 /* Decide the tier of a planned call, and where AUTO may move it (*alt,
  * adapt.h); XPAR_ERR_NO_DEVICE when offload is mandatory and the GPU is not
  * usable. */
@@ -320,7 +328,7 @@ static xpar_status decide(xpar_context *ctx, const xpar__call *c, const plan *p,
     f.host_kind_exact &= !w->kind_hinted;
     f.all_host &= is_host_memory(w->loc) || !w->bytes;
     f.device_only |= on_device_only(w) && (w->loc == XPAR__LOC_DEVICE || needs_contents(&p->ops[i]));
-    f.pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
+    f.pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes && !counts_operand(c, w);
     f.pinned |= w->loc == XPAR__LOC_HOST_PINNED;
     f.host |= (w->loc == XPAR__LOC_HOST_PAGEABLE || w->loc == XPAR__LOC_HOST_PINNED) && w->bytes;
     /* A mapped array whose device copy is stale costs the GPU a host-to-device
@@ -689,7 +697,7 @@ static xpar_status run_split_call(xpar_context *ctx, const xpar__call *c, const 
   const void *arrays[3] = {c->x, c->y, c->out};
   for (int i = 0; i < p->count; i++) {
     const xpar__operand *w = &p->ops[i].where;
-    pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes;
+    pageable |= w->loc == XPAR__LOC_HOST_PAGEABLE && w->bytes && !counts_operand(c, w);
     for (int a = 0; a < 3; a++)
       if (arrays[a] && w->ptr == arrays[a] && w->loc == XPAR__LOC_HOST_PINNED) pinned |= 1u << a;
   }

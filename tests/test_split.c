@@ -601,6 +601,31 @@ static void t_histogram(void **state) {
   assert_true(fabs(d.split_gpu_share - 0.3) < 1e-12); /* 3 of 10 grains */
   assert_int_equal(fake_bytes_in, 3 * 8192 * 4);
   assert_int_equal(fake_bytes_out, bins * 8);
+  /* Pinned samples, counts in ordinary memory: the samples' kind sets the
+   * share (the counts never cross in bulk), here the pinned 0.3, not the
+   * pageable 0.7. */
+  {
+    arr xp = arr_new(n * 4, 1);
+    memcpy(xp.p, x.p, n * 4);
+    assert_int_equal(xpar_context_set_split(split, XPAR_OP_HISTOGRAM, XPAR_FLOAT,
+                                            XPAR_SPLIT_PINNED, XPAR_NEVER, 0.3),
+                     XPAR_OK);
+    assert_int_equal(xpar_context_set_split(split, XPAR_OP_HISTOGRAM, XPAR_FLOAT,
+                                            XPAR_SPLIT_PAGEABLE, XPAR_NEVER, 0.7),
+                     XPAR_OK);
+    assert_int_equal(xpar_histogram_even(split, XPAR_FLOAT, xp.p, n, &lo, &hi, bins, c.p),
+                     XPAR_OK);
+    assert_int_equal(xpar_last_decision(split, &d), XPAR_OK);
+    assert_int_equal(d.tier, XPAR_TIER_CPU_CUDA);
+    if (fabs(d.split_gpu_share - 0.3) > 1e-12)
+      fail_msg("pinned samples, pageable counts: the GPU's share %.3f, not the pinned 0.3",
+               d.split_gpu_share);
+    assert_int_equal(xpar_context_set_split(split, XPAR_OP_HISTOGRAM, XPAR_FLOAT,
+                                            XPAR_SPLIT_PAGEABLE, XPAR_NEVER, 0.3),
+                     XPAR_OK);
+    fences_intact(&xp);
+    arr_free(&xp);
+  }
   /* A fault at the wait (forced: an error, the counts untouched) and out of
    * memory (nothing written either); AUTO computes the GPU's part on the CPU. */
   for (int forced = 0; forced < 2; forced++) {
