@@ -477,7 +477,7 @@ __device__ void crossing_records(const SegParams &p, size_t count,
   size_t *s_fk = static_cast<size_t *>(smem), *s_lk = s_fk + kBlock;
   Acc *s_fv = reinterpret_cast<Acc *>(s_lk + kBlock), *s_lv = s_fv + kBlock;
   /* The records were written by other blocks (fenced before their tickets): read
-   * through L2 (ld.global.cg), eight at a time so that the loads overlap. */
+   * through L2 (ld.global.cg), eight at a time (pairs: four) so that the loads overlap. */
   const unsigned long long *lseg = reinterpret_cast<const unsigned long long *>(p.rec_seg);
   const Acc *lval = static_cast<const Acc *>(p.rec_val);
   const size_t per = (count + kBlock - 1) / kBlock;
@@ -485,7 +485,9 @@ __device__ void crossing_records(const SegParams &p, size_t count,
   const size_t hi = lo + per < count ? lo + per : count;
   size_t fk = kNone, ck = kNone; /* the first run's segment, the current run's */
   Acc fv = F::identity(), cv = F::identity();
-  constexpr int BATCH = 8;
+  /* 16-byte pairs: four at a time (eight keep too many registers live in every block
+   * of the kernel, though only the last block runs this) */
+  constexpr int BATCH = sizeof(Acc) > 8 ? 4 : 8;
   for (size_t i0 = lo; i0 < hi; i0 += BATCH) {
     size_t gs[BATCH];
     Acc vs[BATCH];
@@ -1092,6 +1094,8 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     if (s->kind == XPAR__SEG_ARGREDUCE)
       return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, ArgFold<T, MAX>, Off>, NULL,
                                (unsigned)tiles, kBlock, 0, args, name);
+  } else if (s->kind == XPAR__SEG_ARGREDUCE) {
+    return xpar__fail(XPAR_ERR_INVALID_ENUM, "%s: a sum has no argument", name);
   }
   return xpar__cuda_launch(st, (const void *)seg_tile_kernel<T, ValueFold<T, Op>, Off>, NULL,
                            (unsigned)tiles, kBlock, 0, args, name);

@@ -118,6 +118,10 @@ template <class T> void fill_values(std::vector<T> &v, std::mt19937_64 &rng, boo
       if (r % 223 == 0) x = (T)(r & 2 ? INFINITY : -INFINITY);
     } else {
       x = (T)(r >> (r % 40));
+      /* the identities of min and max among the data: an element equal to one still
+       * wins argmin / argmax by its index */
+      if (r % 229 == 0) x = std::numeric_limits<T>::max();
+      if (r % 233 == 0) x = std::numeric_limits<T>::lowest();
     }
   }
 }
@@ -327,8 +331,24 @@ bool layout_skipped(int kind, int dist, int form, size_t total, int mode) {
   return total > 1000 && (dist == D_ALL_EMPTY || dist == D_NONE);
 }
 
-/* Whether the environment's SEG_CHECK_PARTS (a list of reduce, scan, arg, zeros, repro,
- * bad; unset: all) names part. */
+/* The environment's SEG_CHECK_PARTS: a list of kSegParts (unset: all).  false, with a
+ * message, where it names anything else. */
+const char *const kSegParts[] = {"reduce", "scan", "arg", "zeros", "repro", "bad"};
+bool parts_valid() {
+  const char *list = getenv("SEG_CHECK_PARTS");
+  for (const char *q = list; q && *q;) {
+    const size_t len = strcspn(q, ",");
+    bool known = false;
+    for (const char *k : kSegParts) known |= strlen(k) == len && strncmp(q, k, len) == 0;
+    if (!known) {
+      fprintf(stderr, "SEG_CHECK_PARTS: unknown part '%.*s' (reduce, scan, arg, zeros, repro, "
+                      "bad)\n", (int)len, q);
+      return false;
+    }
+    q += len + (q[len] == ',');
+  }
+  return true;
+}
 bool part_wanted(const char *part) {
   const char *list = getenv("SEG_CHECK_PARTS");
   if (!list || !*list) return true;
@@ -337,9 +357,16 @@ bool part_wanted(const char *part) {
     if ((q == list || q[-1] == ',') && (q[len] == ',' || q[len] == '\0')) return true;
   return false;
 }
+/* Each part draws from its own generator, seeded from the seed and the part: a part
+ * run alone (SEG_CHECK_PARTS) checks the data it checks in a full run. */
+std::mt19937_64 part_rng(unsigned long long seed, const char *part) {
+  unsigned long long h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *c = part; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  return std::mt19937_64(seed ^ h);
+}
 
 int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
-  std::mt19937_64 rng(seed);
+  if (!parts_valid()) return 1;
   static const char *const kind_parts[3] = {"reduce", "scan", "arg"};
   const xpar_dtype ts[] = {XPAR_INT32, XPAR_UINT32, XPAR_FLOAT, XPAR_INT64, XPAR_UINT64,
                            XPAR_DOUBLE};
@@ -355,10 +382,11 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
     fflush(stdout);
   };
   for (xpar_dtype t : ts) {
-    for (int kind = 0; kind < 3; kind++)
+    for (int kind = 0; kind < 3; kind++) {
+      if (!part_wanted(kind_parts[kind])) continue;
+      std::mt19937_64 rng = part_rng(seed + 0x9E3779B97F4A7C15ull * (unsigned)t, kind_parts[kind]);
       for (int op = 0; op < 3; op++) {
         if (kind == XPAR__SEG_ARGREDUCE && op == XPAR_SUM) continue;
-        if (!part_wanted(kind_parts[kind])) continue;
         for (int dist = 0; dist < D_COUNT; dist++)
           for (int form = 0; form < 3; form++)
             for (size_t total : totals)
@@ -382,12 +410,14 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                 runs++;
               }
       }
+    }
     progress(xpar_dtype_name(t));
   }
   /* signed zeros: float and double min / max, reduce and scan (and argmin / argmax), over
    * values that are mostly -0.0 and +0.0, bit for bit the serial tier: only a fold in
    * element order, across threads, warps and tiles, keeps the right zero.  Quick too
    * (100,003 elements are 25 to 49 tiles). */
+  std::mt19937_64 rng = part_rng(seed, "zeros");
   for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
     for (int kind = 0; kind < 3 && part_wanted("zeros"); kind++)
       for (int op = 1; op < 3; op++)
@@ -412,9 +442,10 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
                 fails += check_dispatch(st, t, k, rng);
                 runs++;
               }
-  progress("signed zeros");
+  if (part_wanted("zeros")) progress("signed zeros");
   /* reproducible mode: float and double segmented sums and sum scans of random floats, bit
    * for bit the CPU's reproducible serial tier (one GPU thread per segment) */
+  rng = part_rng(seed, "repro");
   for (xpar_dtype t : {XPAR_FLOAT, XPAR_DOUBLE})
     for (int kind = 0; kind < 2 && part_wanted("repro"); kind++)
       for (int dist = 0; dist < D_COUNT; dist++)
@@ -438,7 +469,7 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
               fails += check_dispatch(st, t, k, rng);
               runs++;
             }
-  progress("reproducible");
+  if (part_wanted("repro")) progress("reproducible");
   if (part_wanted("bad")) fails += check_bad_offsets(st);
   printf("SEGCHECK %s: %d cases, %d failed (seed %llu)\n", fails ? "FAIL" : "ok", runs, fails,
          seed);
