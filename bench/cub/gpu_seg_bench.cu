@@ -19,7 +19,8 @@
  *     argmax) of values that are mostly -0.0 and +0.0, bit for bit: which zero comes out
  *     shows the order of the fold; a float sum run twice gives the same bits.
  *     SEG_CHECK_PARTS=reduce,scan,arg,zeros,repro,bad (any of them; unset: all) runs
- *     only those parts;
+ *     only those parts, SEG_CHECK_DTYPES=int32,double (say) the first three for those
+ *     dtypes only;
  *  2. timed (--seg-bench) at 2^28 elements, int32 and double, device data, CUDA events,
  *     median, xpar and CUB interleaved: xpar_segmented_reduce (sum) beside CUB's
  *     DeviceSegmentedReduce::Sum for segment sizes all 1, 16, 1,024, 2^20, power-law,
@@ -349,14 +350,17 @@ bool parts_valid() {
   }
   return true;
 }
-bool part_wanted(const char *part) {
-  const char *list = getenv("SEG_CHECK_PARTS");
+/* Whether the comma-separated list in environment variable var names name (unset or
+ * empty: every name). */
+bool env_list_has(const char *var, const char *name) {
+  const char *list = getenv(var);
   if (!list || !*list) return true;
-  const size_t len = strlen(part);
-  for (const char *q = list; (q = strstr(q, part)) != NULL; q += len)
+  const size_t len = strlen(name);
+  for (const char *q = list; (q = strstr(q, name)) != NULL; q += len)
     if ((q == list || q[-1] == ',') && (q[len] == ',' || q[len] == '\0')) return true;
   return false;
 }
+bool part_wanted(const char *part) { return env_list_has("SEG_CHECK_PARTS", part); }
 /* Each part draws from its own generator, seeded from the seed and the part: a part
  * run alone (SEG_CHECK_PARTS) checks the data it checks in a full run. */
 std::mt19937_64 part_rng(unsigned long long seed, const char *part) {
@@ -382,6 +386,7 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
     fflush(stdout);
   };
   for (xpar_dtype t : ts) {
+    if (!env_list_has("SEG_CHECK_DTYPES", xpar_dtype_name(t))) continue;
     for (int kind = 0; kind < 3; kind++) {
       if (!part_wanted(kind_parts[kind])) continue;
       std::mt19937_64 rng = part_rng(seed + 0x9E3779B97F4A7C15ull * (unsigned)t, kind_parts[kind]);
