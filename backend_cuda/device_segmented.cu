@@ -602,16 +602,6 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   const int len = (int)(tile_hi - tile_lo);
   const size_t used = (end - begin + TILE - 1) / TILE; /* the tiles holding elements */
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  /* The tile's elements into registers first (coalesced loads), so that they are in
-   * flight while thread 0 reads where the tile lies among the segments. */
-  T v[ITEMS];
-#pragma unroll
-  for (int k = 0; k < ITEMS; ++k) {
-    const int j = (int)threadIdx.x + k * kBlock;
-    v[k] = j < len ? __ldg(x + tile_lo + j) : T();
-  }
-  if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
-  if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
   /* A tile inside one segment that goes on past it (the middle of a large segment):
    * no segment starts or ends in it, so it is a plain block reduce from registers
    * (no shared-memory tile, no search) into its one record.  Not for a float min /
@@ -629,7 +619,7 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
 #pragma unroll
       for (int k = 0; k < ITEMS; ++k) {
         const int j = (int)threadIdx.x + k * kBlock;
-        if (j < len) acc = F::apply(acc, F::lift(v[k], tile_lo + j));
+        if (j < len) acc = F::apply(acc, F::lift(__ldg(x + tile_lo + j), tile_lo + j));
       }
       for (int d = 16; d > 0; d >>= 1) acc = F::apply(acc, shfl_down(acc, d));
       if (lane == 0) s_rval[warp] = acc;
@@ -649,10 +639,12 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
       return;
     }
   }
+  if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
+  if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int j = (int)threadIdx.x + k * kBlock;
-    if (j < len) s_tile[pad(j)] = v[k];
+    if (j < len) s_tile[pad(j)] = __ldg(x + tile_lo + j);
   }
   __syncthreads();
   /* this thread's elements and segments */
