@@ -75,6 +75,8 @@ typedef struct bench_op {
 
 const bench_op *bench_find_op(const char *name);
 const bench_op *bench_op_at(int i); /* NULL past the end */
+/* The number of ops bench_op_at holds: what tables indexed by op are sized by. */
+enum { BENCH_OP_COUNT = 12 };
 int bench_parse_dtype(const char *s, xpar_dtype *out);
 int bench_parse_reduction(const char *s, xpar_reduction *out);
 

@@ -642,7 +642,7 @@ int bench_cmd_crossover(int argc, char **argv) {
   fprintf(x.csv, "op,dtype,location,n,exp,tier,status,median_us,min_us,max_us,samples,batch,"
                  "remeasured,auto_ran,best_tier,auto_over_best\n");
 
-  enum { MAX_SWEEPS = 6 * 6 * 2 };
+  enum { MAX_SWEEPS = BENCH_OP_COUNT * XPAR_DTYPE_COUNT_ * BENCH_LOCATION_COUNT };
   xo_sweep *sw = calloc(MAX_SWEEPS, sizeof *sw);
   bench_plot *plots = calloc(MAX_SWEEPS, sizeof *plots);
   char(*bases)[1024] = calloc(MAX_SWEEPS, sizeof *bases);

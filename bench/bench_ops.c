@@ -631,6 +631,8 @@ static const bench_op ops[] = {
      plain_serial_histogram},
 };
 
+_Static_assert(sizeof ops / sizeof ops[0] == BENCH_OP_COUNT, "BENCH_OP_COUNT: the ops above");
+
 const bench_op *bench_op_at(int i) {
   return (i >= 0 && (size_t)i < sizeof ops / sizeof ops[0]) ? &ops[i] : NULL;
 }

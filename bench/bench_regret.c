@@ -1295,7 +1295,7 @@ int bench_cmd_regret(int argc, char **argv) {
   s.host_ns_start = host_speed_ns();
   printf("# host speed: a plain fill of 128 int32 takes %.1f ns\n", s.host_ns_start);
 
-  enum { MAX_OPS = 8, MAX_SERIES = MAX_OPS * XPAR_DTYPE_COUNT_ * R_COUNT };
+  enum { MAX_OPS = BENCH_OP_COUNT, MAX_SERIES = MAX_OPS * XPAR_DTYPE_COUNT_ * R_COUNT };
   rg_series *sw = calloc(MAX_SERIES, sizeof *sw);
   bench_plot *plots = calloc(MAX_SERIES, sizeof *plots);
   char(*bases)[1024] = calloc(MAX_SERIES, sizeof *bases);

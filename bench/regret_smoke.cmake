@@ -1,5 +1,5 @@
 # CI smoke test of `xpar-devbench regret --quick`: CPU-only, small
-# (pageable data, every op -- reduce, scan, axpy, add, fill, dot, sort -- x
+# (pageable data, every op of bench_ops.c -- each must appear in the summary -- x
 # int32/float/double, 2^7..2^14, 5 rounds; a few seconds on 2 cores), with 9 rounds for the contenders (AUTO and those near
 # the fastest) after the 5 of everyone, and up to 3 confirmation rounds where AUTO
 # then misses.  It must print its table with the geometric mean, the first-look
@@ -21,7 +21,9 @@ foreach(want "# overall: [0-9]+ points, geometric mean [0-9]+\\.[0-9]+"
              "# paired \\(median over rounds" "\n2\\^7 [^\n]* (9|1[0-2])\n"
              "\n2\\^14 " "reduce +int32 +pageable" "scan +double +pageable"
              "axpy +float +pageable" "add +int32 +pageable" "fill +double +pageable"
-             "dot +float +pageable" "# host speed: a plain fill of 128 int32 took [0-9.]+ ns")
+             "dot +float +pageable" "sort +int32 +pageable" "select +float +pageable"
+             "runs +double +pageable" "argreduce +int32 +pageable" "segmented +float +pageable"
+             "histogram +double +pageable" "# host speed: a plain fill of 128 int32 took [0-9.]+ ns")
   if(NOT out MATCHES "${want}")
     message(FATAL_ERROR "xpar-devbench regret --quick: output lacks /${want}/")
   endif()
