@@ -214,20 +214,20 @@ static inline int seg_nan_none(double v) {
       }                                                                                      \
       const int better = is_max ? m > best : m < best;                                       \
       if (!any_nan && !better) continue;                                                     \
-      /* the block's first NaN, or its first element that beats the best so far */         \
-      for (size_t j = lo; j < hi; ++j) {                                                     \
-        const ctype v = x[j];                                                                \
-        if (XPAR__SEG_ISNAN_(ctype, v)) {                                                    \
-          best = v;                                                                          \
-          best_i = j;                                                                        \
-          nan = 1;                                                                           \
-          break;                                                                             \
-        }                                                                                    \
-        if (is_max ? v > best : v < best) {                                                  \
-          best = v;                                                                          \
-          best_i = j;                                                                        \
-        }                                                                                    \
+      /* The block's first NaN, else the first element equal to its extreme m (which    \
+       * beats the best so far; -0.0 == +0.0: the first zero, with its own sign): no     \
+       * dependence from one element to the next, LANES compares at a time. */           \
+      size_t j = lo;                                                                         \
+      for (; j + XPAR__CPU_LANES <= hi; j += XPAR__CPU_LANES) {                              \
+        int hit = 0;                                                                         \
+        for (int q = 0; q < XPAR__CPU_LANES; ++q)                                            \
+          hit |= any_nan ? XPAR__SEG_ISNAN_(ctype, x[j + q]) : x[j + q] == m;                \
+        if (hit) break;                                                                      \
       }                                                                                      \
+      while (!(any_nan ? XPAR__SEG_ISNAN_(ctype, x[j]) : x[j] == m)) ++j;                    \
+      best = x[j];                                                                           \
+      best_i = j;                                                                            \
+      nan = any_nan;                                                                         \
     }                                                                                        \
     memset(&out->v, 0, sizeof out->v);                                                       \
     memcpy(out->v.bytes, &best, sizeof best);                                                \
