@@ -440,6 +440,16 @@ template <class T, bool MAX> __global__ void __launch_bounds__(kBlock) arg_kerne
 
 /* Elements per thread: 64 bytes. */
 template <class T> constexpr int seg_items() { return 64 / (int)sizeof(T); }
+
+/* XPAR_SEG_TILE_EARLY_LOADS=1 (e.g. CUDAFLAGS=-DXPAR_SEG_TILE_EARLY_LOADS=1 at the first
+ * configure): seg_tile_kernel issues its tile's loads into registers before thread 0
+ * reads where the tile lies (the fast path's test), so that the two latencies overlap
+ * instead of adding up on every tile.  Off until the GPU check and the segmented bench
+ * have run it (docs/segmented.md). */
+#ifndef XPAR_SEG_TILE_EARLY_LOADS
+#define XPAR_SEG_TILE_EARLY_LOADS 0
+#endif
+constexpr bool kEarlyLoads = XPAR_SEG_TILE_EARLY_LOADS != 0;
 /* Shared-memory index of tile element j: one pad slot per 32 elements (the threads of a
  * warp read 16 or 8 apart). */
 __device__ __forceinline__ int pad(int j) { return j + (j >> 5); }
@@ -602,6 +612,16 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   const int len = (int)(tile_hi - tile_lo);
   const size_t used = (end - begin + TILE - 1) / TILE; /* the tiles holding elements */
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  [[maybe_unused]] T v[ITEMS]; /* kEarlyLoads: the tile's elements, loaded first */
+  if constexpr (kEarlyLoads) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+      const int j = (int)threadIdx.x + k * kBlock;
+      v[k] = j < len ? __ldg(x + tile_lo + j) : T();
+    }
+    if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
+    if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
+  }
   /* A tile inside one segment that goes on past it (the middle of a large segment):
    * no segment starts or ends in it, so it is a plain block reduce from registers
    * (no shared-memory tile, no search) into its one record.  Not for a float min /
@@ -619,7 +639,12 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
 #pragma unroll
       for (int k = 0; k < ITEMS; ++k) {
         const int j = (int)threadIdx.x + k * kBlock;
-        if (j < len) acc = F::apply(acc, F::lift(__ldg(x + tile_lo + j), tile_lo + j));
+        if (j < len) {
+          T e;
+          if constexpr (kEarlyLoads) e = v[k];
+          else e = __ldg(x + tile_lo + j);
+          acc = F::apply(acc, F::lift(e, tile_lo + j));
+        }
       }
       for (int d = 16; d > 0; d >>= 1) acc = F::apply(acc, shfl_down(acc, d));
       if (lane == 0) s_rval[warp] = acc;
@@ -639,12 +664,17 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
       return;
     }
   }
-  if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
-  if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
+  if constexpr (!kEarlyLoads) {
+    if (threadIdx.x == 0) s_g0 = p.reach[blockIdx.x];
+    if (threadIdx.x == 32) s_g1 = p.reach[blockIdx.x + 1];
+  }
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int j = (int)threadIdx.x + k * kBlock;
-    if (j < len) s_tile[pad(j)] = __ldg(x + tile_lo + j);
+    if (j < len) {
+      if constexpr (kEarlyLoads) s_tile[pad(j)] = v[k];
+      else s_tile[pad(j)] = __ldg(x + tile_lo + j);
+    }
   }
   __syncthreads();
   /* this thread's elements and segments */
