@@ -1,8 +1,7 @@
 /*
  * CPU runs (xpar__runs_spec): run-length encode and reduce by key.  A run
  * starts (a "head") at i == 0 and wherever key i differs from key i - 1 by
- * base/sort_key.h's equality (the radix keys: -0.0 == +0.0, NaN == NaN, as
- * xpar_unique); run r's first key goes to keys_out[r], the op of its values
+ * the equality of xpar_unique (-0.0 == +0.0, NaN == NaN: runs_key_f4 / f8); run r's first key goes to keys_out[r], the op of its values
  * (run-length encode: its length) to values_out[r].  Nothing at or past the
  * number of runs is written.
  *
@@ -33,15 +32,28 @@
  * chunk's end where the run does): no pieces, so the bits cannot depend on
  * the split.
  */
-#include "base/sort_key.h"
 #include "cpu_internal.h"
 #include "cpu_repro.h"
 
-/* The head test: key i differs from key i - 1 (i > 0), by the radix keys. */
-#define XPAR__RUNS_KEY_I4(k) xpar__sort_radix32((k), XPAR__SORT_KEY_UNSIGNED, 0)
-#define XPAR__RUNS_KEY_I8(k) xpar__sort_radix64((k), XPAR__SORT_KEY_UNSIGNED, 0)
-#define XPAR__RUNS_KEY_F4(k) xpar__sort_radix32((k), XPAR__SORT_KEY_FLOAT, 0)
-#define XPAR__RUNS_KEY_F8(k) xpar__sort_radix64((k), XPAR__SORT_KEY_FLOAT, 0)
+/* The head test: key i differs from key i - 1 (i > 0), by these keys, which are
+ * only compared for equality: integers by their bits; floats by their bits with
+ * -0.0 as +0.0 and every NaN as one NaN (the classes of the sort's radix keys,
+ * base/sort_key.h, without their order: no branch, two selects; a third faster
+ * than the radix key's two branches on the development VM). */
+static inline uint32_t runs_key_f4(uint32_t u) {
+  const uint32_t a = u & 0x7fffffffu;
+  u = a == 0 ? 0u : u;
+  return a > 0x7f800000u ? 0x7fc00000u : u;
+}
+static inline uint64_t runs_key_f8(uint64_t u) {
+  const uint64_t a = u & 0x7fffffffffffffffull;
+  u = a == 0 ? 0ull : u;
+  return a > 0x7ff0000000000000ull ? 0x7ff8000000000000ull : u;
+}
+#define XPAR__RUNS_KEY_I4(k) (k)
+#define XPAR__RUNS_KEY_I8(k) (k)
+#define XPAR__RUNS_KEY_F4(k) runs_key_f4(k)
+#define XPAR__RUNS_KEY_F8(k) runs_key_f8(k)
 
 /* A chunk's leading piece (the part of a run that began in an earlier chunk). */
 typedef struct runs_piece {
@@ -265,7 +277,7 @@ static const runs_repro_fn runs_repro_table[2][4] = {
 #undef XPAR__RUNS_ONE_
 #undef XPAR__RUNS_ADD64_
 
-/* The key class of base/sort_key.h's equality: integers compare their bits. */
+/* The key class (runs_key_f4 / f8 for floats): integers compare their bits. */
 static int runs_key_class(xpar_dtype t) {
   const int wide = xpar__dtype_size(t) == 8;
   return (t == XPAR_FLOAT || t == XPAR_DOUBLE ? 2 : 0) + wide;
