@@ -71,6 +71,38 @@ XPAR__CPU_HIST_EVEN_INT_(UINT32, uint32_t, xpar__hist_key_u32)
 XPAR__CPU_HIST_EVEN_INT_(UINT64, uint64_t, xpar__hist_key_u64)
 #undef XPAR__CPU_HIST_EVEN_INT_
 
+/* Even bins, 32-bit integers whose range fits 32 bits (every int32 / uint32
+ * histogram but lo = the lowest value with hi = the largest): the same exact
+ * quotient floor(d * num_bins / range), found with lane operations the
+ * compiler vectorises instead of a 128-bit product per sample.  The estimate
+ * t = d * (num_bins / range) in double is within 2^-20 of the quotient's real
+ * value (d < 2^32, num_bins <= 2^31, two roundings of 2^-53), so its floor is
+ * the quotient or one off either way; the 64-bit products of 32-bit factors
+ * d * num_bins and q * range (< 2^63) say which.  d wraps below lo, so one
+ * compare, d < range, tells a counted sample. */
+#define XPAR__CPU_HIST_EVEN32_(e, ctype, bias)                                                   \
+  XPAR__CPU_SIMD_CLONES static void hist_bins_even32_##e(const xpar__histogram_spec *s,      \
+                                                         const void *xv, size_t m,           \
+                                                         uint32_t *bins) {                   \
+    const ctype *x = (const ctype *)xv;                                                       \
+    const xpar__hist_even *p = s->even;                                                       \
+    const uint32_t klo = (uint32_t)p->key_lo, r = (uint32_t)p->range, nb = p->num_bins;      \
+    const double sc = (double)nb / (double)r, top = (double)(nb - 1);                         \
+    for (size_t j = 0; j < m; j++) {                                                          \
+      const uint32_t d = ((uint32_t)x[j] ^ (bias)) - klo;                                     \
+      /* d as a double through a signed conversion (the one SIMD has) */                      \
+      double t = ((double)(int32_t)(d ^ 0x80000000u) + 2147483648.0) * sc;                    \
+      t = t < top ? t : top; /* keeps the conversion defined for samples outside */           \
+      const uint32_t q0 = (uint32_t)(int32_t)t;                                               \
+      const uint64_t num = (uint64_t)d * nb, qr = (uint64_t)q0 * r;                           \
+      const uint32_t q = q0 - (uint32_t)(qr > num) + (uint32_t)(qr <= num && num - qr >= r);  \
+      bins[j] = d < r ? q : XPAR__HIST_SKIP;                                                  \
+    }                                                                                         \
+  }
+XPAR__CPU_HIST_EVEN32_(INT32, int32_t, 0x80000000u)
+XPAR__CPU_HIST_EVEN32_(UINT32, uint32_t, 0u)
+#undef XPAR__CPU_HIST_EVEN32_
+
 /* Even bins, floats: the double formula of base/hist_bin.h by a loop with no
  * branch (the compiler vectorises its division: 2 or 4 lanes).  The same IEEE
  * operations as xpar__hist_float_bin, in the same order (x * 1.0 is x), so the
@@ -138,6 +170,10 @@ static hist_bins_fn hist_fn(const xpar__histogram_spec *s) {
 #undef XPAR__CPU_HIST_CASE_
       default: return NULL;
     }
+  }
+  if (s->even->range <= 0xffffffffu) {
+    if (s->dtype == XPAR_INT32) return hist_bins_even32_INT32;
+    if (s->dtype == XPAR_UINT32) return hist_bins_even32_UINT32;
   }
   switch (s->dtype) {
 #define XPAR__CPU_HIST_CASE_(e, ctype, name, size) \
