@@ -5,7 +5,8 @@
  * tier and thread count gives the same counts.
  *
  * Samples go in blocks of XPAR__CPU_HIST_BLOCK: the block's bins first (a loop
- * with no branch for floats, which the compiler vectorises), then the counts.
+ * with no branch for floats and 32-bit integers, which the compiler
+ * vectorises), then the counts.
  * Up to XPAR__CPU_HIST_LANES_MAX_BINS bins, and with four samples per count or
  * more, a histogram is four interleaved copies (sample j bumps copy j % 4),
  * summed at the end: a run of samples in one bin then does not wait on one
