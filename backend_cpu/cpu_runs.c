@@ -38,8 +38,9 @@
 /* The head test: key i differs from key i - 1 (i > 0), by these keys, which are
  * only compared for equality: integers by their bits; floats by their bits with
  * -0.0 as +0.0 and every NaN as one NaN (the classes of the sort's radix keys,
- * base/sort_key.h, without their order: no branch, two selects; a third faster
- * than the radix key's two branches on the development VM). */
+ * base/sort_key.h, without their order: no branch, two selects; a reduce by key
+ * of 4,096 float keys took about a fifth less time than with the radix key's
+ * two branches on the development VM). */
 static inline uint32_t runs_key_f4(uint32_t u) {
   const uint32_t a = u & 0x7fffffffu;
   u = a == 0 ? 0u : u;
