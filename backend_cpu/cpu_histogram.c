@@ -72,8 +72,8 @@ XPAR__CPU_HIST_EVEN_INT_(UINT32, uint32_t, xpar__hist_key_u32)
 XPAR__CPU_HIST_EVEN_INT_(UINT64, uint64_t, xpar__hist_key_u64)
 #undef XPAR__CPU_HIST_EVEN_INT_
 
-/* Even bins, 32-bit integers whose range fits 32 bits (every int32 / uint32
- * histogram but lo = the lowest value with hi = the largest): the same exact
+/* Even bins, 32-bit integers (lo < hi makes their range 1 .. 2^32 - 1, which
+ * hist_fn still checks before choosing these): the same exact
  * quotient floor(d * num_bins / range), found with lane operations the
  * compiler vectorises instead of a 128-bit product per sample.  The estimate
  * t = d * (num_bins / range) in double is within 2^-20 of the quotient's real

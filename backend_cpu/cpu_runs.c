@@ -1,8 +1,9 @@
 /*
  * CPU runs (xpar__runs_spec): run-length encode and reduce by key.  A run
  * starts (a "head") at i == 0 and wherever key i differs from key i - 1 by
- * the equality of xpar_unique (-0.0 == +0.0, NaN == NaN: runs_key_f4 / f8); run r's first key goes to keys_out[r], the op of its values
- * (run-length encode: its length) to values_out[r].  Nothing at or past the
+ * the equality of xpar_unique (-0.0 == +0.0, NaN == NaN: runs_key_f4 / f8);
+ * run r's first key goes to keys_out[r], the op of its values (run-length
+ * encode: its length) to values_out[r].  Nothing at or past the
  * number of runs is written.
  *
  * One thread (ex->serial, a team of one): one pass over [0, n), the open
