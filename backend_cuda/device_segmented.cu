@@ -216,15 +216,9 @@ template <class T> __device__ __forceinline__ ArgPair<T> shfl_from(ArgPair<T> a,
   return ArgPair<T>{__shfl_sync(0xffffffffu, a.v, lane), __shfl_sync(0xffffffffu, a.i, lane)};
 }
 
-/* A partial another block wrote (and fenced): read through L2 (ld.global.cg). */
-template <class A> __device__ __forceinline__ A load_cg(const A *q) {
-  using U = typename std::conditional<sizeof(A) == 4, unsigned int, unsigned long long>::type;
-  static_assert(sizeof(A) == sizeof(U), "a 4- or 8-byte value");
-  const U u = __ldcg(reinterpret_cast<const U *>(q));
-  A v;
-  memcpy(&v, &u, sizeof v);
-  return v;
-}
+/* A partial another block wrote (and fenced): read through L2 (ld.global.cg) --
+ * a value by thread_load.cuh's load_cg, a pair field by field. */
+using xpar_cuda::load_cg;
 template <class T> __device__ __forceinline__ ArgPair<T> load_cg(const ArgPair<T> *q) {
   return ArgPair<T>{load_cg(&q->v), __ldcg(&q->i)};
 }
