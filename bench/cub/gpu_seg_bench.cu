@@ -139,6 +139,25 @@ struct CheckCase {
   bool zeros; /* values mostly -0.0 and +0.0 (a float min / max) */
 };
 
+/* A case of the layout given; the scan's kind and in place (a scan) drawn from rng, in
+ * that order; exact, not reproducible, not zeros until the caller says otherwise. */
+CheckCase layout_case(int kind, xpar_reduction op, int dist, int form, size_t total, int mode,
+                      std::mt19937_64 &rng) {
+  CheckCase k;
+  k.kind = kind;
+  k.op = op;
+  k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
+  k.dist = dist;
+  k.form = form;
+  k.mode = mode;
+  k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
+  k.exact = true;
+  k.total = total;
+  k.repro = false;
+  k.zeros = false;
+  return k;
+}
+
 template <class T>
 int check_one(xpar__cuda_state *st, xpar_dtype t, const CheckCase &k, std::mt19937_64 &rng) {
   std::vector<size_t> sizes = make_sizes(k.dist, k.total, rng);
@@ -398,19 +417,9 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
               for (int mode = 0; mode < 3; mode++) {
                 if (quick && (total > 1000 || t == XPAR_UINT32 || t == XPAR_UINT64)) continue;
                 if (layout_skipped(kind, dist, form, total, mode)) continue;
-                CheckCase k;
-                k.kind = kind;
-                k.op = (xpar_reduction)op;
-                k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
-                k.dist = dist;
-                k.form = form;
-                k.mode = mode;
-                k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
+                CheckCase k = layout_case(kind, (xpar_reduction)op, dist, form, total, mode, rng);
                 /* random floats: bit for bit only where the order is the serial one */
                 k.exact = !(mode == 2 && op == XPAR_SUM && rng() % 2);
-                k.total = total;
-                k.repro = false;
-                k.zeros = false;
                 fails += check_dispatch(st, t, k, rng);
                 runs++;
               }
@@ -432,17 +441,7 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
               for (int mode = 0; mode < 2; mode++) {
                 if (quick && total > 100003) continue;
                 if (layout_skipped(kind, dist, form, total, mode)) continue;
-                CheckCase k;
-                k.kind = kind;
-                k.op = (xpar_reduction)op;
-                k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
-                k.dist = dist;
-                k.form = form;
-                k.mode = mode;
-                k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
-                k.exact = true;
-                k.total = total;
-                k.repro = false;
+                CheckCase k = layout_case(kind, (xpar_reduction)op, dist, form, total, mode, rng);
                 k.zeros = true;
                 fails += check_dispatch(st, t, k, rng);
                 runs++;
@@ -459,18 +458,9 @@ int seg_check(xpar__cuda_state *st, unsigned long long seed, int quick) {
             for (int mode = 0; mode < 3; mode++) {
               if (quick && total > 1000) continue;
               if (layout_skipped(kind, dist, form, total, mode)) continue;
-              CheckCase k;
-              k.kind = kind;
-              k.op = XPAR_SUM;
-              k.scan_kind = rng() % 2 ? XPAR_EXCLUSIVE : XPAR_INCLUSIVE;
-              k.dist = dist;
-              k.form = form;
-              k.mode = mode;
-              k.inplace = kind == XPAR__SEG_SCAN && rng() % 4 == 0;
+              CheckCase k = layout_case(kind, XPAR_SUM, dist, form, total, mode, rng);
               k.exact = false;
-              k.total = total;
               k.repro = true;
-              k.zeros = false;
               fails += check_dispatch(st, t, k, rng);
               runs++;
             }
