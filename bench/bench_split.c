@@ -2,7 +2,8 @@
  * xpar-bench split: the split tier (cpu+cuda) against the two single tiers
  * on host data, and the share and `from` it should have (xpar.h,
  * xpar_context_set_split).  Per memory kind (pinned, pageable) x op x dtype x
- * n it times, interleaved over rounds (median per alternative):
+ * n it times each alternative's rounds back to back, the two tiers first (the
+ * split's share comes from their medians), and keeps the median of each:
  *
  *   openmp     XPAR_BACKEND_CPU, OpenMP at every n (the CPU threads over host
  *              memory)
