@@ -94,6 +94,14 @@ typedef struct xpar__call {
   xpar__hist_even hist_even;
 } xpar__call;
 
+/* Offset i of a segmented call from a host copy of its offsets (NULL: fixed
+ * segments, i * segment_size).  Negative offsets come out huge: check first. */
+static inline size_t xpar__call_offset(const xpar__call *c, const void *offsets, size_t i) {
+  if (!offsets) return i * c->segment_size;
+  return c->offset_dtype == XPAR_INT32 ? (size_t)((const int32_t *)offsets)[i]
+                                       : (size_t)((const int64_t *)offsets)[i];
+}
+
 /** The call on its primary tier only (dispatch.c). */
 xpar_status xpar__dispatch_primary(xpar_context *ctx, const xpar__call *call);
 /* ---- repeats: the same call again (dispatch.c remembers them) ------------ */

@@ -443,16 +443,8 @@ static xpar_status record_verdict(xpar_context *ctx, const xpar__call *c, xpar_t
 
 /* Segment g's bounds, from the host copy of the offsets (or fixed segments). */
 static void seg_bounds(const xpar__call *c, const void *offs, size_t g, size_t *lo, size_t *hi) {
-  if (!offs) {
-    *lo = g * c->segment_size;
-    *hi = *lo + c->segment_size;
-  } else if (c->offset_dtype == XPAR_INT32) {
-    *lo = (size_t)((const int32_t *)offs)[g];
-    *hi = (size_t)((const int32_t *)offs)[g + 1];
-  } else {
-    *lo = (size_t)((const int64_t *)offs)[g];
-    *hi = (size_t)((const int64_t *)offs)[g + 1];
-  }
+  *lo = xpar__call_offset(c, offs, g);
+  *hi = xpar__call_offset(c, offs, g + 1);
 }
 
 /* Compare the primary's values (and indices) with the shadow's: bitwise, except

@@ -245,13 +245,6 @@ static xpar_status run_split_histogram(xpar_context *ctx, const xpar__call *c, c
   return XPAR_OK;
 }
 
-/* Offset i of a segmented call (fixed segments: i * segment_size). */
-static size_t seg_offset(const xpar__call *c, const void *offsets, size_t i) {
-  if (!offsets) return i * c->segment_size;
-  return c->offset_dtype == XPAR_INT32 ? (size_t)((const int32_t *)offsets)[i]
-                                       : (size_t)((const int64_t *)offsets)[i];
-}
-
 /* Whether host offsets are good (non-decreasing, from >= 0, up to n). */
 static int seg_offsets_good(const xpar__call *c, const void *offsets) {
   if (!offsets) return 1;
@@ -276,15 +269,15 @@ static xpar_status run_split_segmented(xpar_context *ctx, const xpar__call *c,
   const size_t m = c->n_segments, esz = xpar__dtype_size(c->dtype);
   if (!seg_offsets_good(c, offsets)) /* refused there, nothing written */
     return xpar__run_op(cpu, cx, c, in, offsets, out, index, NULL);
-  const size_t lo = seg_offset(c, offsets, 0), hi = seg_offset(c, offsets, m);
+  const size_t lo = xpar__call_offset(c, offsets, 0), hi = xpar__call_offset(c, offsets, m);
   const size_t cut = hi - (size_t)((double)(hi - lo) * share); /* the GPU from here */
   size_t a = 0, b = m; /* s: the first segment starting at or after cut */
   while (a < b) {
     const size_t mid = a + (b - a) / 2;
-    if (seg_offset(c, offsets, mid) < cut) a = mid + 1;
+    if (xpar__call_offset(c, offsets, mid) < cut) a = mid + 1;
     else b = mid;
   }
-  const size_t s = a, first = seg_offset(c, offsets, s < m ? s : m);
+  const size_t s = a, first = xpar__call_offset(c, offsets, s < m ? s : m);
   if (s == 0 || s >= m || hi - first < SPLIT_GRAIN) /* d: "too small to split" */
     return xpar__run_op(cpu, cx, c, in, offsets, out, index, NULL);
   const size_t ms = m - s, ng = hi - first;
@@ -323,7 +316,7 @@ static xpar_status run_split_segmented(xpar_context *ctx, const xpar__call *c,
   XPAR__FORWARD(gpu_inputs(cx, st, &g, in_bytes, d));
   if (offsets) {
     for (size_t i = 0; i <= ms; i++) {
-      const size_t v = seg_offset(c, offsets, s + i) - first;
+      const size_t v = xpar__call_offset(c, offsets, s + i) - first;
       if (c->offset_dtype == XPAR_INT32) ((int32_t *)stage_off)[i] = (int32_t)v;
       else ((int64_t *)stage_off)[i] = (int64_t)v;
     }
