@@ -1,13 +1,25 @@
 /* AUTO's self-correction: a site's two estimates and the choice between its
  * tiers (adapt.h states the rules and their reasons). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#ifdef __linux__
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 #include "adapt.h"
 
-void xpar__adapt_site_init(xpar__adapt_site *s, xpar_tier static_tier, xpar_tier alt_tier) {
+void xpar__adapt_site_init(xpar__adapt_site *s, xpar_tier static_tier, xpar_tier alt_tier,
+                           float prior_factor) {
   *s = (xpar__adapt_site){.static_tier = (unsigned char)static_tier,
                           .alt_tier = (unsigned char)alt_tier,
+                          .alt_prior_factor = prior_factor > 1.0f ? prior_factor : 1.0f,
                           .sample_in = 1, /* the first call is timed */
                           .sample_period = 1,
                           .probe_gap = XPAR__ADAPT_MIN_GAP};
@@ -36,7 +48,55 @@ static int share_allows(const xpar__adapt_site *s, const xpar__adapt_estimate *o
   return since >= (double)share * other->recent_ns;
 }
 
-xpar__adapt_choice xpar__adapt_choose(const xpar__adapt_site *s, uint64_t now_ns) {
+/* The room, as last read (process-wide: every context sees one machine).
+ * room_read_ns 0: never read. */
+static _Atomic uint64_t room_read_ns;
+static _Atomic int room_others, room_cpus;
+
+#ifdef __linux__
+/* The runnable tasks of the machine now, the reader included (the 4th field
+ * of /proc/loadavg, "running/total"); -1 when unreadable. */
+static int runnable_now(void) {
+  const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  const ssize_t got = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (got <= 0) return -1;
+  buf[got] = '\0';
+  double l1, l5, l15;
+  int running, total;
+  if (sscanf(buf, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) != 5) return -1;
+  return running;
+}
+#endif
+
+int xpar__adapt_cpu_room(int threads, uint64_t now_ns) {
+#ifdef __linux__
+  const uint64_t read_ns = atomic_load_explicit(&room_read_ns, memory_order_acquire);
+  if (!read_ns || now_ns - read_ns >= XPAR__ADAPT_ROOM_REFRESH_NS) {
+    const int running = runnable_now();
+    cpu_set_t set;
+    const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    /* a race between two readers stores two recent readings: either will do */
+    atomic_store_explicit(&room_others, running > 0 && cpus > 0 ? running - 1 : -1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&room_cpus, cpus, memory_order_relaxed);
+    atomic_store_explicit(&room_read_ns, now_ns ? now_ns : 1, memory_order_release);
+  }
+  const int others = atomic_load_explicit(&room_others, memory_order_relaxed);
+  const int cpus = atomic_load_explicit(&room_cpus, memory_order_relaxed);
+  if (others < 0 || cpus <= 0) return 0;
+  const int need = threads > 0 && threads < cpus ? threads : cpus;
+  return others + need <= cpus;
+#else
+  (void)threads;
+  (void)now_ns;
+  return 0;
+#endif
+}
+
+xpar__adapt_choice xpar__adapt_choose(const xpar__adapt_site *s, uint64_t now_ns, int room) {
   const xpar_tier running = xpar__adapt_running(s);
   xpar__adapt_choice ch = {running, 0};
   const xpar__adapt_estimate *st = &s->est[XPAR__ADAPT_STATIC], *alt = &s->est[XPAR__ADAPT_ALT];
@@ -47,10 +107,20 @@ xpar__adapt_choice xpar__adapt_choose(const xpar__adapt_site *s, uint64_t now_ns
   }
   if (!s->adapted) {
     /* The static tier runs.  The alternative is timed once the static tier has
-     * a warm number to compare with, then again with backoff: it is what the
+     * a warm number to compare with and the first look's time share of its
+     * prior has passed (adapt.h), then again with backoff: it is what the
      * static tier is judged against. */
     if (st->samples < 2) return ch;
-    const int due = !alt->samples || s->calls_since_probe >= s->probe_gap ||
+    if (!alt->samples) {
+      const double since = now_ns > s->start_ns ? (double)(now_ns - s->start_ns) : 0.0;
+      if (room == 0 ||
+          since >= (double)XPAR__ADAPT_SHARE * s->alt_prior_factor * (double)st->best_ns) {
+        ch.tier = (xpar_tier)s->alt_tier;
+        ch.probe = 1;
+      }
+      return ch;
+    }
+    const int due = s->calls_since_probe >= s->probe_gap ||
                     (st->recent_ns > XPAR__ADAPT_SLOWED_FACTOR * st->best_ns &&
                      s->calls_since_probe >= XPAR__ADAPT_MIN_GAP);
     if (due && share_allows(s, alt, XPAR__ADAPT_SHARE, now_ns)) {
@@ -63,6 +133,11 @@ xpar__adapt_choice xpar__adapt_choose(const xpar__adapt_site *s, uint64_t now_ns
    * at once when the alternative itself got markedly faster (the machine got
    * lighter), each within its share of the time. */
   const int lighter = alt->recent_ns < XPAR__ADAPT_LIGHTER_FACTOR * s->alt_ref_ns;
+  if (room == 1 && xpar__adapt_wants_room(s)) {
+    ch.tier = (xpar_tier)s->static_tier;
+    ch.probe = 2;
+    return ch;
+  }
   if ((s->calls_since_probe >= s->probe_gap && share_allows(s, st, XPAR__ADAPT_SHARE, now_ns)) ||
       (lighter && share_allows(s, st, XPAR__ADAPT_QUICK_SHARE, now_ns))) {
     ch.tier = (xpar_tier)s->static_tier;
@@ -84,9 +159,12 @@ void xpar__adapt_observe(xpar__adapt_site *s, xpar_tier tier, int probe, double 
     e->recent_ns = t;
   else
     e->recent_ns += (t - e->recent_ns) * 0.25f;
+  if (!s->est[XPAR__ADAPT_STATIC].samples && !s->est[XPAR__ADAPT_ALT].samples)
+    s->start_ns = now_ns > (uint64_t)t ? now_ns - (uint64_t)t : 0; /* the first call began */
   if (!e->samples || e->recent_ns < e->best_ns) e->best_ns = e->recent_ns;
   if (e->samples < UINT32_MAX) e->samples++;
   s->calls_since_probe += s->sample_period;
+  if (probe == 2) s->room_probing = 1;
 
   const xpar__adapt_estimate *st = &s->est[XPAR__ADAPT_STATIC], *alt = &s->est[XPAR__ADAPT_ALT];
   const int both = st->samples && alt->samples;
@@ -99,9 +177,11 @@ void xpar__adapt_observe(xpar__adapt_site *s, xpar_tier tier, int probe, double 
     return;
   }
   s->probe_again = 0;
+  const int room_probe = probe && s->room_probing;
   if (probe) {
     s->last_probe_ns = now_ns;
     s->calls_since_probe = 0;
+    s->room_probing = 0;
   }
   if (!s->adapted) {
     if (both && st->recent_ns > XPAR__ADAPT_MOVE_FACTOR * alt->recent_ns) {
@@ -110,6 +190,7 @@ void xpar__adapt_observe(xpar__adapt_site *s, xpar_tier tier, int probe, double 
       s->probe_gap = XPAR__ADAPT_MIN_GAP;
       s->calls_since_probe = 0;
       s->last_probe_ns = now_ns; /* the static tier's time share starts now */
+      s->room_failed = 0;
     } else if (probe) {
       s->probe_gap = doubled(s->probe_gap, XPAR__ADAPT_MAX_GAP_STATIC);
     }
@@ -120,6 +201,7 @@ void xpar__adapt_observe(xpar__adapt_site *s, xpar_tier tier, int probe, double 
     } else if (probe) {
       s->probe_gap = doubled(s->probe_gap, XPAR__ADAPT_MAX_GAP_ADAPTED);
       s->alt_ref_ns = alt->recent_ns; /* lighter than this, next time */
+      if (room_probe) s->room_failed = 1; /* the room did not tell the truth here */
     } else if (alt->recent_ns > s->alt_ref_ns) {
       s->alt_ref_ns = alt->recent_ns; /* heavier still: the reference rises with it */
     }

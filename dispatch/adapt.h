@@ -55,6 +55,16 @@ enum { XPAR__ADAPT_BUCKETS = 48 };
  * retried at once (within the time share below, relaxed to
  * XPAR__ADAPT_QUICK_SHARE). */
 #define XPAR__ADAPT_LIGHTER_FACTOR 0.7f
+/* The first look at the alternative (not adapted, nothing measured of it)
+ * could cost far more than the static tier's call: a 2^28 sum of device
+ * data took 0.35 ms on the H100 and 30 ms as a CPU look, copies included.
+ * Its cost is taken as prior_factor times the static tier's best time --
+ * n over the threshold the static tier starts at: the two cost the same at
+ * the threshold, and the alternative grows at least linearly with n (an
+ * overestimate where the static tier grows too) -- and the look waits for
+ * its time share of that.  An OpenMP site whose machine has no room (a CPU
+ * load the idle thresholds did not see) looks at once. */
+
 /* Calls between timing the tier not running: starts at MIN_GAP, doubles after
  * every time that did not change the choice, up to MAX_GAP_ADAPTED while the
  * alternative runs (the static tier is back within ~100 calls of the load
@@ -70,6 +80,17 @@ enum {
  * most ~1/SHARE of the run (1/QUICK_SHARE after the machine got lighter). */
 #define XPAR__ADAPT_SHARE 16.0f
 #define XPAR__ADAPT_QUICK_SHARE 2.0f
+/* The time share guards against a retry costing what the displaced tier cost
+ * under load -- an estimate taken under load, so the return after the load
+ * ends waits for it too (16 x 30 ms = 0.5 s for a 2^20 add on the 2-core
+ * VM).  When the static tier is OpenMP and the machine has room for it now --
+ * the other runnable tasks (Linux: /proc/loadavg) plus its threads fit the
+ * CPUs this process may use -- the retry does not wait for the share: the
+ * load it was measured under is gone.  The room is read at most once per
+ * ROOM_REFRESH_NS per process; one retry that finds the tier still slow
+ * stops the room from counting at that site until the site is back on the
+ * static tier (the room cannot see every load: CPU quotas, memory traffic). */
+#define XPAR__ADAPT_ROOM_REFRESH_NS 1000000u
 /* Timed calls: every one where the running tier's estimate is above
  * SAMPLE_ALL_NS (two clock reads cost ~50 ns, under 2.5 % of such a call),
  * else one in SAMPLE_PERIOD (the rest pay a counter decrement). */
@@ -97,11 +118,15 @@ typedef struct xpar__adapt_site {
   unsigned char alt_tier;    /* where AUTO moves the call                         */
   unsigned char adapted;     /* 1: the alternative runs                           */
   unsigned char probe_again; /* the last probe did not decide: probe once more   */
+  unsigned char room_probing; /* the current retry was taken for the room        */
+  unsigned char room_failed;  /* a retry for the room found the tier still slow  */
   int32_t sample_in;         /* calls until the next timed one (dispatch counts)  */
   uint32_t sample_period;    /* calls between timed ones                          */
   uint32_t calls_since_probe; /* calls since the tier not running was last timed  */
   uint32_t probe_gap;        /* calls between such times (backoff)                */
   float alt_ref_ns;          /* the alternative's estimate when last compared     */
+  float alt_prior_factor;    /* the alternative's prior, in static-tier times     */
+  uint64_t start_ns;         /* the clock at the site's first timed call          */
   uint64_t last_probe_ns;    /* the clock when the other tier was last timed      */
   xpar__adapt_estimate est[2]; /* XPAR__ADAPT_STATIC, XPAR__ADAPT_ALT */
 } xpar__adapt_site;
@@ -110,19 +135,39 @@ typedef struct xpar__adapt_site {
 typedef struct xpar__adapt_choice {
   xpar_tier tier; /* the tier it runs */
   int probe;      /* 1: it times the tier not chosen now (a retry of the
-                     displaced static tier, or a first look at the alternative) */
+                     displaced static tier, or a first look at the alternative);
+                     2: a retry taken because the machine has room (above) */
 } xpar__adapt_choice;
 
 /** A site for the pair (static tier, alternative), nothing measured; the
- *  first call is timed. */
-void xpar__adapt_site_init(xpar__adapt_site *s, xpar_tier static_tier, xpar_tier alt_tier);
+ *  first call is timed.  prior_factor: xpar__adapt_alt's (below). */
+void xpar__adapt_site_init(xpar__adapt_site *s, xpar_tier static_tier, xpar_tier alt_tier,
+                           float prior_factor);
 /** The tier a site runs between timed calls. */
 static inline xpar_tier xpar__adapt_running(const xpar__adapt_site *s) {
   return (xpar_tier)(s->adapted ? s->alt_tier : s->static_tier);
 }
 /** Which tier a timed call at clock now_ns runs, and whether it is a probe of
- *  the tier not chosen.  Pure: reads the site only. */
-xpar__adapt_choice xpar__adapt_choose(const xpar__adapt_site *s, uint64_t now_ns);
+ *  the tier not chosen.  room: 1 when the machine has room for the static
+ *  tier now, 0 when it has not (xpar__adapt_cpu_room), -1 not read (read only
+ *  where xpar__adapt_wants_room).  Pure: reads the site only. */
+xpar__adapt_choice xpar__adapt_choose(const xpar__adapt_site *s, uint64_t now_ns, int room);
+/** Whether the machine's room would decide the next timed call of site s,
+ *  whose static tier is OpenMP: adapted, a retry for the room once the retry
+ *  gap is over (unless the room failed it); not adapted, the first look at
+ *  the alternative, taken at once where there is no room. */
+static inline int xpar__adapt_wants_room(const xpar__adapt_site *s) {
+  if (s->static_tier != (unsigned char)XPAR_TIER_CPU_OPENMP || s->probe_again) return 0;
+  if (!s->adapted)
+    return s->est[XPAR__ADAPT_STATIC].samples >= 2 && !s->est[XPAR__ADAPT_ALT].samples;
+  return !s->room_failed && s->calls_since_probe >= s->probe_gap;
+}
+/** 1 when the other runnable tasks of the machine plus `threads` (the
+ *  OpenMP tier's; 0: one per CPU this process may use) fit those CPUs, read
+ *  from /proc/loadavg at most once per XPAR__ADAPT_ROOM_REFRESH_NS (the
+ *  value read last otherwise); 0 where that cannot be known (not Linux, no
+ *  /proc). */
+int xpar__adapt_cpu_room(int threads, uint64_t now_ns);
 /** Fold a timed call into the site: it ran `tier` (a probe when `probe`) for
  *  `ns` nanoseconds and ended at clock now_ns.  Moves the choice when the
  *  numbers say so; sets the next sample countdown.  Pure over the site. */

@@ -357,7 +357,7 @@ static xpar__adapt_site *adapt_site(xpar_context *ctx, const xpar__call *c, xpar
   if (!*row && !(*row = xpar__adapt_row_new())) return NULL;
   xpar__adapt_site *s = &(*row)[(int)alt->where * XPAR__ADAPT_BUCKETS + xpar__adapt_bucket(c->n)];
   if (s->static_tier != (unsigned char)chosen || s->alt_tier != (unsigned char)alt->tier)
-    xpar__adapt_site_init(s, chosen, alt->tier);
+    xpar__adapt_site_init(s, chosen, alt->tier, alt->prior_factor);
   return s;
 }
 
@@ -386,12 +386,22 @@ static void adapt_note(const xpar__adapt_site *s, int probe, xpar__decision_raw 
   d->adapt_alt_ns = s->est[XPAR__ADAPT_ALT].recent_ns;
 }
 
+/* Whether the machine has room for site s's static tier now (adapt.h), read
+ * only where a retry would take it. */
+static int adapt_room(const xpar_context *ctx, const xpar__adapt_site *s, uint64_t now) {
+  if (!xpar__adapt_wants_room(s)) return -1;
+#ifdef XPAR_TEST_HOOKS
+  if (ctx->adapt_fake) return ctx->adapt_fake_room; /* the fake times' machine */
+#endif
+  return xpar__adapt_cpu_room(ctx->num_threads, now);
+}
+
 /* A timed call of site s: the tier xpar__adapt_choose gives, the clock started. */
 static xpar_tier adapt_timed(xpar_context *ctx, xpar__adapt_site *s, xpar__decision_raw *d,
                              adapt_timing *tm) {
   tm->on = 1;
   tm->t0 = adapt_clock(ctx);
-  const xpar__adapt_choice ch = xpar__adapt_choose(s, tm->t0);
+  const xpar__adapt_choice ch = xpar__adapt_choose(s, tm->t0, adapt_room(ctx, s, tm->t0));
   tm->probe = ch.probe;
   adapt_note(s, ch.probe, d);
   return ch.tier;
@@ -1023,6 +1033,10 @@ void xpar__dispatch_adapt_fake_times(xpar_context *ctx, const double *ns) {
   ctx->adapt_fake = ns != NULL;
   for (int t = 0; t < XPAR_TIER_COUNT_; t++) ctx->adapt_fake_ns[t] = ns ? ns[t] : 0.0;
 }
+
+/* The room the fake times' machine has (adapt.h; 0 until set). */
+void xpar__dispatch_adapt_fake_room(xpar_context *ctx, int room);
+void xpar__dispatch_adapt_fake_room(xpar_context *ctx, int room) { ctx->adapt_fake_room = room; }
 #endif
 
 xpar_status xpar__run_repeat(xpar_context *ctx, const xpar__call *c, const xpar__repeat *r) {

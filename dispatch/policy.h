@@ -217,6 +217,10 @@ typedef struct xpar__adapt_alt {
   xpar__cpu_rule cpu_rule;
   size_t openmp_threshold;
   xpar__source openmp_source;
+  /* n over the threshold from which the thresholds leave the alternative
+   * for the chosen tier (at least 1): adapt.h's prior for what the
+   * alternative costs before it is measured. */
+  float prior_factor;
 } xpar__adapt_alt;
 
 /* The next best tier to `chosen`, xpar__decide's choice from f (d its record):
@@ -234,8 +238,10 @@ static inline xpar__adapt_alt xpar__adapt_alternative(const xpar__policy_facts *
                                                : XPAR__ADAPT_DEVICE_DATA};
   if (f->backend != XPAR_BACKEND_AUTO || f->offload == XPAR_OFFLOAD_MANDATORY || f->nowait)
     return a;
+  size_t from = 0; /* the threshold the chosen tier starts at */
   if (chosen == XPAR_TIER_CPU_OPENMP) {
     a.tier = XPAR_TIER_CPU_SERIAL;
+    from = d->openmp_threshold;
   } else if ((chosen == XPAR_TIER_CUDA &&
               (d->gpu_rule == XPAR__GPU_AT_OR_ABOVE || d->gpu_rule == XPAR__GPU_DEVICE_ONLY)) ||
              (chosen == XPAR_TIER_CPU_CUDA && d->gpu_rule == XPAR__GPU_SPLIT)) {
@@ -244,7 +250,10 @@ static inline xpar__adapt_alt xpar__adapt_alternative(const xpar__policy_facts *
     a.cpu_rule = cpu.cpu_rule;
     a.openmp_threshold = cpu.openmp_threshold;
     a.openmp_source = cpu.openmp_source;
+    from = d->gpu_rule == XPAR__GPU_SPLIT ? d->split_from : d->gpu_threshold;
   }
+  a.prior_factor = from > 0 && f->n > from ? (float)((double)f->n / (double)from) : 1.0f;
+  if (from == 0 && f->n > 1) a.prior_factor = (float)f->n; /* always chosen: from n = 1 */
   return a;
 }
 

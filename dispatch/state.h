@@ -212,8 +212,9 @@ struct xpar_context {
    * of it first may move; freed with the context. */
   xpar__adapt_site *adapt_rows[XPAR_OP_COUNT_][XPAR_DTYPE_COUNT_];
   /* Set by the test hooks only (dispatch.c): timed calls take their time from
-   * adapt_fake_ns[tier] and the clock from adapt_fake_clock_ns. */
-  int adapt_fake;
+   * adapt_fake_ns[tier] and the clock from adapt_fake_clock_ns, and the
+   * machine's room (adapt.h) from adapt_fake_room. */
+  int adapt_fake, adapt_fake_room;
   double adapt_fake_ns[XPAR_TIER_COUNT_];
   uint64_t adapt_fake_clock_ns;
 

@@ -21,13 +21,19 @@
 #include "xpar/xpar.h"
 
 void xpar__dispatch_adapt_fake_times(xpar_context *ctx, const double *ns);
+void xpar__dispatch_adapt_fake_room(xpar_context *ctx, int room);
 
 /* ---- the pure functions ------------------------------------------------------- */
+
+/* Whether the machine of the pure tests has room for the static tier
+ * (xpar__adapt_cpu_room's answer). */
+static int machine_room;
 
 /* One timed call of site s at clock *now: the tier it chose runs for
  * ns[tier]; the clock advances by it.  Returns the tier run. */
 static xpar_tier timed_call(xpar__adapt_site *s, uint64_t *now, const double *ns, int *probe) {
-  const xpar__adapt_choice ch = xpar__adapt_choose(s, *now);
+  const xpar__adapt_choice ch =
+      xpar__adapt_choose(s, *now, xpar__adapt_wants_room(s) ? machine_room : -1);
   *now += (uint64_t)ns[ch.tier];
   xpar__adapt_observe(s, ch.tier, ch.probe, ns[ch.tier], *now);
   if (probe) *probe = ch.probe;
@@ -48,7 +54,7 @@ static int run_calls(xpar__adapt_site *s, uint64_t *now, const double *ns, int c
       t = xpar__adapt_running(s);
       *now += (uint64_t)ns[t];
     }
-    if (probes) *probes += probe;
+    if (probes) *probes += probe != 0;
     if (first < 0 && !probe && xpar__adapt_running(s) == want) first = i;
   }
   return first;
@@ -62,7 +68,7 @@ static void idle_stays_static(void **state) {
   ns[XPAR_TIER_CPU_OPENMP] = 20e3;
   ns[XPAR_TIER_CPU_SERIAL] = 150e3;
   xpar__adapt_site s;
-  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL, 1.0f);
   uint64_t now = 0;
   int probes = 0;
   run_calls(&s, &now, ns, 10000, XPAR_TIER_CPU_OPENMP, &probes);
@@ -78,7 +84,7 @@ static void load_moves_and_returns(void **state) {
   ns[XPAR_TIER_CPU_OPENMP] = 20e3;
   ns[XPAR_TIER_CPU_SERIAL] = 150e3;
   xpar__adapt_site s;
-  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL, 1.0f);
   uint64_t now = 0;
   run_calls(&s, &now, ns, 200, XPAR_TIER_CPU_OPENMP, NULL);
   assert_int_equal(s.adapted, 0);
@@ -103,6 +109,60 @@ static void load_moves_and_returns(void **state) {
   assert_int_equal(s.adapted, 0);
 }
 
+/* Loaded: OpenMP 30 ms a call, one thread 1 ms (a load the one-thread tier
+ * does not feel, so it never looks lighter).  Returns the site, adapted. */
+static void loaded_site(xpar__adapt_site *s, uint64_t *now, double *ns) {
+  ns[XPAR_TIER_CPU_OPENMP] = 200e3;
+  ns[XPAR_TIER_CPU_SERIAL] = 1e6;
+  xpar__adapt_site_init(s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL, 1.0f);
+  run_calls(s, now, ns, 50, XPAR_TIER_CPU_OPENMP, NULL);
+  ns[XPAR_TIER_CPU_OPENMP] = 30e6;
+  run_calls(s, now, ns, 300, XPAR_TIER_CPU_SERIAL, NULL);
+  assert_int_equal(s->adapted, 1);
+}
+
+static void room_brings_the_tier_back(void **state) {
+  (void)state;
+  double ns[XPAR_TIER_COUNT_] = {0};
+  xpar__adapt_site s;
+  uint64_t now = 0;
+  /* Without the room, the retry waits for the time share of the loaded
+   * estimate: 16 x 30 ms, some 480 calls of 1 ms ... */
+  machine_room = 0;
+  loaded_site(&s, &now, ns);
+  ns[XPAR_TIER_CPU_OPENMP] = 200e3;
+  int back = run_calls(&s, &now, ns, 2000, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_true(back > 100);
+  /* ... with it, the next retry gap (<= 64 calls) and the retry's pair. */
+  now = 0;
+  loaded_site(&s, &now, ns);
+  ns[XPAR_TIER_CPU_OPENMP] = 200e3;
+  machine_room = 1;
+  back = run_calls(&s, &now, ns, 2000, XPAR_TIER_CPU_OPENMP, NULL);
+  machine_room = 0;
+  assert_true(back >= 0 && back <= XPAR__ADAPT_MAX_GAP_ADAPTED + 2);
+  assert_int_equal(s.adapted, 0);
+}
+
+static void room_that_lies_is_tried_once(void **state) {
+  (void)state;
+  /* The machine says it has room, but OpenMP stays slow (a load the room
+   * cannot see): one retry for the room (and its second call), then the
+   * time share bounds the retries again. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  xpar__adapt_site s;
+  uint64_t now = 0;
+  loaded_site(&s, &now, ns);
+  machine_room = 1;
+  const uint64_t t0 = now;
+  int probes = 0;
+  run_calls(&s, &now, ns, 5000, XPAR_TIER_CPU_SERIAL, &probes);
+  machine_room = 0;
+  assert_int_equal(s.adapted, 1);
+  assert_int_equal(s.room_failed, 1);
+  assert_true(probes * ns[XPAR_TIER_CPU_OPENMP] <= 0.2 * (double)(now - t0));
+}
+
 static void near_threshold_does_not_flap(void **state) {
   (void)state;
   /* Both tiers within the gap between the factors: the static choice holds. */
@@ -110,7 +170,7 @@ static void near_threshold_does_not_flap(void **state) {
   ns[XPAR_TIER_CPU_OPENMP] = 110e3;
   ns[XPAR_TIER_CPU_SERIAL] = 100e3;
   xpar__adapt_site s;
-  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL, 1.0f);
   uint64_t now = 0;
   run_calls(&s, &now, ns, 5000, XPAR_TIER_CPU_OPENMP, NULL);
   assert_int_equal(s.adapted, 0);
@@ -124,7 +184,7 @@ static void cold_first_call_is_not_judged(void **state) {
   ns[XPAR_TIER_CPU_OPENMP] = 2.4e6;
   ns[XPAR_TIER_CPU_SERIAL] = 40e3;
   xpar__adapt_site s;
-  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL);
+  xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL, 1.0f);
   uint64_t now = 0;
   run_calls(&s, &now, ns, 1, XPAR_TIER_CPU_OPENMP, NULL);
   ns[XPAR_TIER_CPU_OPENMP] = 15e3;
@@ -139,13 +199,56 @@ static void gpu_moves_to_cpu(void **state) {
   ns[XPAR_TIER_CUDA] = 50e3;
   ns[XPAR_TIER_CPU_OPENMP] = 300e3;
   xpar__adapt_site s;
-  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP);
+  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP, 1.0f);
   uint64_t now = 0;
   run_calls(&s, &now, ns, 500, XPAR_TIER_CUDA, NULL);
   assert_int_equal(s.adapted, 0);
   ns[XPAR_TIER_CUDA] = 4e6;
   const int moved = run_calls(&s, &now, ns, 50, XPAR_TIER_CPU_OPENMP, NULL);
   assert_true(moved >= 0 && moved <= 4);
+}
+
+static void first_look_waits_for_its_share(void **state) {
+  (void)state;
+  /* A sum of 2^28 floats on device data: the GPU 0.35 ms; the CPU, copies
+   * included, 30 ms; the device-only threshold 2^16, so the prior puts the
+   * CPU at 4096 GPU calls.  No look for a long while ... */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CUDA] = 350e3;
+  ns[XPAR_TIER_CPU_OPENMP] = 30e6;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP, 4096.0f);
+  uint64_t now = 0;
+  int probes = 0;
+  run_calls(&s, &now, ns, 20000, XPAR_TIER_CUDA, &probes);
+  assert_int_equal(probes, 0);
+  /* ... then one, within its share of the time. */
+  run_calls(&s, &now, ns, 60000, XPAR_TIER_CUDA, &probes);
+  assert_true(probes >= 1);
+  assert_true(probes * ns[XPAR_TIER_CPU_OPENMP] <= (double)now / XPAR__ADAPT_SHARE);
+  assert_int_equal(s.adapted, 0);
+}
+
+static void first_look_at_once_without_room(void **state) {
+  (void)state;
+  /* OpenMP chosen at 32 times its threshold.  A machine with room trusts the
+   * idle thresholds for 16 x 32 OpenMP calls; one without looks at once. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CPU_OPENMP] = 100e3;
+  ns[XPAR_TIER_CPU_SERIAL] = 180e3;
+  for (int room = 0; room <= 1; room++) {
+    xpar__adapt_site s;
+    xpar__adapt_site_init(&s, XPAR_TIER_CPU_OPENMP, XPAR_TIER_CPU_SERIAL, 32.0f);
+    uint64_t now = 0;
+    int probes = 0;
+    machine_room = room;
+    run_calls(&s, &now, ns, room ? 500 : 4, XPAR_TIER_CPU_OPENMP, &probes);
+    machine_room = 0;
+    if (room)
+      assert_int_equal(probes, 0);
+    else
+      assert_true(probes >= 1);
+  }
 }
 
 /* ---- whole calls, with the times faked ------------------------------------------ */
@@ -276,6 +379,45 @@ static void adapted_then_back(void **state) {
   free(x);
 }
 
+static void room_through_the_library(void **state) {
+  (void)state;
+  int32_t *x = ones();
+  xpar_context *ctx = new_ctx();
+  double loaded[XPAR_TIER_COUNT_] = {0};
+  loaded[XPAR_TIER_CPU_OPENMP] = 30e6;
+  loaded[XPAR_TIER_CPU_SERIAL] = 1e6;
+  xpar__dispatch_adapt_fake_times(ctx, loaded);
+  assert_int_equal(reduce_calls(ctx, x, 300).tier, XPAR_TIER_CPU_SERIAL);
+  /* The load ends and the machine has room: back within a retry gap. */
+  double idle[XPAR_TIER_COUNT_] = {0};
+  idle[XPAR_TIER_CPU_OPENMP] = 200e3;
+  idle[XPAR_TIER_CPU_SERIAL] = 1e6;
+  xpar__dispatch_adapt_fake_times(ctx, idle);
+  xpar__dispatch_adapt_fake_room(ctx, 1);
+  int32_t r;
+  int back = -1;
+  for (int i = 0; i < 300 && back < 0; i++) {
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, N, &r), XPAR_OK);
+    xpar_decision d;
+    assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+    if (d.tier == XPAR_TIER_CPU_OPENMP && !strstr(d.reason, "retried")) back = i;
+  }
+  assert_true(back >= 0 && back <= XPAR__ADAPT_MAX_GAP_ADAPTED + 2);
+  xpar_context_destroy(ctx);
+  free(x);
+}
+
+/* The machine's room as read from /proc: an answer, cached, and never room
+ * for more threads than CPUs plus what runs. */
+static void room_reads_the_machine(void **state) {
+  (void)state;
+  const uint64_t now = xpar__adapt_now_ns();
+  const int a = xpar__adapt_cpu_room(0, now);
+  assert_true(a == 0 || a == 1);
+  assert_int_equal(xpar__adapt_cpu_room(0, now + 1), a); /* the cached reading */
+  assert_int_equal(xpar__adapt_cpu_room(1 << 20, now + 2), a); /* capped at the CPUs */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(idle_stays_static),
@@ -283,10 +425,16 @@ int main(void) {
       cmocka_unit_test(near_threshold_does_not_flap),
       cmocka_unit_test(cold_first_call_is_not_judged),
       cmocka_unit_test(gpu_moves_to_cpu),
+      cmocka_unit_test(first_look_waits_for_its_share),
+      cmocka_unit_test(first_look_at_once_without_room),
       cmocka_unit_test(record_names_the_adaptation),
       cmocka_unit_test(adapt_off_is_static),
       cmocka_unit_test(forced_backends_never_adapt),
       cmocka_unit_test(adapted_then_back),
+      cmocka_unit_test(room_brings_the_tier_back),
+      cmocka_unit_test(room_that_lies_is_tried_once),
+      cmocka_unit_test(room_through_the_library),
+      cmocka_unit_test(room_reads_the_machine),
   };
   return cmocka_run_group_tests_name("adapt", tests, NULL, NULL);
 }
