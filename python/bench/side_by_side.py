@@ -1,10 +1,10 @@
-"""xpar beside CuPy, PyTorch, NumPy and cuda.compute (cuda-cccl): sum, cumsum
-and dot on float32 at several sizes, on device arrays (CuPy, PyTorch CUDA)
+"""xpar beside CuPy, PyTorch, NumPy and cuda.compute (cuda-cccl): sum, cumsum,
+dot and sort on float32 at several sizes, on device arrays (CuPy, PyTorch CUDA)
 and on host arrays (NumPy, PyTorch CPU).  For each implementation, op and
 size: the first call's time and the median of the calls after it.
 
 Every call returns what a Python user gets: reductions and dot a host
-scalar (read back), cumsum a new array of the input's framework; device work
+scalar (read back), cumsum and sort a new array of the input's framework; device work
 is synchronized before the clock stops.  xpar runs in AUTO and with the
 backend forced to cuda, each cell on a fresh Context (the first call then
 includes the context's first GPU work and the classification of the
@@ -15,6 +15,7 @@ are left out and said so.
 
 Usage: python3 python/bench/side_by_side.py [--log2 10,20,28] [--json out.json]
        [--budget seconds per cell] [--min-calls 3] [--host-max-log2 28]
+       [--host-sort-max-log2 24] (a host sort of 2^28 floats takes NumPy ~30 s)
 """
 import argparse
 import json
@@ -26,7 +27,7 @@ import numpy as np
 
 import xpar
 
-OPS = ["sum", "cumsum", "dot"]
+OPS = ["sum", "cumsum", "dot", "sort"]
 
 
 def now():
@@ -73,6 +74,8 @@ def xpar_impls(where, modes=("auto", "cuda")):
                 return ctx.sum(x)
             if op == "cumsum":
                 return ctx.cumsum(x)
+            if op == "sort":
+                return ctx.sort(x)
             return ctx.dot(x, y)
 
         impl = Impl(f"xpar {mode}", where, None, None, run,
@@ -92,6 +95,7 @@ def main():
     ap.add_argument("--min-calls", type=int, default=3,
                     help="steady calls timed at least, whatever the budget")
     ap.add_argument("--host-max-log2", type=int, default=28)
+    ap.add_argument("--host-sort-max-log2", type=int, default=24)
     args = ap.parse_args()
     sizes = [1 << int(s) for s in args.log2.split(",")]
 
@@ -151,6 +155,8 @@ def main():
                 return float(x.sum())
             if op == "cumsum":
                 return cp.cumsum(x)
+            if op == "sort":
+                return cp.sort(x)
             return float(cp.dot(x, y))
         impls.append(Impl("cupy", "cupy", lambda h: cp.asarray(h), cp_sync, cp_run))
     if torch_cuda:
@@ -163,6 +169,8 @@ def main():
                 return x.sum().item()
             if op == "cumsum":
                 return torch.cumsum(x, 0)
+            if op == "sort":
+                return torch.sort(x, stable=True).values
             return torch.dot(x, y).item()
         impls.append(Impl("torch", "torch-cuda", lambda h: torch.from_numpy(h).cuda(),
                           torch_sync, t_run))
@@ -179,6 +187,11 @@ def main():
                 out = cp.empty_like(x)
                 cc.inclusive_scan(d_in=x, d_out=out, op=OpKind.PLUS,
                                   init_value=np.zeros(1, dtype=f32), num_items=x.size)
+                return out
+            if op == "sort":
+                out = cp.empty_like(x)
+                cc.radix_sort(d_in_keys=x, d_out_keys=out, num_items=x.size,
+                              order=cc.SortOrder.ASCENDING)
                 return out
             # dot: no fused transform-reduce without a JIT'd Python operator
             # (numba-cuda-mlir): a product array, then its sum.
@@ -201,6 +214,8 @@ def main():
             return float(x.sum())
         if op == "cumsum":
             return np.cumsum(x)
+        if op == "sort":
+            return np.sort(x, kind="stable")
         return float(np.dot(x, y))
     impls.append(Impl("numpy", "numpy", lambda h: h, nosync, np_run))
     if cp is not None:
@@ -209,6 +224,8 @@ def main():
                 return float(cp.asarray(x).sum())
             if op == "cumsum":
                 return cp.asnumpy(cp.cumsum(cp.asarray(x)))
+            if op == "sort":
+                return cp.asnumpy(cp.sort(cp.asarray(x)))
             return float(cp.dot(cp.asarray(x), cp.asarray(y)))
         impls.append(Impl("cupy (copy in/out)", "numpy", lambda h: h, cp_sync, cp_host_run))
     if torch is not None:
@@ -221,6 +238,8 @@ def main():
                 return x.sum().item()
             if op == "cumsum":
                 return torch.cumsum(x, 0)
+            if op == "sort":
+                return torch.sort(x, stable=True).values
             return torch.dot(x, y).item()
         impls.append(Impl("torch cpu", "torch-cpu", lambda h: torch.from_numpy(h), nosync,
                           tc_run))
@@ -237,6 +256,8 @@ def main():
             for im in impls:
                 host = im.where in ("numpy", "torch-cpu")
                 if host and n > 1 << args.host_max_log2:
+                    continue
+                if host and op == "sort" and n > 1 << args.host_sort_max_log2:
                     continue
                 try:
                     x, y = im.make(xh), im.make(yh)
