@@ -30,7 +30,8 @@
  *     DeviceSegmentedReduce::ArgMin (same distributions); whole-array argmin / argmax
  *     beside xpar's min and CUB's DeviceReduce::ArgMin / ArgMax.  GB/s of the bytes each must move (input,
  *     offsets, output) and their share of the device-to-device copy bandwidth measured
- *     in the same run (read + write).
+ *     in the same run (read + write).  SEG_BENCH_LAYOUTS=all-16,all-1024 (say; the names
+ *     of the rows) times those layouts only.
  * Lines: "SEGCHECK ...", "SEGROW ...", "SEGSCANROW ...", "SEGARGROW ...", "ARGROW ...",
  * "SEGBOUND ...".
  */
@@ -729,6 +730,7 @@ int gpu_seg_run(int quick, unsigned long long seed, int what) {
   printf("SEGBOUND device-to-device copy of %zu MiB: %.1f GB/s (read + write): the bound below\n",
          n * 4 >> 20, bound);
   for (int dist : {D_ONES, D_16, D_1024, D_BIG, D_POWER, D_HALF}) {
+    if (!env_list_has("SEG_BENCH_LAYOUTS", dist_names[dist])) continue;
     seg_row<int32_t>(ex, XPAR_INT32, "int32", dist, n, bound, quick);
     seg_row<double>(ex, XPAR_DOUBLE, "double", dist, n, bound, quick);
   }
