@@ -19,8 +19,81 @@ namespace nb = nanobind;
 
 namespace {
 
-using in_array = nb::ndarray<nb::ro>;
-using out_array = nb::ndarray<>;
+// An array argument: nb::ndarray (DLPack or the buffer protocol), torch tensors
+// taken through torch's C export (type_caster below).
+template <class... Args> struct array_arg : nb::ndarray<Args...> {
+  using base = nb::ndarray<Args...>;
+  using base::base;
+  array_arg() = default;
+  array_arg(const base &b) : base(b) {}
+};
+using in_array = array_arg<nb::ro>;
+using out_array = array_arg<>;
+
+// torch.Tensor.__dlpack__ is Python code (argument checks around the C export):
+// about 1.9 us of a 2.7 us sum of 1,024 CPU floats on the H100 host, against 0.6
+// with a NumPy array.  An exact torch.Tensor is exported by torch._C._to_dlpack,
+// which __dlpack__ calls in the end (without a consumer stream neither
+// synchronises one: xpar orders device work itself), and nanobind imports the
+// capsule.  Returns an invalid object for anything else, or when the export
+// refuses (a tensor that requires grad, a conjugate view): the caller then takes
+// the object the usual way, whose error is the one the user sees.
+nb::object torch_capsule(nb::handle src) noexcept {
+  static PyTypeObject *tensor_type = nullptr;
+  static PyObject *to_dlpack = nullptr;
+  static bool looked = false;
+  PyTypeObject *tp = Py_TYPE(src.ptr());
+  if (!looked) {
+    if (std::strcmp(tp->tp_name, "Tensor") != 0) return {}; /* look once a tensor comes */
+    looked = true;
+    PyObject *torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch"); /* borrowed */
+    PyObject *type = torch ? PyObject_GetAttrString(torch, "Tensor") : nullptr;
+    PyObject *c = torch ? PyObject_GetAttrString(torch, "_C") : nullptr;
+    PyObject *fn = c ? PyObject_GetAttrString(c, "_to_dlpack") : nullptr;
+    Py_XDECREF(c);
+    PyErr_Clear();
+    if (type && PyType_Check(type) && fn && PyCallable_Check(fn)) {
+      tensor_type = (PyTypeObject *)type; /* kept for the life of the process */
+      to_dlpack = fn;
+    } else {
+      Py_XDECREF(type);
+      Py_XDECREF(fn);
+    }
+  }
+  if (!to_dlpack || tp != tensor_type) return {};
+  PyObject *cap = PyObject_CallOneArg(to_dlpack, src.ptr());
+  if (!cap) {
+    PyErr_Clear();
+    return {};
+  }
+  return nb::steal(cap);
+}
+
+}  // namespace
+
+namespace nanobind::detail {
+// array_arg: a torch tensor's capsule first (torch_capsule), else the object itself,
+// through nb::ndarray's own caster.
+template <class... Args> struct type_caster<array_arg<Args...>> {
+  using Inner = make_caster<ndarray<Args...>>;
+  NB_TYPE_CASTER(array_arg<Args...>, Inner::Name)
+  bool from_python(handle src, uint8_t flags, cleanup_list *cleanup) noexcept {
+    Inner inner;
+    object cap = torch_capsule(src);
+    if (!(cap.is_valid() && inner.from_python(cap, flags, cleanup)) &&
+        !inner.from_python(src, flags, cleanup))
+      return false;
+    value = array_arg<Args...>(inner.value);
+    return true;
+  }
+  static handle from_cpp(const array_arg<Args...> &v, rv_policy policy,
+                         cleanup_list *cleanup) noexcept {
+    return Inner::from_cpp(v, policy, cleanup);
+  }
+};
+}  // namespace nanobind::detail
+
+namespace {
 
 // status code -> exception class (set from Python).  A plain reference, kept
 // for the life of the process: no destructor to run after the interpreter ends.
