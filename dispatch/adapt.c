@@ -88,7 +88,7 @@ int xpar__adapt_cpu_room(int threads, uint64_t now_ns) {
   const int cpus = atomic_load_explicit(&room_cpus, memory_order_relaxed);
   if (others < 0 || cpus <= 0) return 0;
   const int need = threads > 0 && threads < cpus ? threads : cpus;
-  return others + need <= cpus;
+  return others + need <= cpus + XPAR__ADAPT_ROOM_SLACK(cpus);
 #else
   (void)threads;
   (void)now_ns;

@@ -85,12 +85,18 @@ enum {
  * ends waits for it too (16 x 30 ms = 0.5 s for a 2^20 add on the 2-core
  * VM).  When the static tier is OpenMP and the machine has room for it now --
  * the other runnable tasks (Linux: /proc/loadavg) plus its threads fit the
- * CPUs this process may use -- the retry does not wait for the share: the
- * load it was measured under is gone.  The room is read at most once per
- * ROOM_REFRESH_NS per process; one retry that finds the tier still slow
- * stops the room from counting at that site until the site is back on the
- * static tier (the room cannot see every load: CPU quotas, memory traffic). */
+ * CPUs this process may use, give or take ROOM_SLACK -- the retry does not
+ * wait for the share: the load it was measured under is gone.  The room is
+ * read at most once per ROOM_REFRESH_NS per process; one retry that finds
+ * the tier still slow stops the room from counting at that site until the
+ * site is back on the static tier (the room cannot see every load: CPU
+ * quotas, memory traffic). */
 #define XPAR__ADAPT_ROOM_REFRESH_NS 1000000u
+/* Runnable tasks beyond the CPUs that still leave room: a machine's own
+ * background (kernel threads, agents, an OpenMP worker still spinning) shows
+ * one or two at any instant -- one in 8 CPUs, at least one -- while a load
+ * that slows OpenMP fills every CPU. */
+#define XPAR__ADAPT_ROOM_SLACK(cpus) ((cpus) / 8 > 1 ? (cpus) / 8 : 1)
 /* Timed calls: every one where the running tier's estimate is above
  * SAMPLE_ALL_NS (two clock reads cost ~50 ns, under 2.5 % of such a call),
  * else one in SAMPLE_PERIOD (the rest pay a counter decrement). */
