@@ -48,10 +48,22 @@ static int share_allows(const xpar__adapt_site *s, const xpar__adapt_estimate *o
   return since >= (double)share * other->recent_ns;
 }
 
-/* The room, as last read (process-wide: every context sees one machine).
- * room_read_ns 0: never read. */
-static _Atomic uint64_t room_read_ns;
+/* The room, as last read (process-wide: every context sees one machine):
+ * the runnable tasks other than the reader, the CPUs.  room_read_ns 0: never
+ * read.  omp_ran_ns: when this process's OpenMP tier last ran a timed call. */
+static _Atomic uint64_t room_read_ns, omp_ran_ns;
 static _Atomic int room_others, room_cpus;
+
+void xpar__adapt_openmp_ran(uint64_t now_ns) {
+  atomic_store_explicit(&omp_ran_ns, now_ns, memory_order_relaxed);
+}
+
+int xpar__adapt_room_from(int others, int cpus, int threads, int team_may_spin) {
+  if (others < 0 || cpus <= 0) return 0;
+  const int need = threads > 0 && threads < cpus ? threads : cpus;
+  if (team_may_spin) others = others > need - 1 ? others - (need - 1) : 0;
+  return others + need <= cpus + XPAR__ADAPT_ROOM_SLACK(cpus);
+}
 
 #ifdef __linux__
 /* The runnable tasks of the machine now, the reader included (the 4th field
@@ -84,11 +96,10 @@ int xpar__adapt_cpu_room(int threads, uint64_t now_ns) {
     atomic_store_explicit(&room_cpus, cpus, memory_order_relaxed);
     atomic_store_explicit(&room_read_ns, now_ns ? now_ns : 1, memory_order_release);
   }
-  const int others = atomic_load_explicit(&room_others, memory_order_relaxed);
-  const int cpus = atomic_load_explicit(&room_cpus, memory_order_relaxed);
-  if (others < 0 || cpus <= 0) return 0;
-  const int need = threads > 0 && threads < cpus ? threads : cpus;
-  return others + need <= cpus + XPAR__ADAPT_ROOM_SLACK(cpus);
+  const uint64_t ran = atomic_load_explicit(&omp_ran_ns, memory_order_relaxed);
+  return xpar__adapt_room_from(atomic_load_explicit(&room_others, memory_order_relaxed),
+                               atomic_load_explicit(&room_cpus, memory_order_relaxed), threads,
+                               ran && now_ns - ran < XPAR__ADAPT_OMP_SPIN_NS);
 #else
   (void)threads;
   (void)now_ns;

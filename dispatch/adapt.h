@@ -97,6 +97,14 @@ enum {
  * one or two at any instant -- one in 8 CPUs, at least one -- while a load
  * that slows OpenMP fills every CPU. */
 #define XPAR__ADAPT_ROOM_SLACK(cpus) ((cpus) / 8 > 1 ? (cpus) / 8 : 1)
+/* After a parallel region libgomp's workers spin before they sleep (300,000
+ * rounds unless OMP_WAIT_POLICY / GOMP_SPINCOUNT say otherwise: 15-20 ms
+ * where a pause costs ~140 cycles): runnable, they would read as a load
+ * filling the machine just after every OpenMP call.  Within this long after
+ * this process's OpenMP tier last ran, up to its threads less one of the
+ * runnable tasks are taken for its own team.  (The H100 host's load-change
+ * run missed 27 of 144 points while they counted.) */
+#define XPAR__ADAPT_OMP_SPIN_NS 50000000u
 /* Timed calls: every one where the running tier's estimate is above
  * SAMPLE_ALL_NS (two clock reads cost ~50 ns, under 2.5 % of such a call),
  * else one in SAMPLE_PERIOD (the rest pay a counter decrement). */
@@ -174,6 +182,14 @@ static inline int xpar__adapt_wants_room(const xpar__adapt_site *s) {
  *  value read last otherwise); 0 where that cannot be known (not Linux, no
  *  /proc). */
 int xpar__adapt_cpu_room(int threads, uint64_t now_ns);
+/** The room from a reading: `others` runnable tasks besides the reader
+ *  (-1: unknown), `cpus` this process may use, the OpenMP tier's `threads`
+ *  (0: one per CPU), and whether this process's OpenMP team may still be
+ *  spinning (XPAR__ADAPT_OMP_SPIN_NS).  Pure. */
+int xpar__adapt_room_from(int others, int cpus, int threads, int team_may_spin);
+/** This process's OpenMP tier ran a timed call ending at now_ns (its team
+ *  may spin a while: xpar__adapt_cpu_room). */
+void xpar__adapt_openmp_ran(uint64_t now_ns);
 /** Fold a timed call into the site: it ran `tier` (a probe when `probe`) for
  *  `ns` nanoseconds and ended at clock now_ns.  Moves the choice when the
  *  numbers say so; sets the next sample countdown.  Pure over the site. */

@@ -434,6 +434,7 @@ static void adapt_after(xpar_context *ctx, xpar__adapt_site *s, xpar_tier tier,
 #endif
   (void)ctx;
   const uint64_t now = xpar__adapt_now_ns();
+  if (tier == XPAR_TIER_CPU_OPENMP) xpar__adapt_openmp_ran(now);
   xpar__adapt_observe(s, tier, tm->probe, (double)(now - tm->t0), now);
 }
 

@@ -418,6 +418,24 @@ static void room_reads_the_machine(void **state) {
   assert_int_equal(xpar__adapt_cpu_room(1 << 20, now + 2), a); /* capped at the CPUs */
 }
 
+/* The room from a reading: the CPUs filled by others leave none; the own
+ * OpenMP team, just after it ran, is not a load; the slack takes a stray
+ * task or two. */
+static void room_from_a_reading(void **state) {
+  (void)state;
+  assert_int_equal(xpar__adapt_room_from(0, 16, 0, 0), 1);
+  assert_int_equal(xpar__adapt_room_from(2, 16, 0, 0), 1);  /* 16 / 8 */
+  assert_int_equal(xpar__adapt_room_from(3, 16, 0, 0), 0);
+  assert_int_equal(xpar__adapt_room_from(16, 16, 0, 0), 0); /* a busy process per core */
+  assert_int_equal(xpar__adapt_room_from(15, 16, 0, 1), 1); /* the own team spinning */
+  assert_int_equal(xpar__adapt_room_from(31, 16, 0, 1), 0); /* ... beside a full load */
+  assert_int_equal(xpar__adapt_room_from(12, 16, 4, 0), 1); /* 4 threads: 12 others fit */
+  assert_int_equal(xpar__adapt_room_from(15, 16, 4, 0), 0);
+  assert_int_equal(xpar__adapt_room_from(1, 2, 0, 0), 1);   /* 2 CPUs: slack of 1 */
+  assert_int_equal(xpar__adapt_room_from(2, 2, 0, 0), 0);
+  assert_int_equal(xpar__adapt_room_from(-1, 16, 0, 0), 0); /* unknown */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(idle_stays_static),
@@ -435,6 +453,7 @@ int main(void) {
       cmocka_unit_test(room_that_lies_is_tried_once),
       cmocka_unit_test(room_through_the_library),
       cmocka_unit_test(room_reads_the_machine),
+      cmocka_unit_test(room_from_a_reading),
   };
   return cmocka_run_group_tests_name("adapt", tests, NULL, NULL);
 }
