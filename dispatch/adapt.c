@@ -61,7 +61,9 @@ void xpar__adapt_openmp_ran(uint64_t now_ns) {
 int xpar__adapt_room_from(int others, int cpus, int threads, int team_may_spin) {
   if (others < 0 || cpus <= 0) return 0;
   const int need = threads > 0 && threads < cpus ? threads : cpus;
-  if (team_may_spin) others = others > need - 1 ? others - (need - 1) : 0;
+  /* The team's share is taken instead of the slack, never with it: on 2 CPUs
+   * the two together would read a busy process per core as room. */
+  if (team_may_spin) return (others > need - 1 ? others - (need - 1) : 0) + need <= cpus;
   return others + need <= cpus + XPAR__ADAPT_ROOM_SLACK(cpus);
 }
 

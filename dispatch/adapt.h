@@ -102,7 +102,7 @@ enum {
  * where a pause costs ~140 cycles): runnable, they would read as a load
  * filling the machine just after every OpenMP call.  Within this long after
  * this process's OpenMP tier last ran, up to its threads less one of the
- * runnable tasks are taken for its own team.  (The H100 host's load-change
+ * runnable tasks are taken for its own team (instead of ROOM_SLACK).  (The H100 host's load-change
  * run missed 27 of 144 points while they counted.) */
 #define XPAR__ADAPT_OMP_SPIN_NS 50000000u
 /* Timed calls: every one where the running tier's estimate is above

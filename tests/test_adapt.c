@@ -433,6 +433,9 @@ static void room_from_a_reading(void **state) {
   assert_int_equal(xpar__adapt_room_from(15, 16, 4, 0), 0);
   assert_int_equal(xpar__adapt_room_from(1, 2, 0, 0), 1);   /* 2 CPUs: slack of 1 */
   assert_int_equal(xpar__adapt_room_from(2, 2, 0, 0), 0);
+  assert_int_equal(xpar__adapt_room_from(2, 2, 0, 1), 0); /* team asleep, two busy: no slack */
+  assert_int_equal(xpar__adapt_room_from(1, 2, 0, 1), 1);
+  assert_int_equal(xpar__adapt_room_from(16, 16, 0, 1), 0);
   assert_int_equal(xpar__adapt_room_from(-1, 16, 0, 0), 0); /* unknown */
 }
 
