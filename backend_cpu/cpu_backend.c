@@ -27,4 +27,5 @@ const xpar__backend xpar__cpu_backend = {
     .repro_reduce = xpar__cpu_repro_reduce,
     .repro_scan = xpar__cpu_repro_scan,
     .host_copy = xpar__cpu_host_copy,
+    .team_size = xpar__cpu_region_size,
 };

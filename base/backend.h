@@ -271,6 +271,9 @@ typedef struct xpar__backend {
    *  OpenMP tier's team (one thread when ex->serial or num_threads is 1):
    *  the split tier's pass of pageable data through pinned staging. */
   xpar_status (*host_copy)(const xpar__exec *ex, void *dst, const void *src, size_t bytes);
+  /** The threads of the OpenMP tier's team for ex (ex->num_threads, else
+   *  the OpenMP runtime's default): what adaptation's room counts. */
+  int (*team_size)(const xpar__exec *ex);
 
   /* ---- device management (NULL for the CPU backend) ---- */
   /** Process-wide probe of `device` (-1 = the default device): fills out

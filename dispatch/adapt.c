@@ -1,15 +1,11 @@
 /* AUTO's self-correction: a site's two estimates and the choice between its
  * tiers (adapt.h states the rules and their reasons). */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #ifdef __linux__
 #include <fcntl.h>
-#include <sched.h>
 #include <unistd.h>
 #endif
 
@@ -19,7 +15,10 @@ void xpar__adapt_site_init(xpar__adapt_site *s, xpar_tier static_tier, xpar_tier
                            float prior_factor) {
   *s = (xpar__adapt_site){.static_tier = (unsigned char)static_tier,
                           .alt_tier = (unsigned char)alt_tier,
-                          .alt_prior_factor = prior_factor > 1.0f ? prior_factor : 1.0f,
+                          .alt_prior_factor = prior_factor < 1.0f ? 1.0f
+                                              : prior_factor > XPAR__ADAPT_PRIOR_MAX
+                                                  ? XPAR__ADAPT_PRIOR_MAX
+                                                  : prior_factor,
                           .sample_in = 1, /* the first call is timed */
                           .sample_period = 1,
                           .probe_gap = XPAR__ADAPT_MIN_GAP};
@@ -61,13 +60,25 @@ void xpar__adapt_openmp_ran(uint64_t now_ns) {
 int xpar__adapt_room_from(int others, int cpus, int threads, int team_may_spin) {
   if (others < 0 || cpus <= 0) return 0;
   const int need = threads > 0 && threads < cpus ? threads : cpus;
-  /* The team's share is taken instead of the slack, never with it: on 2 CPUs
-   * the two together would read a busy process per core as room. */
-  if (team_may_spin) return (others > need - 1 ? others - (need - 1) : 0) + need <= cpus;
+  if (team_may_spin) /* the team's share; the slack only from 8 CPUs up (adapt.h) */
+    return (others > need - 1 ? others - (need - 1) : 0) + need <= cpus + cpus / 8;
   return others + need <= cpus + XPAR__ADAPT_ROOM_SLACK(cpus);
 }
 
 #ifdef __linux__
+/* How long an OpenMP team may spin after its region: none where
+ * OMP_WAIT_POLICY is passive (read once: the runtime reads it once too). */
+static uint64_t spin_window_ns(void) {
+  static _Atomic int passive = -1;
+  int p = atomic_load_explicit(&passive, memory_order_relaxed);
+  if (p < 0) {
+    const char *w = getenv("OMP_WAIT_POLICY");
+    p = w && (w[0] == 'p' || w[0] == 'P');
+    atomic_store_explicit(&passive, p, memory_order_relaxed);
+  }
+  return p ? 0 : XPAR__ADAPT_OMP_SPIN_NS;
+}
+
 /* The runnable tasks of the machine now, the reader included (the 4th field
  * of /proc/loadavg, "running/total"); -1 when unreadable. */
 static int runnable_now(void) {
@@ -90,8 +101,8 @@ int xpar__adapt_cpu_room(int threads, uint64_t now_ns) {
   const uint64_t read_ns = atomic_load_explicit(&room_read_ns, memory_order_acquire);
   if (!read_ns || now_ns - read_ns >= XPAR__ADAPT_ROOM_REFRESH_NS) {
     const int running = runnable_now();
-    cpu_set_t set;
-    const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const int cpus = online > 0 && online < 1 << 20 ? (int)online : 0;
     /* a race between two readers stores two recent readings: either will do */
     atomic_store_explicit(&room_others, running > 0 && cpus > 0 ? running - 1 : -1,
                           memory_order_relaxed);
@@ -99,9 +110,11 @@ int xpar__adapt_cpu_room(int threads, uint64_t now_ns) {
     atomic_store_explicit(&room_read_ns, now_ns ? now_ns : 1, memory_order_release);
   }
   const uint64_t ran = atomic_load_explicit(&omp_ran_ns, memory_order_relaxed);
+  /* another thread may have stored a later clock than this thread's now */
+  const int spinning = spin_window_ns() && ran && (now_ns <= ran || now_ns - ran < spin_window_ns());
   return xpar__adapt_room_from(atomic_load_explicit(&room_others, memory_order_relaxed),
                                atomic_load_explicit(&room_cpus, memory_order_relaxed), threads,
-                               ran && now_ns - ran < XPAR__ADAPT_OMP_SPIN_NS);
+                               spinning);
 #else
   (void)threads;
   (void)now_ns;
@@ -126,7 +139,7 @@ xpar__adapt_choice xpar__adapt_choose(const xpar__adapt_site *s, uint64_t now_ns
     if (st->samples < 2) return ch;
     if (!alt->samples) {
       const double since = now_ns > s->start_ns ? (double)(now_ns - s->start_ns) : 0.0;
-      if (room == 0 ||
+      if (room == 0 || st->recent_ns > XPAR__ADAPT_SLOWED_FACTOR * st->best_ns ||
           since >= (double)XPAR__ADAPT_SHARE * s->alt_prior_factor * (double)st->best_ns) {
         ch.tier = (xpar_tier)s->alt_tier;
         ch.probe = 1;

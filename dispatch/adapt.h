@@ -62,8 +62,9 @@ enum { XPAR__ADAPT_BUCKETS = 48 };
  * n over the threshold the static tier starts at: the two cost the same at
  * the threshold, and the alternative grows at least linearly with n (an
  * overestimate where the static tier grows too) -- and the look waits for
- * its time share of that.  An OpenMP site whose machine has no room (a CPU
- * load the idle thresholds did not see) looks at once. */
+ * its time share of that (XPAR__ADAPT_PRIOR_MAX caps the factor).  An OpenMP
+ * site whose machine has no room (a CPU load the idle thresholds did not
+ * see), and a site whose static tier looks slowed, look at once. */
 
 /* Calls between timing the tier not running: starts at MIN_GAP, doubles after
  * every time that did not change the choice, up to MAX_GAP_ADAPTED while the
@@ -93,18 +94,26 @@ enum {
  * quotas, memory traffic). */
 #define XPAR__ADAPT_ROOM_REFRESH_NS 1000000u
 /* Runnable tasks beyond the CPUs that still leave room: a machine's own
- * background (kernel threads, agents, an OpenMP worker still spinning) shows
- * one or two at any instant -- one in 8 CPUs, at least one -- while a load
- * that slows OpenMP fills every CPU. */
+ * background (kernel threads, agents) shows one or two at any instant -- one
+ * in 8 CPUs, at least one -- while a load that slows OpenMP fills every
+ * CPU. */
 #define XPAR__ADAPT_ROOM_SLACK(cpus) ((cpus) / 8 > 1 ? (cpus) / 8 : 1)
 /* After a parallel region libgomp's workers spin before they sleep (300,000
- * rounds unless OMP_WAIT_POLICY / GOMP_SPINCOUNT say otherwise: 15-20 ms
+ * rounds unless OMP_WAIT_POLICY / GOMP_SPINCOUNT say otherwise: ~15-20 ms
  * where a pause costs ~140 cycles): runnable, they would read as a load
  * filling the machine just after every OpenMP call.  Within this long after
- * this process's OpenMP tier last ran, up to its threads less one of the
- * runnable tasks are taken for its own team (instead of ROOM_SLACK).  (The H100 host's load-change
- * run missed 27 of 144 points while they counted.) */
-#define XPAR__ADAPT_OMP_SPIN_NS 50000000u
+ * this process's OpenMP tier last ran (none with OMP_WAIT_POLICY=passive),
+ * up to its team less one of the runnable tasks are taken for its own team,
+ * with the slack of one task in 8 CPUs only from 8 CPUs up (on 2 CPUs the
+ * two together would read a busy process per core as room).  (The H100
+ * host's load-change run missed 27 of 144 points while they counted.) */
+#define XPAR__ADAPT_OMP_SPIN_NS 25000000u
+/* The first look's prior factor at most: n / threshold times the static
+ * tier's time at n overestimates where the static tier grows with n too (a
+ * 2^26 add on device data, threshold 2^4: 2^22, a first look after hours);
+ * capped, the look comes within 16 x 256 static calls (1.4 s for a 2^28
+ * device sum), and at once when the static tier looks slowed. */
+#define XPAR__ADAPT_PRIOR_MAX 256.0f
 /* Timed calls: every one where the running tier's estimate is above
  * SAMPLE_ALL_NS (two clock reads cost ~50 ns, under 2.5 % of such a call),
  * else one in SAMPLE_PERIOD (the rest pay a counter decrement). */
@@ -177,15 +186,16 @@ static inline int xpar__adapt_wants_room(const xpar__adapt_site *s) {
   return !s->room_failed && s->calls_since_probe >= s->probe_gap;
 }
 /** 1 when the other runnable tasks of the machine plus `threads` (the
- *  OpenMP tier's; 0: one per CPU this process may use) fit those CPUs, read
- *  from /proc/loadavg at most once per XPAR__ADAPT_ROOM_REFRESH_NS (the
- *  value read last otherwise); 0 where that cannot be known (not Linux, no
- *  /proc). */
+ *  OpenMP tier's team) fit the machine's online CPUs, read from
+ *  /proc/loadavg at most once per XPAR__ADAPT_ROOM_REFRESH_NS (the value
+ *  read last otherwise); 0 where that cannot be known (not Linux, no /proc).
+ *  (The online CPUs, not the calling thread's affinity: OMP_PROC_BIND pins
+ *  the initial thread to one CPU.) */
 int xpar__adapt_cpu_room(int threads, uint64_t now_ns);
 /** The room from a reading: `others` runnable tasks besides the reader
- *  (-1: unknown), `cpus` this process may use, the OpenMP tier's `threads`
- *  (0: one per CPU), and whether this process's OpenMP team may still be
- *  spinning (XPAR__ADAPT_OMP_SPIN_NS).  Pure. */
+ *  (-1: unknown), `cpus` online, the OpenMP tier's `threads` (0: one per
+ *  CPU), and whether this process's OpenMP team may still be spinning
+ *  (XPAR__ADAPT_OMP_SPIN_NS).  Pure. */
 int xpar__adapt_room_from(int others, int cpus, int threads, int team_may_spin);
 /** This process's OpenMP tier ran a timed call ending at now_ns (its team
  *  may spin a while: xpar__adapt_cpu_room). */

@@ -393,15 +393,19 @@ static int adapt_room(const xpar_context *ctx, const xpar__adapt_site *s, uint64
 #ifdef XPAR_TEST_HOOKS
   if (ctx->adapt_fake) return ctx->adapt_fake_room; /* the fake times' machine */
 #endif
-  return xpar__adapt_cpu_room(ctx->num_threads, now);
+  const xpar__exec ex = {.num_threads = ctx->num_threads};
+  return xpar__adapt_cpu_room(xpar__cpu_backend.team_size(&ex), now);
 }
 
 /* A timed call of site s: the tier xpar__adapt_choose gives, the clock started. */
 static xpar_tier adapt_timed(xpar_context *ctx, xpar__adapt_site *s, xpar__decision_raw *d,
                              adapt_timing *tm) {
   tm->on = 1;
+  /* the room (a /proc read at most once a ms) before the clock starts: it is
+   * not the call's time */
+  const int room = xpar__adapt_wants_room(s) ? adapt_room(ctx, s, adapt_clock(ctx)) : -1;
   tm->t0 = adapt_clock(ctx);
-  const xpar__adapt_choice ch = xpar__adapt_choose(s, tm->t0, adapt_room(ctx, s, tm->t0));
+  const xpar__adapt_choice ch = xpar__adapt_choose(s, tm->t0, room);
   tm->probe = ch.probe;
   adapt_note(s, ch.probe, d);
   return ch.tier;

@@ -211,22 +211,58 @@ static void gpu_moves_to_cpu(void **state) {
 static void first_look_waits_for_its_share(void **state) {
   (void)state;
   /* A sum of 2^28 floats on device data: the GPU 0.35 ms; the CPU, copies
-   * included, 30 ms; the device-only threshold 2^16, so the prior puts the
-   * CPU at 4096 GPU calls.  No look for a long while ... */
+   * included, 30 ms; the device-only threshold 2^13, so the prior (2^15,
+   * capped at 256) puts the CPU at 256 GPU calls.  No look for 16 x 256
+   * calls ... */
   double ns[XPAR_TIER_COUNT_] = {0};
   ns[XPAR_TIER_CUDA] = 350e3;
   ns[XPAR_TIER_CPU_OPENMP] = 30e6;
   xpar__adapt_site s;
-  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP, 4096.0f);
+  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP, 32768.0f);
   uint64_t now = 0;
   int probes = 0;
-  run_calls(&s, &now, ns, 20000, XPAR_TIER_CUDA, &probes);
+  run_calls(&s, &now, ns, 4000, XPAR_TIER_CUDA, &probes);
   assert_int_equal(probes, 0);
   /* ... then one, within its share of the time. */
   run_calls(&s, &now, ns, 60000, XPAR_TIER_CUDA, &probes);
   assert_true(probes >= 1);
   assert_true(probes * ns[XPAR_TIER_CPU_OPENMP] <= (double)now / XPAR__ADAPT_SHARE);
   assert_int_equal(s.adapted, 0);
+}
+
+static void first_look_prior_is_capped(void **state) {
+  (void)state;
+  /* A prior of 2^40 (a 2^44 call, threshold 16) is taken as PRIOR_MAX: the
+   * look comes within 16 x 256 GPU calls, not after years. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CUDA] = 350e3;
+  ns[XPAR_TIER_CPU_OPENMP] = 30e6;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP, 1099511627776.0f);
+  uint64_t now = 0;
+  int probes = 0;
+  run_calls(&s, &now, ns, (int)(XPAR__ADAPT_SHARE * XPAR__ADAPT_PRIOR_MAX) + 100, XPAR_TIER_CUDA,
+            &probes);
+  assert_true(probes >= 1);
+}
+
+static void first_look_at_once_when_slowed(void **state) {
+  (void)state;
+  /* The GPU, 50 us warm, kept busy by another process from its 100th call:
+   * 4 ms.  The prior (256) would hold the look for 16 x 256 x 50 us; the
+   * slowed static tier looks at once and moves to the CPU (300 us). */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  ns[XPAR_TIER_CUDA] = 50e3;
+  ns[XPAR_TIER_CPU_OPENMP] = 300e3;
+  xpar__adapt_site s;
+  xpar__adapt_site_init(&s, XPAR_TIER_CUDA, XPAR_TIER_CPU_OPENMP, 256.0f);
+  uint64_t now = 0;
+  int probes = 0;
+  run_calls(&s, &now, ns, 100, XPAR_TIER_CUDA, &probes);
+  assert_int_equal(probes, 0);
+  ns[XPAR_TIER_CUDA] = 4e6;
+  const int moved = run_calls(&s, &now, ns, 50, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_true(moved >= 0 && moved <= 8);
 }
 
 static void first_look_at_once_without_room(void **state) {
@@ -379,6 +415,27 @@ static void adapted_then_back(void **state) {
   free(x);
 }
 
+static void room_counts_again_after_a_new_load(void **state) {
+  (void)state;
+  /* A room that lied stops counting at the site; once the site is back on
+   * OpenMP and a new load moves it again, the room counts again. */
+  double ns[XPAR_TIER_COUNT_] = {0};
+  xpar__adapt_site s;
+  uint64_t now = 0;
+  loaded_site(&s, &now, ns);
+  machine_room = 1;
+  run_calls(&s, &now, ns, 3000, XPAR_TIER_CPU_SERIAL, NULL);
+  assert_int_equal(s.room_failed, 1);
+  machine_room = 0;
+  ns[XPAR_TIER_CPU_OPENMP] = 200e3; /* the load ends: back by the time share */
+  run_calls(&s, &now, ns, 3000, XPAR_TIER_CPU_OPENMP, NULL);
+  assert_int_equal(s.adapted, 0);
+  ns[XPAR_TIER_CPU_OPENMP] = 30e6; /* a new load */
+  run_calls(&s, &now, ns, 300, XPAR_TIER_CPU_SERIAL, NULL);
+  assert_int_equal(s.adapted, 1);
+  assert_int_equal(s.room_failed, 0);
+}
+
 static void room_through_the_library(void **state) {
   (void)state;
   int32_t *x = ones();
@@ -435,7 +492,8 @@ static void room_from_a_reading(void **state) {
   assert_int_equal(xpar__adapt_room_from(2, 2, 0, 0), 0);
   assert_int_equal(xpar__adapt_room_from(2, 2, 0, 1), 0); /* team asleep, two busy: no slack */
   assert_int_equal(xpar__adapt_room_from(1, 2, 0, 1), 1);
-  assert_int_equal(xpar__adapt_room_from(16, 16, 0, 1), 0);
+  assert_int_equal(xpar__adapt_room_from(16, 16, 0, 1), 1); /* the team and a stray task */
+  assert_int_equal(xpar__adapt_room_from(18, 16, 0, 1), 0);
   assert_int_equal(xpar__adapt_room_from(-1, 16, 0, 0), 0); /* unknown */
 }
 
@@ -447,6 +505,8 @@ int main(void) {
       cmocka_unit_test(cold_first_call_is_not_judged),
       cmocka_unit_test(gpu_moves_to_cpu),
       cmocka_unit_test(first_look_waits_for_its_share),
+      cmocka_unit_test(first_look_prior_is_capped),
+      cmocka_unit_test(first_look_at_once_when_slowed),
       cmocka_unit_test(first_look_at_once_without_room),
       cmocka_unit_test(record_names_the_adaptation),
       cmocka_unit_test(adapt_off_is_static),
@@ -454,6 +514,7 @@ int main(void) {
       cmocka_unit_test(adapted_then_back),
       cmocka_unit_test(room_brings_the_tier_back),
       cmocka_unit_test(room_that_lies_is_tried_once),
+      cmocka_unit_test(room_counts_again_after_a_new_load),
       cmocka_unit_test(room_through_the_library),
       cmocka_unit_test(room_reads_the_machine),
       cmocka_unit_test(room_from_a_reading),
