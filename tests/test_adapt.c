@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "dispatch/adapt.h"
+#include "dispatch/policy.h"
 #include "xpar/xpar.h"
 
 void xpar__dispatch_adapt_fake_times(xpar_context *ctx, const double *ns);
@@ -228,6 +229,42 @@ static void first_look_waits_for_its_share(void **state) {
   assert_true(probes >= 1);
   assert_true(probes * ns[XPAR_TIER_CPU_OPENMP] <= (double)now / XPAR__ADAPT_SHARE);
   assert_int_equal(s.adapted, 0);
+}
+
+/* The prior the policy gives: n over the threshold the chosen tier starts
+ * at (1 at or below it; n where the tier is always chosen). */
+static void prior_from_the_thresholds(void **state) {
+  (void)state;
+  xpar__policy_facts f;
+  xpar__decision_raw d;
+  memset(&f, 0, sizeof f);
+  memset(&d, 0, sizeof d);
+  size_t thresholds[XPAR_THRESHOLD_COUNT_] = {0};
+  unsigned char sources[XPAR_THRESHOLD_COUNT_] = {0};
+  thresholds[XPAR_THRESHOLD_OPENMP] = (size_t)1 << 16;
+  f.thresholds = thresholds;
+  f.sources = sources;
+  f.backend = XPAR_BACKEND_AUTO;
+  f.offload = XPAR_OFFLOAD_DEFAULT;
+  f.host = 1;
+  f.n = (size_t)1 << 20;
+  d.openmp_threshold = (size_t)1 << 16;
+  xpar__adapt_alt a = xpar__adapt_alternative(&f, &d, XPAR_TIER_CPU_OPENMP);
+  assert_int_equal(a.tier, XPAR_TIER_CPU_SERIAL);
+  assert_true(a.prior_factor == 16.0f);
+  f.n = (size_t)1 << 16;
+  assert_true(xpar__adapt_alternative(&f, &d, XPAR_TIER_CPU_OPENMP).prior_factor == 1.0f);
+  /* device-only data on the GPU: the device-only threshold */
+  f.host = 0;
+  f.device_only = 1;
+  f.n = (size_t)1 << 28;
+  d.gpu_rule = XPAR__GPU_DEVICE_ONLY;
+  d.gpu_threshold = (size_t)1 << 13;
+  a = xpar__adapt_alternative(&f, &d, XPAR_TIER_CUDA);
+  assert_int_equal(a.tier, XPAR_TIER_CPU_OPENMP); /* above the CPU's OpenMP threshold */
+  assert_true(a.prior_factor == 32768.0f);
+  d.gpu_threshold = 0; /* always the GPU */
+  assert_true(xpar__adapt_alternative(&f, &d, XPAR_TIER_CUDA).prior_factor == (float)f.n);
 }
 
 static void first_look_prior_is_capped(void **state) {
@@ -505,6 +542,7 @@ int main(void) {
       cmocka_unit_test(cold_first_call_is_not_judged),
       cmocka_unit_test(gpu_moves_to_cpu),
       cmocka_unit_test(first_look_waits_for_its_share),
+      cmocka_unit_test(prior_from_the_thresholds),
       cmocka_unit_test(first_look_prior_is_capped),
       cmocka_unit_test(first_look_at_once_when_slowed),
       cmocka_unit_test(first_look_at_once_without_room),
