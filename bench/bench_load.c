@@ -175,14 +175,27 @@ static xpar_tier last_tier(xpar_context *ctx) {
   return xpar_last_decision(ctx, &d) == XPAR_OK ? d.tier : XPAR_TIER_NONE;
 }
 
+/* Whether the context's last call was a probe of adaptation (the tier not
+ * chosen, timed once: dispatch/adapt.h), as its record says ("... retried",
+ * "... timed against ..."): not AUTO's choice. */
+static int last_was_probe(xpar_context *ctx) {
+  xpar_decision d;
+  return xpar_last_decision(ctx, &d) == XPAR_OK &&
+         (strstr(d.reason, " retried") || strstr(d.reason, " timed against "));
+}
+
 /* Calls of `op` on c until `seconds` have passed (at least `min_calls`); the
- * tier of the last. */
+ * tier of the last that was not a probe. */
 static xpar_tier run_for(xpar_context *ctx, const bench_op *op, bench_case *c, double seconds,
                          int min_calls) {
   const double end = bench_now_s() + seconds;
-  for (int i = 0; i < min_calls || bench_now_s() < end; i++)
+  xpar_tier chosen = XPAR_TIER_NONE;
+  for (int i = 0;
+       i < min_calls || bench_now_s() < end || (chosen == XPAR_TIER_NONE && i < 1000000); i++) {
     if (op->run(ctx, c) != XPAR_OK) return XPAR_TIER_NONE;
-  return last_tier(ctx);
+    if (!last_was_probe(ctx)) chosen = last_tier(ctx);
+  }
+  return chosen;
 }
 
 /* Stays at the idle choice this many calls in a row: back. */
@@ -199,7 +212,8 @@ int bench_load_change(const char *ops, const char *dtypes, int min_exp, int max_
   bench_load_set(l, 0);
   printf("# load change: %d busy processes switched on for %.1f s, then off; per point a fresh "
          "AUTO context (adaptation %s), pageable data; 'back' counts the calls and the time from "
-         "the load's end to the first of %d calls in a row on the idle choice\n",
+         "the load's end to the first of %d calls in a row on the idle choice (the choices: "
+         "probes of the other tier neither count nor break the row)\n",
          bench_load_count(l), on_s, getenv("XPAR_ADAPT") ? getenv("XPAR_ADAPT") : "on",
          BACK_STREAK);
   printf("%-7s %-7s %5s  %-11s %-11s %10s %10s\n", "op", "dtype", "n", "idle", "loaded",
@@ -236,6 +250,10 @@ int bench_load_change(const char *ops, const char *dtypes, int min_exp, int max_
         double first_s = 0;
         while (streak < BACK_STREAK && bench_now_s() - t0 < 5.0) {
           if (op->run(ctx, &c) != XPAR_OK) break;
+          if (last_was_probe(ctx)) { /* neither the choice nor a break of the row */
+            calls++;
+            continue;
+          }
           if (last_tier(ctx) == idle) {
             if (!streak++) first = calls, first_s = bench_now_s() - t0;
           } else {
