@@ -110,8 +110,9 @@ int xpar__adapt_cpu_room(int threads, uint64_t now_ns) {
     atomic_store_explicit(&room_read_ns, now_ns ? now_ns : 1, memory_order_release);
   }
   const uint64_t ran = atomic_load_explicit(&omp_ran_ns, memory_order_relaxed);
+  const uint64_t window = spin_window_ns();
   /* another thread may have stored a later clock than this thread's now */
-  const int spinning = spin_window_ns() && ran && (now_ns <= ran || now_ns - ran < spin_window_ns());
+  const int spinning = window && ran && (now_ns <= ran || now_ns - ran < window);
   return xpar__adapt_room_from(atomic_load_explicit(&room_others, memory_order_relaxed),
                                atomic_load_explicit(&room_cpus, memory_order_relaxed), threads,
                                spinning);

@@ -85,8 +85,8 @@ enum {
  * under load -- an estimate taken under load, so the return after the load
  * ends waits for it too (16 x 30 ms = 0.5 s for a 2^20 add on the 2-core
  * VM).  When the static tier is OpenMP and the machine has room for it now --
- * the other runnable tasks (Linux: /proc/loadavg) plus its threads fit the
- * CPUs this process may use, give or take ROOM_SLACK -- the retry does not
+ * the other runnable tasks (Linux: /proc/loadavg) plus its team fit the
+ * machine's online CPUs, give or take ROOM_SLACK -- the retry does not
  * wait for the share: the load it was measured under is gone.  The room is
  * read at most once per ROOM_REFRESH_NS per process; one retry that finds
  * the tier still slow stops the room from counting at that site until the

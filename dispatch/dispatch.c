@@ -386,24 +386,24 @@ static void adapt_note(const xpar__adapt_site *s, int probe, xpar__decision_raw 
   d->adapt_alt_ns = s->est[XPAR__ADAPT_ALT].recent_ns;
 }
 
-/* Whether the machine has room for site s's static tier now (adapt.h), read
- * only where a retry would take it. */
-static int adapt_room(const xpar_context *ctx, const xpar__adapt_site *s, uint64_t now) {
+/* Whether the machine has room for site s's static tier now (adapt.h): -1
+ * where it would not decide the call (not read), else 1 or 0.  Read before
+ * the call's clock starts (a /proc read at most once a ms): it is not the
+ * call's time. */
+static int adapt_room(const xpar_context *ctx, const xpar__adapt_site *s) {
   if (!xpar__adapt_wants_room(s)) return -1;
 #ifdef XPAR_TEST_HOOKS
   if (ctx->adapt_fake) return ctx->adapt_fake_room; /* the fake times' machine */
 #endif
   const xpar__exec ex = {.num_threads = ctx->num_threads};
-  return xpar__adapt_cpu_room(xpar__cpu_backend.team_size(&ex), now);
+  return xpar__adapt_cpu_room(xpar__cpu_backend.team_size(&ex), adapt_clock(ctx));
 }
 
 /* A timed call of site s: the tier xpar__adapt_choose gives, the clock started. */
 static xpar_tier adapt_timed(xpar_context *ctx, xpar__adapt_site *s, xpar__decision_raw *d,
                              adapt_timing *tm) {
   tm->on = 1;
-  /* the room (a /proc read at most once a ms) before the clock starts: it is
-   * not the call's time */
-  const int room = xpar__adapt_wants_room(s) ? adapt_room(ctx, s, adapt_clock(ctx)) : -1;
+  const int room = adapt_room(ctx, s);
   tm->t0 = adapt_clock(ctx);
   const xpar__adapt_choice ch = xpar__adapt_choose(s, tm->t0, room);
   tm->probe = ch.probe;

@@ -252,8 +252,9 @@ static inline xpar__adapt_alt xpar__adapt_alternative(const xpar__policy_facts *
     a.openmp_source = cpu.openmp_source;
     from = d->gpu_rule == XPAR__GPU_SPLIT ? d->split_from : d->gpu_threshold;
   }
-  a.prior_factor = from > 0 && f->n > from ? (float)((double)f->n / (double)from) : 1.0f;
-  if (from == 0 && f->n > 1) a.prior_factor = (float)f->n; /* always chosen: from n = 1 */
+  /* from 0: the tier is always chosen, as from n = 1 */
+  const double ratio = (double)f->n / (double)(from ? from : 1);
+  a.prior_factor = ratio > 1.0 ? (float)ratio : 1.0f;
   return a;
 }
 

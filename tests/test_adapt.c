@@ -423,6 +423,19 @@ static void forced_backends_never_adapt(void **state) {
   free(x);
 }
 
+/* Reduce calls until one runs on OpenMP as AUTO's choice (not a retry): its
+ * index, or -1 within `limit` calls. */
+static int calls_until_openmp(xpar_context *ctx, const int32_t *x, int limit) {
+  int32_t r;
+  for (int i = 0; i < limit; i++) {
+    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, N, &r), XPAR_OK);
+    xpar_decision d;
+    assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
+    if (d.tier == XPAR_TIER_CPU_OPENMP && !strstr(d.reason, "retried")) return i;
+  }
+  return -1;
+}
+
 static void adapted_then_back(void **state) {
   (void)state;
   int32_t *x = ones();
@@ -439,14 +452,7 @@ static void adapted_then_back(void **state) {
   idle[XPAR_TIER_CPU_OPENMP] = 20e3;
   idle[XPAR_TIER_CPU_SERIAL] = 150e3;
   xpar__dispatch_adapt_fake_times(ctx, idle);
-  int32_t r;
-  int back = -1;
-  for (int i = 0; i < 150 && back < 0; i++) {
-    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, N, &r), XPAR_OK);
-    xpar_decision d;
-    assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
-    if (d.tier == XPAR_TIER_CPU_OPENMP && !strstr(d.reason, "retried")) back = i;
-  }
+  const int back = calls_until_openmp(ctx, x, 150);
   assert_true(back >= 0 && back <= 100);
   xpar_context_destroy(ctx);
   free(x);
@@ -488,14 +494,7 @@ static void room_through_the_library(void **state) {
   idle[XPAR_TIER_CPU_SERIAL] = 1e6;
   xpar__dispatch_adapt_fake_times(ctx, idle);
   xpar__dispatch_adapt_fake_room(ctx, 1);
-  int32_t r;
-  int back = -1;
-  for (int i = 0; i < 300 && back < 0; i++) {
-    assert_int_equal(xpar_reduce(ctx, XPAR_INT32, XPAR_SUM, x, N, &r), XPAR_OK);
-    xpar_decision d;
-    assert_int_equal(xpar_last_decision(ctx, &d), XPAR_OK);
-    if (d.tier == XPAR_TIER_CPU_OPENMP && !strstr(d.reason, "retried")) back = i;
-  }
+  const int back = calls_until_openmp(ctx, x, 300);
   assert_true(back >= 0 && back <= XPAR__ADAPT_MAX_GAP_ADAPTED + 2);
   xpar_context_destroy(ctx);
   free(x);
