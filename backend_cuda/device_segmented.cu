@@ -762,6 +762,158 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   tile_ticket<F>(p, used, s_tile);
 }
 
+/* ---- long segments: a warp per span of elements ---------------------------------------
+ * Where the segments are long on average (kSpanMinMean), the tiles above cost more
+ * than the data: every 16 KB tile is a short-lived block that looks its place up,
+ * stages through shared memory and draws a ticket.  Here the elements [offsets[0],
+ * offsets[m]) are cut into `spans` equal spans (multiples of 32 elements), one per warp;
+ * a warp finds its span's first segment (a 32-way search, a few dependent loads), then
+ * walks the segments meeting its span: each piece is folded by the whole warp from
+ * 16-byte vectors (kSpanVectors in flight per lane, the reduce's read path) plus scalar
+ * ends, and the warp's shuffles combine the lanes.  A segment wholly inside the span is
+ * written; a piece of one crossing the span's first edge (a head) or last edge (a tail)
+ * becomes the span's record, and the block that draws the last ticket folds the records
+ * in span order (crossing_records, as the tiles' records): the same bits run to run.
+ * The lanes take the elements strided, so not for a fold that must take them in order
+ * (a float min / max: F::kOrdered); sums, integer min / max and (value, index) pairs
+ * group freely. */
+constexpr int kSpanWarps = kBlock / 32;
+/* blocks an SM keeps (the register cap __launch_bounds__ asks for): the grid is this many
+ * per SM at most, one wave */
+constexpr int kSpanBlocksPerSM = 4;
+constexpr int kSpanVectors = 4;
+/* the host's choice: n / m at least this (below it the tiles' thread-level walk wins:
+ * a span walks its segments one after another, a load's latency each) */
+constexpr size_t kSpanMinMean = 128;
+/* elements per span at least (spans are also capped by the warps a grid keeps busy) */
+constexpr size_t kSpanMinElements = 2048;
+
+/* The first segment g in [lo, hi) with off.at(g + 1) >= x (hi if none), found by the
+ * whole warp: each round the 32 lanes probe 32 evenly spaced segments. */
+template <class Off>
+__device__ size_t warp_first_reaching(const Off &off, size_t lo, size_t hi, size_t x, int lane) {
+  while (hi - lo > 32) {
+    const size_t step = (hi - lo + 31) / 32;
+    const size_t g = lo + (size_t)lane * step;
+    const bool yes = g >= hi || off.at(g + 1) >= x; /* past hi: as if the answer */
+    const unsigned mask = __ballot_sync(0xffffffffu, yes);
+    if (!mask) { /* every probe short of x: the answer lies past the last one */
+      lo += 31 * step + 1;
+      continue;
+    }
+    const int f = __ffs(mask) - 1;
+    if (f == 0) return lo;
+    const size_t hi_new = lo + (size_t)f * step;
+    lo = lo + (size_t)(f - 1) * step + 1;
+    if (hi_new < hi) hi = hi_new;
+  }
+  const size_t g = lo + (size_t)lane;
+  const bool yes = g < hi && off.at(g + 1) >= x;
+  const unsigned mask = __ballot_sync(0xffffffffu, yes);
+  return mask ? lo + (size_t)(__ffs(mask) - 1) : hi;
+}
+
+/* The warp's fold of x[a, b), in lane 0: the scalar head before the first 16-byte
+ * boundary, whole vectors strided over the lanes, the scalar tail. */
+template <class T, class F>
+__device__ __forceinline__ typename F::Acc warp_piece(const T *x, size_t a, size_t b, int lane,
+                                                      bool streaming) {
+  using Acc = typename F::Acc;
+  constexpr int PER = Pack16<T>::count;
+  Acc acc = F::identity();
+  size_t head = (size_t)((16 - ((uintptr_t)(x + a) & 15)) & 15) / sizeof(T);
+  if (head > b - a) head = b - a;
+  if ((size_t)lane < head) acc = F::lift(__ldg(x + a + lane), a + lane);
+  const size_t va = a + head, vectors = (b - va) / PER;
+  const T *xv = x + va;
+  size_t v = (size_t)lane;
+  for (; v + (kSpanVectors - 1) * 32 < vectors; v += kSpanVectors * 32) {
+    Pack16<T> l[kSpanVectors];
+#pragma unroll
+    for (int u = 0; u < kSpanVectors; ++u) l[u].raw = load16_readonly(xv + (v + u * 32) * PER, streaming);
+#pragma unroll
+    for (int u = 0; u < kSpanVectors; ++u)
+#pragma unroll
+      for (int e = 0; e < PER; ++e)
+        acc = F::apply(acc, F::lift(l[u].e[e], va + (v + u * 32) * PER + e));
+  }
+  for (; v < vectors; v += 32) {
+    Pack16<T> l;
+    l.raw = load16_readonly(xv + v * PER, streaming);
+#pragma unroll
+    for (int e = 0; e < PER; ++e) acc = F::apply(acc, F::lift(l.e[e], va + v * PER + e));
+  }
+  const size_t tail = va + vectors * PER + (size_t)lane;
+  if (tail < b) acc = F::apply(acc, F::lift(__ldg(x + tail), tail));
+  for (int d = 16; d > 0; d >>= 1) acc = F::apply(acc, shfl_down(acc, d));
+  return acc;
+}
+
+template <class T, class F, class Off>
+__global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM) seg_span_kernel(SegParams p, Off off, size_t spans) {
+  using Acc = typename F::Acc;
+  __shared__ __align__(16) unsigned char s_fold[kBlock * (16 + 2 * sizeof(Acc))];
+  if (offsets_bad(p.check)) return;
+  const T *x = static_cast<const T *>(p.in);
+  const size_t begin = off.at(0), end = off.at(p.m);
+  if (begin == end) { /* no elements: every segment the identity */
+    if (blockIdx.x == 0)
+      for (size_t g = threadIdx.x; g < p.m; g += blockDim.x) F::store(p, g, F::identity());
+    return;
+  }
+  const int lane = threadIdx.x % 32;
+  const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
+  const size_t total = end - begin;
+  const size_t len = ((total + spans - 1) / spans + 31) & ~(size_t)31;
+  size_t head_g = kNone, tail_g = kNone; /* the span's records */
+  Acc head_v = F::identity(), tail_v = F::identity();
+  if (w < spans && w * len < total) {
+    const size_t s_lo = begin + w * len;
+    const size_t s_hi = total - w * len > len ? s_lo + len : end;
+    const bool owns_end = s_hi == end; /* the empty segments at the end */
+    size_t g = warp_first_reaching(off, 0, p.m, s_lo, lane);
+    /* the offsets 32 at a time: lane k holds off.at(base + k) */
+    size_t base = g;
+    size_t o = off.at(base + lane < p.m ? base + lane : p.m);
+    for (; g < p.m; ++g) {
+      if (g - base == 31) {
+        base = g;
+        o = off.at(base + lane < p.m ? base + lane : p.m);
+      }
+      const size_t so = __shfl_sync(0xffffffffu, o, (int)(g - base));
+      const size_t eo = __shfl_sync(0xffffffffu, o, (int)(g - base) + 1);
+      if (!(so < s_hi || (owns_end && so <= s_hi))) break;
+      if (so < s_lo && eo <= s_lo) continue; /* ended at s_lo: the span before owns it */
+      const size_t a = so > s_lo ? so : s_lo, b = eo < s_hi ? eo : s_hi;
+      const Acc acc = warp_piece<T, F>(x, a, b, lane, p.streaming);
+      if (so >= s_lo && eo <= s_hi) {
+        if (lane == 0) F::store(p, g, acc);
+      } else if (so < s_lo) { /* began before the span: a head */
+        head_g = g;
+        head_v = acc;
+      } else { /* goes on after it: a tail */
+        tail_g = g;
+        tail_v = acc;
+      }
+    }
+  }
+  if (w < spans && lane == 0) {
+    p.rec_seg[2 * w] = head_g;
+    p.rec_seg[2 * w + 1] = tail_g;
+    static_cast<Acc *>(p.rec_val)[2 * w] = head_v;
+    static_cast<Acc *>(p.rec_val)[2 * w + 1] = tail_v;
+    __threadfence(); /* the records, before the ticket */
+  }
+  __syncthreads();
+  __shared__ bool s_last;
+  if (threadIdx.x == 0) s_last = gridDim.x == 1 || atomicAdd(p.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  crossing_records<F>(p, 2 * spans, s_fold);
+  if (threadIdx.x == 0) *p.ticket = 0; /* for the next call */
+}
+
 /* ---- segmented scan, balanced by elements ---------------------------------------------
  * The reduce's tiles, in three launches:
  *  1. seg_scan_tail_kernel: each tile's last segment piece (the segment holding its last
@@ -893,11 +1045,11 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tail_kernel(SegParams p, Off 
 /* One block: carry[k] for every tile k (the identity for tile 0). */
 template <class T, class Op, class Off>
 __global__ void __launch_bounds__(kBlock) seg_scan_carry_kernel(SegParams p, Off off,
-                                                                ScanScratch sc, size_t tiles) {
+                                                                ScanScratch sc, size_t tiles,
+                                                                size_t tile) {
   if (offsets_bad(p.check)) return;
-  constexpr int TILE = kBlock * seg_items<T>();
   const size_t begin = off.at(0), end = off.at(p.m);
-  const size_t used = end > begin ? (end - begin + TILE - 1) / TILE : 0;
+  const size_t used = end > begin ? (end - begin + tile - 1) / tile : 0;
   if (used < tiles) tiles = used;
   const T *tv = static_cast<const T *>(sc.tail_val);
   T *carry = static_cast<T *>(sc.carry);
@@ -928,7 +1080,7 @@ __global__ void __launch_bounds__(kBlock) seg_scan_carry_kernel(SegParams p, Off
     kk = sc.tail_seg[k];
     vv = v;
     if (k + 1 < tiles) {
-      const size_t next_lo = begin + (k + 1) * TILE;
+      const size_t next_lo = begin + (k + 1) * tile;
       carry[k + 1] = off.at(kk + 1) > next_lo ? vv : Op::identity();
     }
   }
@@ -1006,6 +1158,178 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tile_kernel(SegParams p, Off 
   }
 }
 
+/* ---- segmented scan of long segments: a warp per span ---------------------------------
+ * Where the segments are long on average (kSpanMinMean), the scan takes the reduce's
+ * spans (one per warp) in three launches:
+ *  1. seg_span_tail_kernel: each span's last segment piece (the segment holding its last
+ *     element, from that segment's start or the span's) folded in element order by the
+ *     warp -- a piece, not the span: segments shorter than the span cost a fraction of
+ *     it;
+ *  2. seg_scan_carry_kernel over the spans (one block): each span's carry;
+ *  3. seg_span_scan_kernel: each warp walks its span's segments and scans each piece
+ *     from its carry (the span's for a segment begun before it, else the identity):
+ *     lane j takes the j-th 16-byte vector of each 32, scans it in registers, and the
+ *     lanes' totals are scanned by shuffles in lane order, so every output is its
+ *     prefix folded in element order (a float min / max keeps the first of equal
+ *     values as the serial tiers do).
+ * Reads the input once plus the spans' last pieces, writes it once.  In place is safe:
+ * step 1 reads before step 3 writes, and a warp reads its elements before it writes
+ * them and touches no other span. */
+
+/* Inclusive scan of v over the lanes, in lane order. */
+template <class T, class Op> __device__ __forceinline__ T warp_scan_incl(T v, int lane) {
+  for (int d = 1; d < 32; d <<= 1) {
+    const T o = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v = Op::apply(o, v);
+  }
+  return v;
+}
+
+/* The warp's fold of x[a, b) in element order, in lane 0: vectors of 32 lanes, each
+ * group of 32 folded by a halving tree in lane order (d rising), the groups in order;
+ * the scalar head first and the tail last. */
+template <class T, class Op>
+__device__ T warp_piece_ordered(const T *x, size_t a, size_t b, int lane, bool streaming) {
+  constexpr int PER = Pack16<T>::count;
+  size_t head = (size_t)((16 - ((uintptr_t)(x + a) & 15)) & 15) / sizeof(T);
+  if (head > b - a) head = b - a;
+  auto fold_lanes = [&](T v) {
+    for (int d = 1; d < 32; d <<= 1) {
+      const T o = __shfl_down_sync(0xffffffffu, v, d);
+      if (lane + d < 32) v = Op::apply(v, o);
+    }
+    return v; /* lane 0: lanes 0..31 in order */
+  };
+  T acc = fold_lanes((size_t)lane < head ? __ldg(x + a + lane) : Op::identity());
+  const size_t va = a + head, vectors = (b - va) / PER;
+  const T *xv = x + va;
+  for (size_t c = 0; c < vectors; c += 32 * kSpanVectors) {
+    Pack16<T> l[kSpanVectors];
+#pragma unroll
+    for (int u = 0; u < kSpanVectors; ++u) {
+      const size_t v = c + (size_t)u * 32 + lane;
+      if (v < vectors) l[u].raw = load16_readonly(xv + v * PER, streaming);
+    }
+#pragma unroll
+    for (int u = 0; u < kSpanVectors; ++u) {
+      const size_t v = c + (size_t)u * 32 + lane;
+      T t = Op::identity();
+      if (v < vectors)
+#pragma unroll
+        for (int e = 0; e < PER; ++e) t = Op::apply(t, l[u].e[e]);
+      acc = Op::apply(acc, fold_lanes(t));
+    }
+  }
+  const size_t tail = va + vectors * PER + (size_t)lane;
+  return Op::apply(acc, fold_lanes(tail < b ? __ldg(x + tail) : Op::identity()));
+}
+
+/* The span of warp w: [*lo, *hi) of [begin, end), len elements each; false if empty. */
+__device__ __forceinline__ bool span_of(size_t w, size_t len, size_t begin, size_t end,
+                                        size_t *lo, size_t *hi) {
+  if (w * len >= end - begin) return false;
+  *lo = begin + w * len;
+  *hi = end - *lo > len ? *lo + len : end;
+  return true;
+}
+
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
+    seg_span_tail_kernel(SegParams p, Off off, ScanScratch sc, size_t len, size_t spans) {
+  if (offsets_bad(p.check)) return;
+  const int lane = threadIdx.x % 32;
+  const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
+  size_t s_lo, s_hi;
+  if (w >= spans || !span_of(w, len, off.at(0), off.at(p.m), &s_lo, &s_hi)) return;
+  const size_t g = warp_first_reaching(off, 0, p.m, s_hi, lane); /* holds s_hi - 1 */
+  const size_t so = off.at(g);
+  const T t = warp_piece_ordered<T, Op>(static_cast<const T *>(p.in), so > s_lo ? so : s_lo,
+                                        s_hi, lane, p.streaming);
+  if (lane == 0) {
+    sc.tail_seg[w] = g;
+    static_cast<T *>(sc.tail_val)[w] = t;
+  }
+}
+
+template <class T, class Op, class Off>
+__global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
+    seg_span_scan_kernel(SegParams p, Off off, ScanScratch sc, size_t len, size_t spans) {
+  if (offsets_bad(p.check)) return;
+  constexpr int PER = Pack16<T>::count;
+  const int lane = threadIdx.x % 32;
+  const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
+  size_t s_lo, s_hi;
+  if (w >= spans || !span_of(w, len, off.at(0), off.at(p.m), &s_lo, &s_hi)) return;
+  const T *x = static_cast<const T *>(p.in);
+  T *out = static_cast<T *>(p.out);
+  const bool excl = p.exclusive != 0;
+  const T span_carry = static_cast<const T *>(sc.carry)[w];
+  size_t g = warp_first_reaching(off, 0, p.m, s_lo + 1, lane); /* holds s_lo */
+  size_t base = g;
+  size_t o = off.at(base + lane < p.m ? base + lane : p.m);
+  for (; g < p.m; ++g) {
+    if (g - base == 31) {
+      base = g;
+      o = off.at(base + lane < p.m ? base + lane : p.m);
+    }
+    const size_t so = __shfl_sync(0xffffffffu, o, (int)(g - base));
+    const size_t eo = __shfl_sync(0xffffffffu, o, (int)(g - base) + 1);
+    if (so >= s_hi) break;
+    if (eo <= s_lo || so == eo) continue;
+    const size_t a = so > s_lo ? so : s_lo, b = eo < s_hi ? eo : s_hi;
+    T c = so < s_lo ? span_carry : Op::identity(); /* the prefix before x[a], every lane */
+    /* a run of fewer than 32 scalars (the head before the first 16-byte boundary, the
+     * tail): lane k scans x[at + k] */
+    auto scalars = [&](size_t at, size_t count) {
+      const T v = (size_t)lane < count ? x[at + lane] : Op::identity();
+      const T incl = warp_scan_incl<T, Op>(v, lane);
+      const T before = __shfl_up_sync(0xffffffffu, incl, 1);
+      if ((size_t)lane < count)
+        out[at + lane] = excl ? (lane ? Op::apply(c, before) : c) : Op::apply(c, incl);
+      c = Op::apply(c, __shfl_sync(0xffffffffu, incl, 31));
+    };
+    size_t head = (size_t)((16 - ((uintptr_t)(x + a) & 15)) & 15) / sizeof(T);
+    if (head > b - a) head = b - a;
+    if (head) scalars(a, head);
+    const size_t va = a + head, vectors = (b - va) / PER;
+    const T *xv = x + va;
+    T *ov = out + va;
+    for (size_t c0 = 0; c0 < vectors; c0 += 32 * kSpanVectors) {
+      Pack16<T> l[kSpanVectors];
+#pragma unroll
+      for (int u = 0; u < kSpanVectors; ++u) {
+        const size_t v = c0 + (size_t)u * 32 + lane;
+        if (v < vectors) l[u].raw = load16_readonly(xv + v * PER, p.streaming);
+      }
+#pragma unroll
+      for (int u = 0; u < kSpanVectors; ++u) {
+        const size_t v = c0 + (size_t)u * 32 + lane;
+        if (c0 + (size_t)u * 32 >= vectors) break; /* warp-uniform */
+        T t = Op::identity();
+        if (v < vectors)
+#pragma unroll
+          for (int e = 0; e < PER; ++e) t = Op::apply(t, l[u].e[e]);
+        const T incl = warp_scan_incl<T, Op>(t, lane);
+        const T before = __shfl_up_sync(0xffffffffu, incl, 1);
+        T run = lane ? Op::apply(c, before) : c; /* the prefix before this vector */
+        if (v < vectors) {
+          Pack16<T> r;
+#pragma unroll
+          for (int e = 0; e < PER; ++e) {
+            const T nx = Op::apply(run, l[u].e[e]);
+            r.e[e] = excl ? run : nx;
+            run = nx;
+          }
+          *reinterpret_cast<int4 *>(ov + v * PER) = r.raw;
+        }
+        c = Op::apply(c, __shfl_sync(0xffffffffu, incl, 31));
+      }
+    }
+    const size_t tail = va + vectors * PER;
+    if (tail < b) scalars(tail, b - tail);
+  }
+}
+
 /* ---- the host side -------------------------------------------------------------------- */
 
 const char *seg_name(const xpar__seg_spec *s) {
@@ -1022,6 +1346,16 @@ unsigned grid_for(const xpar__cuda_state *st, size_t work) {
   const size_t cap = (size_t)(st->multiprocessors > 0 ? st->multiprocessors : 1) * 8;
   if (g > cap) g = cap;
   return (unsigned)(g ? g : 1);
+}
+
+/* seg_span_kernel's spans for `elems` elements: kSpanMinElements each at least, and no
+ * more than the warps one wave of the grid holds. */
+size_t span_count(const xpar__cuda_state *st, size_t elems) {
+  size_t spans = elems / kSpanMinElements;
+  const size_t cap =
+      (size_t)(st->multiprocessors > 0 ? st->multiprocessors : 1) * kSpanBlocksPerSM * kSpanWarps;
+  if (spans > cap) spans = cap;
+  return spans ? spans : 1;
 }
 
 /* seg_bounds_kernel over the tiles' edges; p.reach and p.hold set (the first (tiles + 1) *
@@ -1058,6 +1392,24 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
     size_t tiles = (span + tile - 1) / tile;
     if (tiles == 0) return XPAR_OK; /* no elements: a scan writes nothing */
+    if (span / s->n_segments >= kSpanMinMean) { /* long segments: a warp per span */
+      size_t spans = span_count(st, span);
+      size_t len = ((span + spans - 1) / spans + 31) & ~(size_t)31;
+      unsigned char *base = static_cast<unsigned char *>(p.partials);
+      ScanScratch sc;
+      sc.tail_seg = reinterpret_cast<size_t *>(base);
+      sc.tail_val = base + spans * 8;
+      sc.carry = base + spans * 16;
+      const unsigned grid = (unsigned)((spans + kSpanWarps - 1) / kSpanWarps);
+      void *args[] = {&p, &off, &sc, &len, &spans};
+      XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_span_tail_kernel<T, Op, Off>, NULL,
+                                      grid, kBlock, 0, args, "segmented scan (span tails)"));
+      void *cargs[] = {&p, &off, &sc, &spans, &len};
+      XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_carry_kernel<T, Op, Off>, NULL,
+                                      1, kBlock, 0, cargs, "segmented scan (carries)"));
+      return xpar__cuda_launch(st, (const void *)seg_span_scan_kernel<T, Op, Off>, NULL, grid,
+                               kBlock, 0, args, name);
+    }
     XPAR__RETURN_IF(tiles > 0x7fffffffu, XPAR_ERR_NOT_SUPPORTED,
                     "%s: %zu elements need %zu tiles, more than a grid holds", name, span, tiles);
     XPAR__FORWARD(launch_bounds(st, p, off, tile, tiles));
@@ -1069,7 +1421,8 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     void *args[] = {&p, &off, &sc};
     XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_tail_kernel<T, Op, Off>, NULL,
                                     (unsigned)tiles, kBlock, 0, args, "segmented scan (tails)"));
-    void *cargs[] = {&p, &off, &sc, &tiles};
+    size_t tile_len = tile;
+    void *cargs[] = {&p, &off, &sc, &tiles, &tile_len};
     XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_carry_kernel<T, Op, Off>, NULL, 1,
                                     kBlock, 0, cargs, "segmented scan (carries)"));
     return xpar__cuda_launch(st, (const void *)seg_scan_tile_kernel<T, Op, Off>, NULL,
@@ -1100,6 +1453,26 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
         return xpar__cuda_launch(
             st, (const void *)per_segment_kernel<T, Op, Off, XPAR__SEG_ARGREDUCE>, NULL, grid,
             block, 0, args, name);
+    }
+  }
+  /* long segments on average (n / m): a warp per span */
+  const size_t elems = s->offsets ? s->n : s->segment_size * s->n_segments;
+  if (elems / s->n_segments >= kSpanMinMean) {
+    const size_t spans = span_count(st, elems);
+    p.rec_seg = static_cast<size_t *>(p.partials);
+    p.rec_val = static_cast<unsigned char *>(p.partials) + 2 * spans * 8;
+    const unsigned grid = (unsigned)((spans + kSpanWarps - 1) / kSpanWarps);
+    size_t sp = spans;
+    void *args[] = {&p, &off, &sp};
+    if constexpr (!std::is_same<Op, SumOp<T>>::value) {
+      if (s->kind == XPAR__SEG_ARGREDUCE)
+        return xpar__cuda_launch(st, (const void *)seg_span_kernel<T, ArgFold<T, MAX>, Off>, NULL,
+                                 grid, kBlock, 0, args, name);
+    }
+    if constexpr (!ValueFold<T, Op>::kOrdered) {
+      if (s->kind == XPAR__SEG_REDUCE)
+        return xpar__cuda_launch(st, (const void *)seg_span_kernel<T, ValueFold<T, Op>, Off>,
+                                 NULL, grid, kBlock, 0, args, name);
     }
   }
   /* the balanced reduce and argmin / argmax: tiles sized for n (the kernels read where
@@ -1189,7 +1562,11 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
   const size_t per_tile = s->kind == XPAR__SEG_SCAN     ? 24
                           : s->kind == XPAR__SEG_REDUCE ? 32
                                                         : 16 + 2 * 16;
-  const size_t tiled_bytes = tiled ? (tiles + 1) * 16 + tiles * per_tile : 0;
+  /* seg_span_kernel: two records of a segment and a value or pair per span (48 bytes);
+   * the span scan a segment, a value and a carry per span (24) */
+  const size_t span_bytes = tiled ? span_count(st, span) * 48 : 0;
+  size_t tiled_bytes = tiled ? (tiles + 1) * 16 + tiles * per_tile : 0;
+  if (span_bytes > tiled_bytes) tiled_bytes = span_bytes;
   const size_t bytes = kPartialsOffset + (parts * 16 > tiled_bytes ? parts * 16 : tiled_bytes);
   GraphScratch graph_scratch(st);
   unsigned char *scratch;

@@ -33,10 +33,12 @@
 
 #include "xt.h"
 
-enum { D_ONES, D_16, D_1024, D_POWER, D_HALF, D_EMPTIES, D_ALL_EMPTY, D_NONE, D_ONE, D_COUNT };
+enum { D_ONES, D_16, D_1024, D_POWER, D_HALF, D_EMPTIES, D_ALL_EMPTY, D_NONE, D_ONE, D_LONG_MIX,
+       D_COUNT };
 static const char *const dist_names[D_COUNT] = {"all-1",     "all-16",    "all-1024",
                                                 "power-law", "half+tiny", "empties",
-                                                "all-empty", "no-segments", "one-segment"};
+                                                "all-empty", "no-segments", "one-segment",
+                                                "long-mix"};
 
 /* Segment sizes of distribution `dist` for about `total` elements: sizes[] (of
  * at most cap entries); returns the segment count. */
@@ -74,6 +76,12 @@ static size_t make_sizes(xt_rng *r, int dist, size_t total, size_t *sizes, size_
         double v = pow(u, -1.0 / 1.2);
         if (v > (double)(total / 4 + 1)) v = (double)(total / 4 + 1);
         s = (size_t)v - 1;
+        break;
+      }
+      case D_LONG_MIX: { /* long on average (the GPU's warp-per-span path), with empty,
+                          * tiny and long segments among them */
+        const uint64_t k = xt_below(r, 16);
+        s = k < 2 ? 0 : k < 4 ? xt_below(r, 5) : k == 4 ? 2000 + xt_below(r, 9000) : 100 + xt_below(r, 700);
         break;
       }
       default: s = xt_below(r, 5) == 0 ? 0 : xt_below(r, 40); break;
@@ -250,7 +258,8 @@ static void run(void **state, int scan) {
       for (int dist = 0; dist < D_COUNT; dist++)
         for (int form = 0; form < O_FORMS; form++)
           for (size_t ti = 0; ti < sizeof totals / sizeof totals[0]; ti++) {
-            if (form == O_FIXED && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES))
+            if (form == O_FIXED && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES ||
+                                     dist == D_LONG_MIX))
               continue;
             if (totals[ti] > 1000 && (dist == D_NONE || dist == D_ALL_EMPTY)) continue;
             variant++;
@@ -445,7 +454,8 @@ static void reproducible(void **state) {
         for (int form = 0; form < O_FORMS; form++)
           for (size_t ti = 0; ti < sizeof totals / sizeof totals[0]; ti++) {
             const int dist = dists[di];
-            if (form == O_FIXED && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES))
+            if (form == O_FIXED && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES ||
+                                     dist == D_LONG_MIX))
               continue;
             if (totals[ti] > 1000 && dist == D_ALL_EMPTY) continue;
             if (totals[ti] > xt_tier_max_n(st->tier)) continue;

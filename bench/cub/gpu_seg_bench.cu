@@ -5,7 +5,7 @@
  *     exclusive; sum, min, max), argmin / argmax of whole arrays and per segment, every
  *     dtype, offsets int32 / int64 / fixed segments, segment sizes all 1, all 16, all
  *     1,024, power-law, one half-size segment among tiny ones, random with empty segments
- *     first / in the middle / last, all empty, n_segments 0 and 1, offsets[0] above 0
+ *     first / in the middle / last, long on average with empty, tiny and huge ones, all empty, n_segments 0 and 1, offsets[0] above 0
  *     with data before and after; modes synchronous, queued (nowait, then wait) and
  *     cuda-serial; in place (scan); against the CPU backend's serial tier (itself checked
  *     by tests/test_segmented.c), bit for bit (floats are small integers: every order of
@@ -24,7 +24,7 @@
  *  2. timed (--seg-bench) at 2^28 elements, int32 and double, device data, CUDA events,
  *     median, xpar and CUB interleaved: xpar_segmented_reduce (sum) beside CUB's
  *     DeviceSegmentedReduce::Sum for segment sizes all 1, 16, 1,024, 2^20, power-law,
- *     one half-size segment + tiny ones (CCCL 3.0.1 in the toolkit has no size-hint
+ *     one half-size segment + tiny ones, long-mix (CCCL 3.0.1 in the toolkit has no size-hint
  *     overload: CUB is run without a hint, the hinted column says n/a); the segmented
  *     scan beside xpar's own whole-array scan; argmin per segment beside CUB's
  *     DeviceSegmentedReduce::ArgMin (same distributions); whole-array argmin / argmax
@@ -54,10 +54,10 @@ namespace {
 const xpar__backend &B = xpar__cuda_backend;
 
 enum { D_ONES, D_16, D_1024, D_BIG, D_POWER, D_HALF, D_EMPTIES, D_ALL_EMPTY, D_NONE, D_ONE,
-       D_COUNT };
+       D_LONG_MIX, D_COUNT };
 const char *dist_names[D_COUNT] = {"all-1",     "all-16",   "all-1024",   "all-2^20",
                                    "power-law", "half+tiny", "empties",   "all-empty",
-                                   "none",      "one"};
+                                   "none",      "one",       "long-mix"};
 
 /* Segment sizes for about `total` elements. */
 std::vector<size_t> make_sizes(int dist, size_t total, std::mt19937_64 &rng) {
@@ -89,6 +89,15 @@ std::vector<size_t> make_sizes(int dist, size_t total, std::mt19937_64 &rng) {
         double x = pow(u, -1.0 / 1.2);
         if (x > (double)(total / 4 + 1)) x = (double)(total / 4 + 1);
         v = (size_t)x - 1;
+        break;
+      }
+      case D_LONG_MIX: { /* long on average (the warp-per-span path) with empty, tiny and
+                          * huge segments among them */
+        const uint64_t r = rng();
+        v = r % 8 == 0   ? 0
+            : r % 8 == 1 ? rng() % 5
+            : r % 64 == 2 ? 20000 + rng() % 50000
+                         : 100 + rng() % 2000;
         break;
       }
       default: v = rng() % 5 == 0 ? 0 : rng() % 40; break;
@@ -345,7 +354,8 @@ int check_bad_offsets(xpar__cuda_state *st) {
  * take, argmin over fixed rows but one, the one-thread tier past 100,003 elements,
  * all-2^20 below 3,000,017, the empty layouts beyond 1,000. */
 bool layout_skipped(int kind, int dist, int form, size_t total, int mode) {
-  if (form == 2 && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES)) return true;
+  if (form == 2 && (dist == D_POWER || dist == D_HALF || dist == D_EMPTIES || dist == D_LONG_MIX))
+    return true;
   if (kind == XPAR__SEG_ARGREDUCE && form == 2 && dist != D_ONE) return true;
   if (mode == 2 && total > 100003) return true; /* one GPU thread */
   if (dist == D_BIG && total < 3000017) return true;
@@ -729,7 +739,7 @@ int gpu_seg_run(int quick, unsigned long long seed, int what) {
   const double bound = copy_bound(n * 4);
   printf("SEGBOUND device-to-device copy of %zu MiB: %.1f GB/s (read + write): the bound below\n",
          n * 4 >> 20, bound);
-  for (int dist : {D_ONES, D_16, D_1024, D_BIG, D_POWER, D_HALF}) {
+  for (int dist : {D_ONES, D_16, D_1024, D_BIG, D_POWER, D_HALF, D_LONG_MIX}) {
     if (!env_list_has("SEG_BENCH_LAYOUTS", dist_names[dist])) continue;
     seg_row<int32_t>(ex, XPAR_INT32, "int32", dist, n, bound, quick);
     seg_row<double>(ex, XPAR_DOUBLE, "double", dist, n, bound, quick);
