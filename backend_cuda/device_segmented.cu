@@ -762,42 +762,46 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
   tile_ticket<F>(p, used, s_tile);
 }
 
-/* ---- long segments: a warp per span of elements ---------------------------------------
+/* ---- long segments: a warp per span of the work ---------------------------------------
  * Where the segments are long on average (kSpanMinMean), the tiles above cost more
  * than the data: every 16 KB tile is a short-lived block that looks its place up,
- * stages through shared memory and draws a ticket.  Here the elements [offsets[0],
- * offsets[m]) are cut into `spans` equal spans (multiples of 32 elements), one per warp;
- * a warp finds its span's first segment (a 32-way search, a few dependent loads), then
- * walks the segments meeting its span: each piece is folded by the whole warp from
- * 16-byte vectors (kSpanVectors in flight per lane, the reduce's read path) plus scalar
- * ends, and the warp's shuffles combine the lanes.  A segment wholly inside the span is
- * written; a piece of one crossing the span's first edge (a head) or last edge (a tail)
- * becomes the span's record, and the block that draws the last ticket folds the records
- * in span order (crossing_records, as the tiles' records): the same bits run to run.
- * The lanes take the elements strided, so not for a fold that must take them in order
- * (a float min / max: F::kOrdered); sums, integer min / max and (value, index) pairs
- * group freely. */
+ * stages through shared memory and draws a ticket.  Here the work is cut into `spans`
+ * equal spans, one per warp.  The work is the elements and the segments' ends in order
+ * (merge-path style): segment g's elements, then its end, which counts as kSegCost
+ * elements -- a walk costs a load's latency per segment, so a span of many short
+ * segments gets fewer elements, and no warp walks more than about span / kSegCost
+ * segments whatever the layout.  A warp finds where its span begins (a 32-way search, a
+ * few dependent loads), then walks the segments meeting its span: each piece is folded
+ * by the whole warp from 16-byte vectors (kSpanVectors in flight per lane, the reduce's
+ * read path) plus scalar ends, and the warp's shuffles combine the lanes.  A segment
+ * whose first element (or, empty, its end) and end both fall in the span is written; a
+ * piece of one begun before the span is the span's head record, of one going on past it
+ * its tail record, and the block that draws the last ticket folds the records in span
+ * order (crossing_records, as the tiles' records): the same bits run to run on a device
+ * (where the spans fall depends on its SM count).  The lanes take the elements strided,
+ * so not for a fold that must take them in order (a float min / max: F::kOrdered); sums,
+ * integer min / max and (value, index) pairs group freely. */
 constexpr int kSpanWarps = kBlock / 32;
 /* blocks an SM keeps (the register cap __launch_bounds__ asks for): the grid is this many
  * per SM at most, one wave */
 constexpr int kSpanBlocksPerSM = 4;
 constexpr int kSpanVectors = 4;
-/* the host's choice: n / m at least this (below it the tiles' thread-level walk wins:
- * a span walks its segments one after another, a load's latency each) */
+/* the host's choice: n / m at least this (below it the tiles' thread-level walk wins) */
 constexpr size_t kSpanMinMean = 128;
 /* elements per span at least (spans are also capped by the warps a grid keeps busy) */
 constexpr size_t kSpanMinElements = 2048;
+/* a segment's end, in elements of a span's work: about a dependent load's latency at a
+ * warp's share of the bandwidth */
+constexpr size_t kSegCost = 128;
 
-/* The first segment g in [lo, hi) with off.at(g + 1) >= x (hi if none), found by the
- * whole warp: each round the 32 lanes probe 32 evenly spaced segments. */
-template <class Off>
-__device__ size_t warp_first_reaching(const Off &off, size_t lo, size_t hi, size_t x, int lane) {
+/* The first g in [lo, hi) where yes(g) holds (yes is false, then true), or hi: the
+ * whole warp searches, each round its 32 lanes probing 32 evenly spaced points. */
+template <class Yes> __device__ size_t warp_first(size_t lo, size_t hi, const Yes &yes, int lane) {
   while (hi - lo > 32) {
     const size_t step = (hi - lo + 31) / 32;
     const size_t g = lo + (size_t)lane * step;
-    const bool yes = g >= hi || off.at(g + 1) >= x; /* past hi: as if the answer */
-    const unsigned mask = __ballot_sync(0xffffffffu, yes);
-    if (!mask) { /* every probe short of x: the answer lies past the last one */
+    const unsigned mask = __ballot_sync(0xffffffffu, g >= hi || yes(g)); /* past hi: true */
+    if (!mask) { /* every probe false: the answer lies past the last one */
       lo += 31 * step + 1;
       continue;
     }
@@ -808,9 +812,45 @@ __device__ size_t warp_first_reaching(const Off &off, size_t lo, size_t hi, size
     if (hi_new < hi) hi = hi_new;
   }
   const size_t g = lo + (size_t)lane;
-  const bool yes = g < hi && off.at(g + 1) >= x;
-  const unsigned mask = __ballot_sync(0xffffffffu, yes);
+  const unsigned mask = __ballot_sync(0xffffffffu, g < hi && yes(g));
   return mask ? lo + (size_t)(__ffs(mask) - 1) : hi;
+}
+
+/* The spans of the work: segment g begins at position at(g) = (off(g) - begin) + g *
+ * kSegCost, its elements take the positions after it one each and its end kSegCost;
+ * the work is at(m).  Span w is the positions [lo, hi). */
+template <class Off> struct Spans {
+  Off off;
+  size_t begin, m, work, len;
+  __device__ Spans(const Off &o, size_t m_, size_t spans) : off(o), m(m_) {
+    begin = off.at(0);
+    work = off.at(m) - begin + m * kSegCost;
+    len = (work + spans - 1) / spans;
+  }
+  __device__ __forceinline__ size_t at(size_t g) const { return off.at(g) - begin + g * kSegCost; }
+  /* the segment holding position d (d < work): the last g with at(g) <= d */
+  __device__ size_t holding(size_t d, int lane) const {
+    return warp_first(0, m, [&](size_t g) { return at(g + 1) > d; }, lane);
+  }
+};
+
+/* A segment met by a span [lo, hi): where its piece lies and what the span owes it. */
+struct SpanPiece {
+  size_t a, b;  /* its elements in the span */
+  bool starts;  /* its first position (its first element, or its end) is in the span */
+  bool ends;    /* its end is */
+};
+/* Segment g = [so, eo) beginning at position pg, in the span [lo, hi) (pg < hi);
+ * false where the span holds nothing of it (its end began before lo). */
+__device__ __forceinline__ bool span_piece(size_t so, size_t eo, size_t pg, size_t lo, size_t hi,
+                                           SpanPiece *q) {
+  const size_t pend = pg + (eo - so); /* where its end begins */
+  if (pend < lo) return false;
+  q->starts = pg >= lo;
+  q->ends = pend < hi;
+  q->a = so + (q->starts ? 0 : lo - pg);
+  q->b = so + (q->ends ? eo - so : hi - pg);
+  return true;
 }
 
 /* The warp's fold of x[a, b), in lane 0: the scalar head before the first 16-byte
@@ -863,15 +903,13 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM) seg_span_kernel(SegP
   }
   const int lane = threadIdx.x % 32;
   const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
-  const size_t total = end - begin;
-  const size_t len = ((total + spans - 1) / spans + 31) & ~(size_t)31;
+  const Spans<Off> sp(off, p.m, spans);
   size_t head_g = kNone, tail_g = kNone; /* the span's records */
   Acc head_v = F::identity(), tail_v = F::identity();
-  if (w < spans && w * len < total) {
-    const size_t s_lo = begin + w * len;
-    const size_t s_hi = total - w * len > len ? s_lo + len : end;
-    const bool owns_end = s_hi == end; /* the empty segments at the end */
-    size_t g = warp_first_reaching(off, 0, p.m, s_lo, lane);
+  if (w < spans && w * sp.len < sp.work) {
+    const size_t lo = w * sp.len;
+    const size_t hi = sp.work - lo > sp.len ? lo + sp.len : sp.work;
+    size_t g = sp.holding(lo, lane);
     /* the offsets 32 at a time: lane k holds off.at(base + k) */
     size_t base = g;
     size_t o = off.at(base + lane < p.m ? base + lane : p.m);
@@ -882,13 +920,14 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM) seg_span_kernel(SegP
       }
       const size_t so = __shfl_sync(0xffffffffu, o, (int)(g - base));
       const size_t eo = __shfl_sync(0xffffffffu, o, (int)(g - base) + 1);
-      if (!(so < s_hi || (owns_end && so <= s_hi))) break;
-      if (so < s_lo && eo <= s_lo) continue; /* ended at s_lo: the span before owns it */
-      const size_t a = so > s_lo ? so : s_lo, b = eo < s_hi ? eo : s_hi;
-      const Acc acc = warp_piece<T, F>(x, a, b, lane, p.streaming);
-      if (so >= s_lo && eo <= s_hi) {
+      const size_t pg = so - sp.begin + g * kSegCost;
+      if (pg >= hi) break;
+      SpanPiece q;
+      if (!span_piece(so, eo, pg, lo, hi, &q)) continue;
+      const Acc acc = warp_piece<T, F>(x, q.a, q.b, lane, p.streaming);
+      if (q.starts && q.ends) {
         if (lane == 0) F::store(p, g, acc);
-      } else if (so < s_lo) { /* began before the span: a head */
+      } else if (!q.starts) { /* began before the span: a head */
         head_g = g;
         head_v = acc;
       } else { /* goes on after it: a tail */
@@ -1049,7 +1088,11 @@ __global__ void __launch_bounds__(kBlock) seg_scan_carry_kernel(SegParams p, Off
                                                                 size_t tile) {
   if (offsets_bad(p.check)) return;
   const size_t begin = off.at(0), end = off.at(p.m);
-  const size_t used = end > begin ? (end - begin + tile - 1) / tile : 0;
+  /* tile 0: the spans of the work (Spans), `tiles` of them */
+  const Spans<Off> sp(off, p.m, tiles ? tiles : 1);
+  const size_t len = tile ? tile : sp.len;
+  const size_t used = tile ? (end > begin ? (end - begin + tile - 1) / tile : 0)
+                           : (sp.work + len - 1) / len;
   if (used < tiles) tiles = used;
   const T *tv = static_cast<const T *>(sc.tail_val);
   T *carry = static_cast<T *>(sc.carry);
@@ -1080,8 +1123,10 @@ __global__ void __launch_bounds__(kBlock) seg_scan_carry_kernel(SegParams p, Off
     kk = sc.tail_seg[k];
     vv = v;
     if (k + 1 < tiles) {
-      const size_t next_lo = begin + (k + 1) * tile;
-      carry[k + 1] = off.at(kk + 1) > next_lo ? vv : Op::identity();
+      /* does the tail's segment go on into the next tile (span)? */
+      const bool on = tile ? off.at(kk + 1) > begin + (k + 1) * tile
+                           : off.at(kk + 1) - begin + kk * kSegCost >= (k + 1) * len;
+      carry[k + 1] = on ? vv : Op::identity();
     }
   }
 }
@@ -1160,11 +1205,12 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tile_kernel(SegParams p, Off 
 
 /* ---- segmented scan of long segments: a warp per span ---------------------------------
  * Where the segments are long on average (kSpanMinMean), the scan takes the reduce's
- * spans (one per warp) in three launches:
- *  1. seg_span_tail_kernel: each span's last segment piece (the segment holding its last
- *     element, from that segment's start or the span's) folded in element order by the
+ * spans of the work (Spans: elements and segment ends, one span per warp) in three
+ * launches:
+ *  1. seg_span_tail_kernel: each span's last segment piece, where that segment goes on
+ *     past the span (from its start or the span's), folded in element order by the
  *     warp -- a piece, not the span: segments shorter than the span cost a fraction of
- *     it;
+ *     it, and one ending in the span costs nothing;
  *  2. seg_scan_carry_kernel over the spans (one block): each span's carry;
  *  3. seg_span_scan_kernel: each warp walks its span's segments and scans each piece
  *     from its carry (the span's for a segment begun before it, else the identity):
@@ -1174,7 +1220,8 @@ __global__ void __launch_bounds__(kBlock) seg_scan_tile_kernel(SegParams p, Off 
  *     values as the serial tiers do).
  * Reads the input once plus the spans' last pieces, writes it once.  In place is safe:
  * step 1 reads before step 3 writes, and a warp reads its elements before it writes
- * them and touches no other span. */
+ * them and touches no other span.  out need not lie as in does against 16 bytes: the
+ * vectors are stored whole only where it does. */
 
 /* Inclusive scan of v over the lanes, in lane order. */
 template <class T, class Op> __device__ __forceinline__ T warp_scan_incl(T v, int lane) {
@@ -1224,27 +1271,22 @@ __device__ T warp_piece_ordered(const T *x, size_t a, size_t b, int lane, bool s
   return Op::apply(acc, fold_lanes(tail < b ? __ldg(x + tail) : Op::identity()));
 }
 
-/* The span of warp w: [*lo, *hi) of [begin, end), len elements each; false if empty. */
-__device__ __forceinline__ bool span_of(size_t w, size_t len, size_t begin, size_t end,
-                                        size_t *lo, size_t *hi) {
-  if (w * len >= end - begin) return false;
-  *lo = begin + w * len;
-  *hi = end - *lo > len ? *lo + len : end;
-  return true;
-}
-
 template <class T, class Op, class Off>
 __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
-    seg_span_tail_kernel(SegParams p, Off off, ScanScratch sc, size_t len, size_t spans) {
+    seg_span_tail_kernel(SegParams p, Off off, ScanScratch sc, size_t spans) {
   if (offsets_bad(p.check)) return;
   const int lane = threadIdx.x % 32;
   const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
-  size_t s_lo, s_hi;
-  if (w >= spans || !span_of(w, len, off.at(0), off.at(p.m), &s_lo, &s_hi)) return;
-  const size_t g = warp_first_reaching(off, 0, p.m, s_hi, lane); /* holds s_hi - 1 */
-  const size_t so = off.at(g);
-  const T t = warp_piece_ordered<T, Op>(static_cast<const T *>(p.in), so > s_lo ? so : s_lo,
-                                        s_hi, lane, p.streaming);
+  const Spans<Off> sp(off, p.m, spans);
+  if (w >= spans || w * sp.len >= sp.work) return;
+  const size_t lo = w * sp.len;
+  const size_t hi = sp.work - lo > sp.len ? lo + sp.len : sp.work;
+  const size_t g = sp.holding(hi - 1, lane);
+  const size_t so = off.at(g), eo = off.at(g + 1), pg = sp.at(g);
+  T t = Op::identity(); /* a segment ending in the span carries nothing on */
+  if (pg + (eo - so) >= hi)
+    t = warp_piece_ordered<T, Op>(static_cast<const T *>(p.in), so + (pg < lo ? lo - pg : 0),
+                                  so + (hi - pg), lane, p.streaming);
   if (lane == 0) {
     sc.tail_seg[w] = g;
     static_cast<T *>(sc.tail_val)[w] = t;
@@ -1253,18 +1295,20 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
 
 template <class T, class Op, class Off>
 __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
-    seg_span_scan_kernel(SegParams p, Off off, ScanScratch sc, size_t len, size_t spans) {
+    seg_span_scan_kernel(SegParams p, Off off, ScanScratch sc, size_t spans) {
   if (offsets_bad(p.check)) return;
   constexpr int PER = Pack16<T>::count;
   const int lane = threadIdx.x % 32;
   const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
-  size_t s_lo, s_hi;
-  if (w >= spans || !span_of(w, len, off.at(0), off.at(p.m), &s_lo, &s_hi)) return;
+  const Spans<Off> sp(off, p.m, spans);
+  if (w >= spans || w * sp.len >= sp.work) return;
+  const size_t lo = w * sp.len;
+  const size_t hi = sp.work - lo > sp.len ? lo + sp.len : sp.work;
   const T *x = static_cast<const T *>(p.in);
   T *out = static_cast<T *>(p.out);
   const bool excl = p.exclusive != 0;
   const T span_carry = static_cast<const T *>(sc.carry)[w];
-  size_t g = warp_first_reaching(off, 0, p.m, s_lo + 1, lane); /* holds s_lo */
+  size_t g = sp.holding(lo, lane);
   size_t base = g;
   size_t o = off.at(base + lane < p.m ? base + lane : p.m);
   for (; g < p.m; ++g) {
@@ -1274,10 +1318,12 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
     }
     const size_t so = __shfl_sync(0xffffffffu, o, (int)(g - base));
     const size_t eo = __shfl_sync(0xffffffffu, o, (int)(g - base) + 1);
-    if (so >= s_hi) break;
-    if (eo <= s_lo || so == eo) continue;
-    const size_t a = so > s_lo ? so : s_lo, b = eo < s_hi ? eo : s_hi;
-    T c = so < s_lo ? span_carry : Op::identity(); /* the prefix before x[a], every lane */
+    const size_t pg = so - sp.begin + g * kSegCost;
+    if (pg >= hi) break;
+    SpanPiece q;
+    if (!span_piece(so, eo, pg, lo, hi, &q) || q.a == q.b) continue;
+    const size_t a = q.a, b = q.b;
+    T c = q.starts ? Op::identity() : span_carry; /* the prefix before x[a], every lane */
     /* a run of fewer than 32 scalars (the head before the first 16-byte boundary, the
      * tail): lane k scans x[at + k] */
     auto scalars = [&](size_t at, size_t count) {
@@ -1294,6 +1340,7 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
     const size_t va = a + head, vectors = (b - va) / PER;
     const T *xv = x + va;
     T *ov = out + va;
+    const bool whole = ((uintptr_t)ov & 15) == 0; /* out lies as in does: store vectors */
     for (size_t c0 = 0; c0 < vectors; c0 += 32 * kSpanVectors) {
       Pack16<T> l[kSpanVectors];
 #pragma unroll
@@ -1320,7 +1367,12 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
             r.e[e] = excl ? run : nx;
             run = nx;
           }
-          *reinterpret_cast<int4 *>(ov + v * PER) = r.raw;
+          if (whole) {
+            *reinterpret_cast<int4 *>(ov + v * PER) = r.raw;
+          } else {
+#pragma unroll
+            for (int e = 0; e < PER; ++e) ov[v * PER + e] = r.e[e];
+          }
         }
         c = Op::apply(c, __shfl_sync(0xffffffffu, incl, 31));
       }
@@ -1393,18 +1445,17 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     size_t tiles = (span + tile - 1) / tile;
     if (tiles == 0) return XPAR_OK; /* no elements: a scan writes nothing */
     if (span / s->n_segments >= kSpanMinMean) { /* long segments: a warp per span */
-      size_t spans = span_count(st, span);
-      size_t len = ((span + spans - 1) / spans + 31) & ~(size_t)31;
+      size_t spans = span_count(st, span), spans_mode = 0;
       unsigned char *base = static_cast<unsigned char *>(p.partials);
       ScanScratch sc;
       sc.tail_seg = reinterpret_cast<size_t *>(base);
       sc.tail_val = base + spans * 8;
       sc.carry = base + spans * 16;
       const unsigned grid = (unsigned)((spans + kSpanWarps - 1) / kSpanWarps);
-      void *args[] = {&p, &off, &sc, &len, &spans};
+      void *args[] = {&p, &off, &sc, &spans};
       XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_span_tail_kernel<T, Op, Off>, NULL,
                                       grid, kBlock, 0, args, "segmented scan (span tails)"));
-      void *cargs[] = {&p, &off, &sc, &spans, &len};
+      void *cargs[] = {&p, &off, &sc, &spans, &spans_mode};
       XPAR__FORWARD(xpar__cuda_launch(st, (const void *)seg_scan_carry_kernel<T, Op, Off>, NULL,
                                       1, kBlock, 0, cargs, "segmented scan (carries)"));
       return xpar__cuda_launch(st, (const void *)seg_span_scan_kernel<T, Op, Off>, NULL, grid,
