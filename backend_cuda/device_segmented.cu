@@ -27,6 +27,11 @@
  *    on past it (a large segment's middle) skips the shared-memory tile and the
  *    search: a block reduce from registers into its one record (not for a float min /
  *    max, which folds in element order);
+ *  - long segments on average (n / m >= kSpanMinMean; not a float min / max reduce, which
+ *    folds in element order): a warp per span of the work instead of the tiles
+ *    (seg_span_kernel; the scan seg_span_tail_kernel, seg_scan_carry_kernel,
+ *    seg_span_scan_kernel), the work being the elements and the segments' ends, so that
+ *    neither one huge segment nor many short ones serialise a warp;
  *  - segmented scan: tiled (tile tails, one block scanning the carries across tiles,
  *    then a block-wide segmented scan per tile), balanced by elements;
  *  - argmin / argmax per segment (xpar_segmented_argmin / _argmax, any number of
