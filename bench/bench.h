@@ -309,6 +309,7 @@ int bench_cmd_kernel(int argc, char **argv);
 int bench_cmd_overhead(int argc, char **argv);
 int bench_cmd_regret(int argc, char **argv);
 int bench_cmd_stalls(int argc, char **argv);
+int bench_cmd_segcpu(int argc, char **argv);
 int bench_cmd_load(int argc, char **argv);
 int bench_cmd_split(int argc, char **argv);
 

@@ -2,7 +2,8 @@
  * xpar-devbench, the developers' benches (built in the build tree, never
  * installed): AUTO against every alternative (regret), the per-call cost
  * (overhead), OpenMP stall episodes (stalls), the shipped kernels'
- * thresholds (kernel).  The user's tool is xpar-bench (xpar_bench_main.c).
+ * thresholds (kernel), the CPU segmented ops against the memory bound
+ * (segcpu).  The user's tool is xpar-bench (xpar_bench_main.c).
  */
 #include "bench.h"
 
@@ -14,6 +15,8 @@ static const bench_command commands[] = {
      "probe OpenMP stall episodes: per-call p50/p99/max by team size, wait, CUDA threads"},
     {"kernel", bench_cmd_kernel,
      "an application kernel's thresholds (xpar_kernel_calibrate) on the shipped kernels"},
+    {"segcpu", bench_cmd_segcpu,
+     "the CPU tiers' segmented reduce and scan against the memory bound, per distribution"},
     {"load", bench_cmd_load,
      "other work for the benches: cpu (a busy process per core) or gpu (a GPU kept busy)"},
 };
