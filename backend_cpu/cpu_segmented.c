@@ -267,7 +267,39 @@ typedef void (*seg_reduce_run_fn)(const void *in, const void *offs, size_t size,
 typedef void (*seg_scan_run_fn)(const void *in, const void *offs, size_t size, size_t g0,
                                 size_t g1, void *out, int exclusive);
 #define XPAR__SEG_VECTOR_MIN 256
+/* Segments of at most this many elements take a fixed-length, branch-free path. */
+#define XPAR__SEG_TINY 4
 
+/* keep ? v : other, by bit masks: a compiler turns a plain select into a branch on the
+ * length, which random short segments mispredict; the empty asm hides the mask's
+ * origin so that it stays a mask. */
+static inline uint64_t seg_pick_bits(int keep, uint64_t v, uint64_t other) {
+  uint64_t m = -(uint64_t)(keep != 0);
+  __asm__("" : "+r"(m));
+  return (v & m) | (other & ~m);
+}
+#define XPAR__SEG_PICK_(ctype, keep, v, other)                                     \
+  __extension__({                                                                  \
+    const ctype pv_ = (v), po_ = (other);                                          \
+    uint64_t bv_ = 0, bo_ = 0;                                                     \
+    memcpy(&bv_, &pv_, sizeof(ctype));                                             \
+    memcpy(&bo_, &po_, sizeof(ctype));                                             \
+    const uint64_t br_ = seg_pick_bits((keep), bv_, bo_);                          \
+    ctype pr_;                                                                     \
+    memcpy(&pr_, &br_, sizeof(ctype));                                             \
+    pr_;                                                                           \
+  })
+
+/* Whether the run's segments vary in length (among its first 64): only then does the
+ * tiny path pay -- equal lengths are branches the processor predicts. */
+#define XPAR__SEG_MIXED_(OT)                                                         \
+  __extension__({                                                                  \
+    int mx_ = 0;                                                                   \
+    const size_t l0_ = XPAR__SEG_OFF_##OT(g0 + 1 < g1 ? g0 + 1 : g1) - XPAR__SEG_OFF_##OT(g0); \
+    for (size_t k_ = g0 + 1; k_ < g1 && k_ < g0 + 64 && !mx_; ++k_)                \
+      mx_ = XPAR__SEG_OFF_##OT(k_ + 1) - XPAR__SEG_OFF_##OT(k_) != l0_;            \
+    mx_;                                                                           \
+  })
 #define XPAR__SEG_OFF_fixed(i) ((i) * size)
 #define XPAR__SEG_OFF_i32(i) ((size_t)((const int32_t *)offs)[i])
 #define XPAR__SEG_OFF_i64(i) ((size_t)((const int64_t *)offs)[i])
@@ -280,17 +312,24 @@ typedef void (*seg_scan_run_fn)(const void *in, const void *offs, size_t size, s
     const ctype *x = (const ctype *)in;                                                     \
     ctype *out = (ctype *)outp;                                                             \
     size_t so = XPAR__SEG_OFF_##OT(g0);                                                     \
+    const size_t end = XPAR__SEG_OFF_##OT(g1); /* the run's elements end here */           \
+    const int mixed = XPAR__SEG_MIXED_(OT);                                                 \
     for (size_t g = g0; g < g1; ++g) {                                                      \
       const size_t eo = XPAR__SEG_OFF_##OT(g + 1);                                          \
       if (chunk && eo - so >= XPAR__SEG_VECTOR_MIN) {                                       \
         xpar__scalar v;                                                                     \
         chunk(in, NULL, so, eo, &v);                                                        \
         memcpy(&out[g], v.bytes, sizeof(ctype));                                            \
-      } else if (eo - so <= 3) { /* tiny: no vector loop set up per segment */            \
-        ctype acc = xpar__cpu_id_##OP##_##e();                                              \
-        if (eo > so) acc = xpar__cpu_##OP##_##e(acc, x[so]);                                \
-        if (eo > so + 1) acc = xpar__cpu_##OP##_##e(acc, x[so + 1]);                        \
-        if (eo > so + 2) acc = xpar__cpu_##OP##_##e(acc, x[so + 2]);                        \
+      } else if (mixed && eo - so <= XPAR__SEG_TINY && so + XPAR__SEG_TINY <= end) {      \
+        /* tiny, away from the run's end: XPAR__SEG_TINY loads, the elements past the     \
+         * segment replaced by the identity -- no branch on the length, which random      \
+         * short segments mispredict (the identity changes no bits: 0 + x, min(x, max)) */ \
+        const ctype id = xpar__cpu_id_##OP##_##e();                                         \
+        ctype acc = id;                                                                     \
+        for (size_t k = 0; k < XPAR__SEG_TINY; ++k) {                                       \
+          const ctype v = x[so + k];                                                        \
+          acc = xpar__cpu_##OP##_##e(acc, XPAR__SEG_PICK_(ctype, k < eo - so, v, id));      \
+        }                                                                                   \
         out[g] = acc;                                                                       \
       } else {                                                                              \
         ctype acc = xpar__cpu_id_##OP##_##e();                                              \
@@ -306,10 +345,25 @@ typedef void (*seg_scan_run_fn)(const void *in, const void *offs, size_t size, s
     const ctype *x = (const ctype *)in;                                                     \
     ctype *out = (ctype *)outp;                                                             \
     size_t so = XPAR__SEG_OFF_##OT(g0);                                                     \
+    const size_t end = XPAR__SEG_OFF_##OT(g1); /* the run's elements end here */           \
+    const int mixed = XPAR__SEG_MIXED_(OT);                                                 \
     for (size_t g = g0; g < g1; ++g) {                                                      \
       const size_t eo = XPAR__SEG_OFF_##OT(g + 1);                                          \
       ctype acc = xpar__cpu_id_##OP##_##e();                                                \
-      if (eo - so == 1) { /* a one-element segment: no loop set up */                      \
+      if (mixed && eo - so <= XPAR__SEG_TINY && so + XPAR__SEG_TINY <= end) {              \
+        /* tiny, away from the run's end: every load first, then XPAR__SEG_TINY stores, \
+         * those past the segment storing back what they read (in place: the next       \
+         * segments' inputs unchanged; else a place the next segments of this run       \
+         * write again) -- no branch on the length */                                   \
+        ctype v[XPAR__SEG_TINY];                                                            \
+        for (size_t k = 0; k < XPAR__SEG_TINY; ++k) v[k] = x[so + k];                       \
+        for (size_t k = 0; k < XPAR__SEG_TINY; ++k) {                                       \
+          const ctype nx = xpar__cpu_##OP##_##e(acc, v[k]);                                 \
+          const ctype r = exclusive ? acc : nx;                                             \
+          out[so + k] = XPAR__SEG_PICK_(ctype, k < eo - so, r, v[k]);                       \
+          acc = nx;                                                                         \
+        }                                                                                   \
+      } else if (eo - so == 1) { /* a one-element segment: no loop set up */               \
         out[so] = exclusive ? acc : xpar__cpu_##OP##_##e(acc, x[so]);                       \
       } else if (exclusive) {                                                               \
         for (size_t i = so; i < eo; ++i) {                                                  \
@@ -350,6 +404,7 @@ static const seg_scan_run_fn seg_srun_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_CO
     XPAR_DTYPE_MAP(XPAR__SEG_RUN_ROWS_)};
 #undef XPAR__SEG_RUN_ROWS_
 #undef XPAR__SEG_RUN_ROW_
+#undef XPAR__SEG_MIXED_
 #undef XPAR__SEG_OFF_fixed
 #undef XPAR__SEG_OFF_i32
 #undef XPAR__SEG_OFF_i64
