@@ -28,7 +28,8 @@
  *    search: a block reduce from registers into its one record (not for a float min /
  *    max, which folds in element order);
  *  - long segments on average (n / m >= kSpanMinMean; not a float min / max reduce, which
- *    folds in element order): a warp per span of the work instead of the tiles
+ *    folds in element order), where built with XPAR_SEG_SPANS=1 (off: not yet run on a
+ *    GPU): a warp per span of the work instead of the tiles
  *    (seg_span_kernel; the scan seg_span_tail_kernel, seg_scan_carry_kernel,
  *    seg_span_scan_kernel), the work being the elements and the segments' ends, so that
  *    neither one huge segment nor many short ones serialise a warp;
@@ -786,6 +787,13 @@ __global__ void __launch_bounds__(kBlock) seg_tile_kernel(SegParams p, Off off) 
  * (where the spans fall depends on its SM count).  The lanes take the elements strided,
  * so not for a fold that must take them in order (a float min / max: F::kOrdered); sums,
  * integer min / max and (value, index) pairs group freely. */
+/* XPAR_SEG_SPANS=1 (CUDAFLAGS=-DXPAR_SEG_SPANS=1 at the first configure) turns the
+ * span paths on; off until a GPU check and the segmented bench have run them
+ * (docs/segmented.md): they are compiled either way. */
+#ifndef XPAR_SEG_SPANS
+#define XPAR_SEG_SPANS 0
+#endif
+constexpr bool kSpans = XPAR_SEG_SPANS != 0;
 constexpr int kSpanWarps = kBlock / 32;
 /* blocks an SM keeps (the register cap __launch_bounds__ asks for): the grid is this many
  * per SM at most, one wave */
@@ -1449,7 +1457,7 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
     const size_t span = s->offsets ? s->n : s->segment_size * s->n_segments;
     size_t tiles = (span + tile - 1) / tile;
     if (tiles == 0) return XPAR_OK; /* no elements: a scan writes nothing */
-    if (span / s->n_segments >= kSpanMinMean) { /* long segments: a warp per span */
+    if (kSpans && span / s->n_segments >= kSpanMinMean) { /* long segments: a warp per span */
       size_t spans = span_count(st, span), spans_mode = 0;
       unsigned char *base = static_cast<unsigned char *>(p.partials);
       ScanScratch sc;
@@ -1513,7 +1521,7 @@ xpar_status run_typed(const xpar__exec *ex, const xpar__seg_spec *s, SegParams &
   }
   /* long segments on average (n / m): a warp per span */
   const size_t elems = s->offsets ? s->n : s->segment_size * s->n_segments;
-  if (elems / s->n_segments >= kSpanMinMean) {
+  if (kSpans && elems / s->n_segments >= kSpanMinMean) {
     const size_t spans = span_count(st, elems);
     p.rec_seg = static_cast<size_t *>(p.partials);
     p.rec_val = static_cast<unsigned char *>(p.partials) + 2 * spans * 8;
@@ -1620,9 +1628,9 @@ xpar_status segmented_run(const xpar__exec *ex, const xpar__seg_spec *s) {
                                                         : 16 + 2 * 16;
   /* seg_span_kernel: two records of a segment and a value or pair per span (48 bytes);
    * the span scan a segment, a value and a carry per span (24) */
-  const size_t span_bytes = tiled ? span_count(st, span) * 48 : 0;
   size_t tiled_bytes = tiled ? (tiles + 1) * 16 + tiles * per_tile : 0;
-  if (span_bytes > tiled_bytes) tiled_bytes = span_bytes;
+  if (kSpans && tiled && span_count(st, span) * 48 > tiled_bytes)
+    tiled_bytes = span_count(st, span) * 48;
   const size_t bytes = kPartialsOffset + (parts * 16 > tiled_bytes ? parts * 16 : tiled_bytes);
   GraphScratch graph_scratch(st);
   unsigned char *scratch;
