@@ -331,6 +331,13 @@ static inline uint64_t seg_pick_bits(int keep, uint64_t v, uint64_t other) {
           acc = xpar__cpu_##OP##_##e(acc, XPAR__SEG_PICK_(ctype, k < eo - so, v, id));      \
         }                                                                                   \
         out[g] = acc;                                                                       \
+      } else if (eo - so <= 3) { /* tiny, equal lengths: no loop set up, branches that the \
+                                  * processor predicts */                                 \
+        ctype acc = xpar__cpu_id_##OP##_##e();                                              \
+        if (eo > so) acc = xpar__cpu_##OP##_##e(acc, x[so]);                                \
+        if (eo > so + 1) acc = xpar__cpu_##OP##_##e(acc, x[so + 1]);                        \
+        if (eo > so + 2) acc = xpar__cpu_##OP##_##e(acc, x[so + 2]);                        \
+        out[g] = acc;                                                                       \
       } else {                                                                              \
         ctype acc = xpar__cpu_id_##OP##_##e();                                              \
         for (size_t i = so; i < eo; ++i) acc = xpar__cpu_##OP##_##e(acc, x[i]);             \
@@ -405,6 +412,7 @@ static const seg_scan_run_fn seg_srun_table[XPAR_DTYPE_COUNT_][XPAR_REDUCTION_CO
 #undef XPAR__SEG_RUN_ROWS_
 #undef XPAR__SEG_RUN_ROW_
 #undef XPAR__SEG_MIXED_
+#undef XPAR__SEG_PICK_
 #undef XPAR__SEG_OFF_fixed
 #undef XPAR__SEG_OFF_i32
 #undef XPAR__SEG_OFF_i64
