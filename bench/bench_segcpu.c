@@ -154,8 +154,10 @@ int bench_cmd_segcpu(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
       if (!bench_parse_long(argv[++i], 1, 1000, &reps)) return 2;
     } else {
-      fprintf(stderr, "usage: xpar-devbench segcpu [--log2n 24] [--threads T] [--reps 7]\n");
-      return 2;
+      const int help = !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+      fprintf(help ? stdout : stderr,
+              "usage: xpar-devbench segcpu [--log2n 24 (20..32)] [--threads T] [--reps 7]\n");
+      return help ? 0 : 2;
     }
   }
 #ifdef _OPENMP
