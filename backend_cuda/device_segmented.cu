@@ -834,11 +834,18 @@ template <class Yes> __device__ size_t warp_first(size_t lo, size_t hi, const Ye
  * the work is at(m).  Span w is the positions [lo, hi). */
 template <class Off> struct Spans {
   Off off;
-  size_t begin, m, work, len;
-  __device__ Spans(const Off &o, size_t m_, size_t spans) : off(o), m(m_) {
+  size_t begin, m, work, len, count;
+  __device__ Spans(const Off &o, size_t m_, size_t spans) : off(o), m(m_), count(spans) {
     begin = off.at(0);
     work = off.at(m) - begin + m * kSegCost;
     len = (work + spans - 1) / spans;
+  }
+  /* span w's positions [*lo, *hi); false where it holds none */
+  __device__ __forceinline__ bool bounds(size_t w, size_t *lo, size_t *hi) const {
+    if (w >= count || w * len >= work) return false;
+    *lo = w * len;
+    *hi = work - *lo > len ? *lo + len : work;
+    return true;
   }
   __device__ __forceinline__ size_t at(size_t g) const { return off.at(g) - begin + g * kSegCost; }
   /* the segment holding position d (d < work): the last g with at(g) <= d */
@@ -866,6 +873,35 @@ __device__ __forceinline__ bool span_piece(size_t so, size_t eo, size_t pg, size
   return true;
 }
 
+/* The walk of a warp's span [lo, hi): f(g, q) for each segment g meeting it, in order,
+ * with its piece q (possibly empty); every lane calls f alike.  The offsets are read 32
+ * at a time: lane k holds off.at(base + k). */
+template <class Off, class Fn>
+__device__ __forceinline__ void span_walk(const Spans<Off> &sp, size_t lo, size_t hi, int lane,
+                                          Fn &&f) {
+  size_t g = sp.holding(lo, lane);
+  size_t base = g;
+  size_t o = sp.off.at(base + lane < sp.m ? base + lane : sp.m);
+  for (; g < sp.m; ++g) {
+    if (g - base == 31) {
+      base = g;
+      o = sp.off.at(base + lane < sp.m ? base + lane : sp.m);
+    }
+    const size_t so = __shfl_sync(0xffffffffu, o, (int)(g - base));
+    const size_t eo = __shfl_sync(0xffffffffu, o, (int)(g - base) + 1);
+    const size_t pg = so - sp.begin + g * kSegCost;
+    if (pg >= hi) break;
+    SpanPiece q;
+    if (span_piece(so, eo, pg, lo, hi, &q)) f(g, q);
+  }
+}
+
+/* The elements of x[a, b) before the first 16-byte boundary (all of them if none). */
+template <class T> __device__ __forceinline__ size_t lead_elements(const T *x, size_t a, size_t b) {
+  const size_t head = (size_t)((16 - ((uintptr_t)(x + a) & 15)) & 15) / sizeof(T);
+  return head < b - a ? head : b - a;
+}
+
 /* The warp's fold of x[a, b), in lane 0: the scalar head before the first 16-byte
  * boundary, whole vectors strided over the lanes, the scalar tail. */
 template <class T, class F>
@@ -874,8 +910,7 @@ __device__ __forceinline__ typename F::Acc warp_piece(const T *x, size_t a, size
   using Acc = typename F::Acc;
   constexpr int PER = Pack16<T>::count;
   Acc acc = F::identity();
-  size_t head = (size_t)((16 - ((uintptr_t)(x + a) & 15)) & 15) / sizeof(T);
-  if (head > b - a) head = b - a;
+  const size_t head = lead_elements(x, a, b);
   if ((size_t)lane < head) acc = F::lift(__ldg(x + a + lane), a + lane);
   const size_t va = a + head, vectors = (b - va) / PER;
   const T *xv = x + va;
@@ -919,24 +954,9 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM) seg_span_kernel(SegP
   const Spans<Off> sp(off, p.m, spans);
   size_t head_g = kNone, tail_g = kNone; /* the span's records */
   Acc head_v = F::identity(), tail_v = F::identity();
-  if (w < spans && w * sp.len < sp.work) {
-    const size_t lo = w * sp.len;
-    const size_t hi = sp.work - lo > sp.len ? lo + sp.len : sp.work;
-    size_t g = sp.holding(lo, lane);
-    /* the offsets 32 at a time: lane k holds off.at(base + k) */
-    size_t base = g;
-    size_t o = off.at(base + lane < p.m ? base + lane : p.m);
-    for (; g < p.m; ++g) {
-      if (g - base == 31) {
-        base = g;
-        o = off.at(base + lane < p.m ? base + lane : p.m);
-      }
-      const size_t so = __shfl_sync(0xffffffffu, o, (int)(g - base));
-      const size_t eo = __shfl_sync(0xffffffffu, o, (int)(g - base) + 1);
-      const size_t pg = so - sp.begin + g * kSegCost;
-      if (pg >= hi) break;
-      SpanPiece q;
-      if (!span_piece(so, eo, pg, lo, hi, &q)) continue;
+  size_t lo, hi;
+  if (sp.bounds(w, &lo, &hi))
+    span_walk(sp, lo, hi, lane, [&](size_t g, const SpanPiece &q) {
       const Acc acc = warp_piece<T, F>(x, q.a, q.b, lane, p.streaming);
       if (q.starts && q.ends) {
         if (lane == 0) F::store(p, g, acc);
@@ -947,8 +967,7 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM) seg_span_kernel(SegP
         tail_g = g;
         tail_v = acc;
       }
-    }
-  }
+    });
   if (w < spans && lane == 0) {
     p.rec_seg[2 * w] = head_g;
     p.rec_seg[2 * w + 1] = tail_g;
@@ -1251,8 +1270,7 @@ template <class T, class Op> __device__ __forceinline__ T warp_scan_incl(T v, in
 template <class T, class Op>
 __device__ T warp_piece_ordered(const T *x, size_t a, size_t b, int lane, bool streaming) {
   constexpr int PER = Pack16<T>::count;
-  size_t head = (size_t)((16 - ((uintptr_t)(x + a) & 15)) & 15) / sizeof(T);
-  if (head > b - a) head = b - a;
+  const size_t head = lead_elements(x, a, b);
   auto fold_lanes = [&](T v) {
     for (int d = 1; d < 32; d <<= 1) {
       const T o = __shfl_down_sync(0xffffffffu, v, d);
@@ -1291,9 +1309,8 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
   const int lane = threadIdx.x % 32;
   const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
   const Spans<Off> sp(off, p.m, spans);
-  if (w >= spans || w * sp.len >= sp.work) return;
-  const size_t lo = w * sp.len;
-  const size_t hi = sp.work - lo > sp.len ? lo + sp.len : sp.work;
+  size_t lo, hi;
+  if (!sp.bounds(w, &lo, &hi)) return;
   const size_t g = sp.holding(hi - 1, lane);
   const size_t so = off.at(g), eo = off.at(g + 1), pg = sp.at(g);
   T t = Op::identity(); /* a segment ending in the span carries nothing on */
@@ -1314,27 +1331,14 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
   const int lane = threadIdx.x % 32;
   const size_t w = (size_t)blockIdx.x * kSpanWarps + threadIdx.x / 32;
   const Spans<Off> sp(off, p.m, spans);
-  if (w >= spans || w * sp.len >= sp.work) return;
-  const size_t lo = w * sp.len;
-  const size_t hi = sp.work - lo > sp.len ? lo + sp.len : sp.work;
+  size_t lo, hi;
+  if (!sp.bounds(w, &lo, &hi)) return;
   const T *x = static_cast<const T *>(p.in);
   T *out = static_cast<T *>(p.out);
   const bool excl = p.exclusive != 0;
   const T span_carry = static_cast<const T *>(sc.carry)[w];
-  size_t g = sp.holding(lo, lane);
-  size_t base = g;
-  size_t o = off.at(base + lane < p.m ? base + lane : p.m);
-  for (; g < p.m; ++g) {
-    if (g - base == 31) {
-      base = g;
-      o = off.at(base + lane < p.m ? base + lane : p.m);
-    }
-    const size_t so = __shfl_sync(0xffffffffu, o, (int)(g - base));
-    const size_t eo = __shfl_sync(0xffffffffu, o, (int)(g - base) + 1);
-    const size_t pg = so - sp.begin + g * kSegCost;
-    if (pg >= hi) break;
-    SpanPiece q;
-    if (!span_piece(so, eo, pg, lo, hi, &q) || q.a == q.b) continue;
+  span_walk(sp, lo, hi, lane, [&](size_t, const SpanPiece &q) {
+    if (q.a == q.b) return;
     const size_t a = q.a, b = q.b;
     T c = q.starts ? Op::identity() : span_carry; /* the prefix before x[a], every lane */
     /* a run of fewer than 32 scalars (the head before the first 16-byte boundary, the
@@ -1347,8 +1351,7 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
         out[at + lane] = excl ? (lane ? Op::apply(c, before) : c) : Op::apply(c, incl);
       c = Op::apply(c, __shfl_sync(0xffffffffu, incl, 31));
     };
-    size_t head = (size_t)((16 - ((uintptr_t)(x + a) & 15)) & 15) / sizeof(T);
-    if (head > b - a) head = b - a;
+    const size_t head = lead_elements(x, a, b);
     if (head) scalars(a, head);
     const size_t va = a + head, vectors = (b - va) / PER;
     const T *xv = x + va;
@@ -1392,7 +1395,7 @@ __global__ void __launch_bounds__(kBlock, kSpanBlocksPerSM)
     }
     const size_t tail = va + vectors * PER;
     if (tail < b) scalars(tail, b - tail);
-  }
+  });
 }
 
 /* ---- the host side -------------------------------------------------------------------- */
